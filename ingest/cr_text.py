@@ -1,0 +1,240 @@
+"""Parse a Comprehensive Rules text file (official English ``MagicCompRules*.txt`` or the Japanese
+translation ``JPN_CR_*.txt``) into a :class:`Document` of chapter, section, rule, subrule and glossary nodes.
+
+Pure function of the bytes: :func:`parse_cr_text`. The contents list is skipped (``Glossary``/``Credits``
+appear there too); the body runs from the first chapter heading before rule ``100.1`` to the glossary, the
+glossary to the credits. Rule references are found here but resolved later (``kb.linking``).
+"""
+
+from __future__ import annotations
+
+import collections
+import hashlib
+import re
+from datetime import date
+
+from ingest.decode import decode_text, split_lines
+from ingest.refs import find_rule_refs
+from kb import rulenum
+from kb.errors import KbError
+from kb.model import CHAPTER, GLOSSARY, REF_TERM, RULE, SECTION, SUBRULE, Diagnostic, Document, Node, Ref
+
+JA_VERSION_RE = re.compile(r"和訳\s*([0-9]{8}(?:\.[0-9]+)?)\s*版")
+EN_EFFECTIVE_RE = re.compile(r"effective as of ([A-Z][a-z]+ \d{1,2}, \d{4})")
+JA_DATE_RE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
+CHAPTER_RE = re.compile(r"^([1-9])\.\s+(\S.*)$")
+SECTION_RE = re.compile(r"^([1-9]\d\d)\.\s+(\S.*)$")
+RULE_RE = re.compile(r"^([1-9]\d\d\.\d{1,3})(\.|\s)\s*(.*)$")
+SUBRULE_RE = re.compile(r"^([1-9]\d\d\.\d{1,3}[a-z])\.?(?:\s+|$)(.*)$")
+EXAMPLE_RE = re.compile(r"^\s*(?:Example|例)\s*[:：]\s*(.*)$")
+FIRST_RULE_RE = re.compile(r"^100\.1\.?\s")
+GLOSSARY_HEADINGS = ("Glossary", "用語集")
+CREDITS_HEADINGS = ("Credits", "クレジット")
+SEE_TERM_RE = re.compile(r"^See ([^.]+)\.$|^「([^」]+)」(?:を)?参照。?$")
+MONTHS = {m: i for i, m in enumerate(
+    "January February March April May June July August September October November December".split(), 1)}
+
+
+def parse_cr_text(data: bytes, source: str) -> Document:
+    """Parse one CR text file. Raise KbError when the bytes are not a Comprehensive Rules text."""
+    text, _ = decode_text(data, source)
+    lines = split_lines(text)
+    lang, version, effective = _identify(lines, source)
+    body_start = _body_start(lines, source)
+    glossary_at = _last_heading(lines, GLOSSARY_HEADINGS, body_start)
+    credits_at = _last_heading(lines, CREDITS_HEADINGS, glossary_at if glossary_at is not None else body_start)
+    rules_end = glossary_at if glossary_at is not None else (credits_at if credits_at is not None else len(lines))
+    diagnostics: list[Diagnostic] = []
+    nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, diagnostics)
+    if glossary_at is None:
+        diagnostics.append(Diagnostic(source, f"line {rules_end}", "no glossary found"))
+    else:
+        end = credits_at if credits_at is not None else len(lines)
+        nodes += _parse_glossary(lines, glossary_at + 1, end, lang, version, len(nodes), source, diagnostics)
+    return Document(
+        source=source,
+        kind="cr-text",
+        lang=lang,
+        nodes=tuple(nodes),
+        version=version,
+        effective_date=effective,
+        content_hash=hashlib.sha256(data).hexdigest(),
+        diagnostics=tuple(diagnostics),
+        title="Magic: The Gathering Comprehensive Rules" if lang == "en" else "マジック総合ルール",
+    )
+
+
+def _identify(lines: list[str], source: str) -> tuple[str, str, str | None]:
+    head = "\n".join(lines[:40])
+    m = JA_VERSION_RE.search(head)
+    if m:
+        version = m.group(1)
+        d = JA_DATE_RE.search(head)
+        if d:
+            effective = date(int(d.group(1)), int(d.group(2)), int(d.group(3))).isoformat()
+        else:
+            effective = f"{version[:4]}-{version[4:6]}-{version[6:8]}"
+        return "ja", version, effective
+    m = EN_EFFECTIVE_RE.search(head)
+    if m:
+        month, day, year = re.match(r"([A-Za-z]+) (\d+), (\d+)", m.group(1)).groups()
+        if month not in MONTHS:
+            raise KbError(f"{source}: unknown month in effective date {m.group(1)!r}")
+        d = date(int(year), MONTHS[month], int(day))
+        return "en", d.strftime("%Y%m%d"), d.isoformat()
+    if any("総合ルール" in line for line in lines[:40]):
+        raise KbError(f"{source}:1: Japanese CR without a version line like 'マジック総合ルール(和訳 20231117.0 版)'")
+    raise KbError(f"{source}:1: not a Comprehensive Rules text (no 'effective as of …' or '和訳 … 版' line in the header)")
+
+
+def _body_start(lines: list[str], source: str) -> int:
+    first_rule = next((i for i, line in enumerate(lines) if FIRST_RULE_RE.match(line)), None)
+    if first_rule is None:
+        raise KbError(f"{source}: not a Comprehensive Rules text (rule 100.1 not found; truncated file?)")
+    for i in range(first_rule - 1, -1, -1):
+        if CHAPTER_RE.match(lines[i].strip()):
+            return i
+    return first_rule
+
+
+def _last_heading(lines: list[str], names: tuple[str, ...], after: int) -> int | None:
+    found = None
+    for i in range(after, len(lines)):
+        if lines[i].strip() in names:
+            found = i
+            if names is GLOSSARY_HEADINGS:
+                return found  # the first glossary heading after the body starts is the glossary itself
+    return found
+
+
+def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[Node]:
+    nodes: list[dict] = []
+    by_number: dict[str, dict] = {}
+    current: dict | None = None
+    last_was_example = False
+
+    def add(number: str, kind: str, text: str, title: str | None, lineno: int) -> dict | None:
+        n = rulenum.parse(number)
+        if n is None:
+            diagnostics.append(Diagnostic(source, f"line {lineno}", f"bad rule number {number!r}, skipped"))
+            return None
+        parent = str(n.parent) if n.parent else None
+        if parent and parent not in by_number:
+            diagnostics.append(Diagnostic(source, f"line {lineno}", f"rule {number} has no parent {parent} above it"))
+        if number in by_number:
+            diagnostics.append(Diagnostic(source, f"line {lineno}", f"rule {number} appears twice; the second is skipped"))
+            return None
+        rec = {"number": number, "kind": kind, "title": title, "text": [text] if text else [], "examples": [],
+               "parent": parent if parent in by_number else None, "line": lineno}
+        nodes.append(rec)
+        by_number[number] = rec
+        return rec
+
+    for i in range(start, end):
+        raw = lines[i]
+        line = raw.strip()
+        if not line:
+            continue
+        lineno = i + 1
+        if m := SUBRULE_RE.match(line):
+            current, last_was_example = add(m.group(1), SUBRULE, m.group(2).strip(), None, lineno), False
+        elif m := RULE_RE.match(line):
+            current, last_was_example = add(m.group(1), RULE, m.group(3).strip(), None, lineno), False
+        elif m := SECTION_RE.match(line):
+            current, last_was_example = add(m.group(1), SECTION, "", m.group(2).strip(), lineno), False
+        elif (m := CHAPTER_RE.match(line)) and not raw[:1].isspace():
+            current, last_was_example = add(m.group(1), CHAPTER, "", m.group(2).strip(), lineno), False
+        elif m := EXAMPLE_RE.match(line):
+            if current is None or current["kind"] in (CHAPTER, SECTION):
+                diagnostics.append(Diagnostic(source, f"line {lineno}", "example outside any rule, skipped"))
+                continue
+            current["examples"].append(m.group(1).strip())
+            last_was_example = True
+        elif current is not None:
+            if last_was_example:
+                current["examples"][-1] += "\n" + line
+            else:
+                current["text"].append(line)
+        else:
+            diagnostics.append(Diagnostic(source, f"line {lineno}", f"text before the first rule, skipped: {line[:40]!r}"))
+
+    out = []
+    for order, rec in enumerate(nodes):
+        text = "\n".join(rec["text"])
+        refs = find_rule_refs(text)
+        for example in rec["examples"]:  # offsets are for the text only; references in examples are unplaced
+            refs += [Ref(r.kind, r.target, r.text) for r in find_rule_refs(example)]
+        meta = {"line": rec["line"]}
+        out.append(Node(
+            id=f"cr:{rec['number']}", kind=rec["kind"], lang=lang, version=version, text=text, number=rec["number"],
+            title=rec["title"], parent=f"cr:{rec['parent']}" if rec["parent"] else None, order=order,
+            examples=tuple(rec["examples"]), refs=tuple(refs), meta=meta,
+        ))
+    return out
+
+
+def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostics) -> list[Node]:
+    blocks: list[tuple[int, list[str]]] = []
+    block: list[str] = []
+    block_line = start
+    for i in range(start, end):
+        line = lines[i].strip()
+        if line:
+            if not block:
+                block_line = i + 1
+            block.append(line)
+        elif block:
+            blocks.append((block_line, block))
+            block = []
+    if block:
+        blocks.append((block_line, block))
+
+    heads = [_split_term(b[0], lang) for _, b in blocks]
+    term_counts = collections.Counter(h[0] for h in heads)
+    nodes: list[Node] = []
+    seen: set[str] = set()
+    for (lineno, block), (term, aliases, english) in zip(blocks, heads):
+        if len(block) < 2:
+            diagnostics.append(Diagnostic(source, f"line {lineno}", f"glossary entry {block[0]!r} has no definition, skipped"))
+            continue
+        if aliases and (term_counts[term] > 1 or any(a in term_counts for a in aliases)):
+            # "Active Player, Nonactive Player Order" is one term, not the entry "Active Player" again
+            term, aliases = block[0].split("/")[0].strip() if lang == "ja" else block[0].strip(), ()
+        if term in seen:
+            diagnostics.append(Diagnostic(source, f"line {lineno}", f"glossary term {term!r} appears twice; the second is skipped"))
+            continue
+        seen.add(term)
+        text = "\n".join(block[1:])
+        refs = find_rule_refs(text)
+        see = SEE_TERM_RE.match(block[-1])
+        if see:
+            target = see.group(1) or see.group(2)
+            off = text.rfind(target)
+            refs.append(Ref(REF_TERM, target, target, off, off + len(target)))
+        meta = {"line": lineno}
+        if "(Obsolete)" in block[0] or "（廃語）" in block[0]:
+            meta["obsolete"] = True
+        nodes.append(Node(
+            id=f"gl:{term}", kind=GLOSSARY, lang=lang, version=version, text=text, title=term, order=order0 + len(nodes),
+            aliases=tuple(aliases), english=english, refs=tuple(refs), meta=meta,
+        ))
+    return nodes
+
+
+_QUOTED = re.compile(r"[“\"「]([^”\"」]+)[”\"」]")
+
+
+def _split_term(head: str, lang: str) -> tuple[str, tuple[str, ...], str | None]:
+    """'You, Your' → ('You', ('Your',), None); '唱える/Cast' → ('唱える', (), 'Cast')."""
+    head = re.sub(r"\s*[(（](?:Obsolete|廃語)[)）]\s*$", "", head.strip())
+    english = None
+    if lang == "ja" and re.search(r"[/／]", head):
+        ja_part, english = re.split(r"\s*[/／]\s*", head, maxsplit=1)
+        head = ja_part
+    quoted = [q.strip(" ,，、") for q in _QUOTED.findall(head)]
+    plain = _QUOTED.sub("", head)
+    parts = [p.strip() for p in re.split(r"[,，、]", plain) if p.strip()]
+    if not parts:
+        parts = quoted[:1]
+        quoted = quoted[1:]
+    return parts[0], tuple(parts[1:] + quoted), english

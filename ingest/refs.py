@@ -1,0 +1,44 @@
+"""Find rule references in rule or article text, in English and Japanese.
+
+Recognised: ``rule 601.2f``, ``rules 601.2f–h``, ``rule 601.2a-d`` (ranges expand to each rule), ``rules
+508.8 and 509.1``, ``rule 118.8、rule 118.9``, ``rule 714〔英雄譚・カード〕参照``, ``section 7``, ``CR:601.2f``,
+``(CR:601.3)``, ``CR601.2f``, ``CR:708``. Each found rule gives one :class:`Ref` with the offsets of the number
+as written (a range's rules share the span of the range).
+"""
+
+from __future__ import annotations
+
+import re
+
+from kb import rulenum
+from kb.model import REF_RULE, REF_SECTION, Ref
+
+_NUM = r"[1-9]\d\d(?:\.\d{1,3}(?:[a-km-np-z](?![a-z]))?)?"
+_DASH = r"\s*[-–—~〜－]\s*"
+_ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|[a-km-np-z](?![a-z])))?"
+_SEP = r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|through)\s+)"
+RULE_LIST_RE = re.compile(
+    rf"(?<![A-Za-z])(?:[Rr]ules?\s*|CR\s*[:：]?\s*)(?P<items>{_ITEM}(?:{_SEP}{_ITEM})*)"
+)
+ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|[a-km-np-z](?![a-z])))?")
+SECTION_RE = re.compile(r"(?:(?<![A-Za-z])[Ss]ections?\s+|セクション\s*)(?P<items>[1-9](?!\d)(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)[1-9](?!\d))*)")
+
+
+def find_rule_refs(text: str) -> list[Ref]:
+    refs: list[Ref] = []
+    for m in RULE_LIST_RE.finditer(text):
+        base = m.start("items")
+        for item in ITEM_RE.finditer(m.group("items")):
+            first, last = item.group("first"), item.group("last")
+            start, end = base + item.start(), base + item.end()
+            surface = text[start:end]
+            targets = rulenum.expand_range(first, last) if last else [first]
+            if last and not targets:  # an unreadable range: keep both ends as written
+                targets = [first, last] if len(last) > 1 else [first]
+            for target in targets:
+                refs.append(Ref(REF_RULE, target, surface, start, end))
+    for m in SECTION_RE.finditer(text):
+        base = m.start("items")
+        for digit in re.finditer(r"[1-9]", m.group("items")):
+            refs.append(Ref(REF_SECTION, digit.group(), digit.group(), base + digit.start(), base + digit.end()))
+    return refs

@@ -1,0 +1,172 @@
+"""The ``kb`` command: a thin click layer over the library API. Errors the user can act on are
+:class:`KbError` and print one line; anything else is a bug and shows a traceback only with ``--debug``."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from kb.errors import KbError
+from kb.store import Store
+
+
+class KbGroup(click.Group):
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except KbError as exc:
+            click.echo(f"kb: error: {exc}", err=True)
+            sys.exit(1)
+        except BrokenPipeError:  # output piped into head & co.
+            sys.stderr.close()
+            sys.exit(0)
+        except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
+            raise
+        except Exception as exc:  # a bug
+            if ctx.obj and ctx.obj.get("debug"):
+                raise
+            click.echo(f"kb: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=KbGroup)
+@click.option("--kb-dir", envvar="KB_HOME", type=click.Path(file_okay=False), default=None,
+              help="Knowledge-base folder (default: $KB_HOME, else ./.kb).")
+@click.option("--debug", is_flag=True, help="Show tracebacks for internal errors.")
+@click.pass_context
+def main(ctx: click.Context, kb_dir: str | None, debug: bool) -> None:
+    """kb — the Japanese MTG Comprehensive Rules knowledge base.
+
+    \b
+    Example:
+        kb ingest data/
+        kb search 唱えた
+        kb build --out site
+    """
+    ctx.ensure_object(dict)
+    ctx.obj["kb_dir"] = kb_dir
+    ctx.obj["debug"] = debug
+
+
+def open_store(ctx: click.Context, *, create: bool = False) -> Store:
+    return Store.open(ctx.obj.get("kb_dir"), create=create)
+
+
+@main.command()
+@click.argument("sources", nargs=-1, required=False)
+@click.option("--kind", type=click.Choice(["cr-text", "wisdom-guild", "mtgwiki", "release-notes"]), default=None,
+              help="Force the source kind instead of detecting it.")
+@click.option("--from-cache", "from_cache", is_flag=False, flag_value="all", default=None, metavar="[SITE]",
+              help="Parse what 'kb fetch' stored in the cache (all sites, or one).")
+@click.option("--strict", is_flag=True, help="Turn warnings and unresolved references into failure.")
+@click.option("--quiet", "-q", is_flag=True, help="Print the summary only, no warning lines.")
+@click.pass_context
+def ingest(ctx, sources, kind, from_cache, strict, quiet):
+    """Parse SOURCES (files, folders or URLs) into the knowledge base.
+
+    \b
+    Example:
+        kb ingest data/
+        kb ingest MagicCompRules-20260116.txt JPN_CR_20231117.txt
+        kb ingest --kind wisdom-guild saved/701.34.html
+    """
+    from kb.pipeline import ingest_sources
+
+    if not sources and not from_cache:
+        raise click.UsageError("give at least one SOURCE (or --from-cache)")
+    with open_store(ctx, create=True) as store:
+        if from_cache:
+            from ingest.cache import ingest_from_cache
+
+            report = ingest_from_cache(store, None if from_cache == "all" else from_cache, kb_dir=ctx.obj.get("kb_dir"),
+                                       strict=strict)
+        else:
+            report = ingest_sources(store, sources, kind=kind, strict=strict)
+    print_ingest_report(report, quiet=quiet)
+    if report.failed:
+        sys.exit(1)
+
+
+def print_ingest_report(report, *, quiet: bool = False) -> None:
+    if not quiet:
+        for line in report.failed:
+            click.echo(f"error: {line}", err=True)
+        for w in report.warnings:
+            click.echo(f"warning: {w}", err=True)
+        for d in report.links.diagnostics[:50]:
+            click.echo(f"warning: {d}", err=True)
+        if len(report.links.diagnostics) > 50:
+            click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
+    kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
+    click.echo(f"sources: {len(report.documents)} parsed ({report.stored} stored, {report.unchanged} unchanged), "
+               f"{len(report.failed)} failed")
+    click.echo(f"nodes: {kinds or 'none'}")
+    click.echo(f"references: {report.links.total_resolved} resolved, {report.links.total_unresolved} unresolved")
+    click.echo(f"warnings: {len(report.warnings) + len(report.links.diagnostics)}")
+
+
+@main.command()
+@click.option("--version", "version", default=None, help="Only this version (as 'kb versions' names it).")
+@click.option("--lang", type=click.Choice(["ja", "en"]), default=None)
+@click.option("--kind", "kinds", multiple=True, help="Only nodes of this kind (repeatable).")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "json"]), default="jsonl")
+@click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-")
+@click.pass_context
+def export(ctx, version, lang, kinds, fmt, output):
+    """Write every node as JSON (one object per line with jsonl).
+
+    \b
+    Example:
+        kb export --lang ja --format json -o kb.json
+        kb export --version 20260116 --kind glossary
+    """
+    from kb.export import export_records
+
+    with open_store(ctx) as store:
+        records = export_records(store, version=version, lang=lang, kinds=list(kinds) or None)
+        if fmt == "jsonl":
+            for rec in records:
+                output.write(json.dumps(rec, ensure_ascii=False) + "\n")
+        else:
+            json.dump(list(records), output, ensure_ascii=False, indent=1)
+            output.write("\n")
+
+
+@main.command()
+@click.argument("node")
+@click.option("--version", "version", default=None, help="Version of NODE (default: newest that has it).")
+@click.option("--lang", type=click.Choice(["ja", "en"]), default=None)
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def links(ctx, node, version, lang, as_json):
+    """Show what NODE refers to and what cites it (a rule number, glossary term or article title).
+
+    \b
+    Example:
+        kb links 601.2f
+        kb links 唱える --json
+    """
+    from kb.graph_query import find_node_keys, links_of
+
+    with open_store(ctx) as store:
+        keys = find_node_keys(store, node, version=version, lang=lang)
+        if not keys:
+            raise KbError(f"{node}: no such rule, term or article in the knowledge base")
+        result = [links_of(store, k) for k in keys]
+    if as_json:
+        click.echo(json.dumps(result, ensure_ascii=False, indent=1))
+        return
+    for item in result:
+        click.echo(f"{item['id']} [{item['version'] or '-'} {item['lang']}] {item['label']}")
+        click.echo("  refers to:")
+        for r in item["refers_to"]:
+            click.echo(f"    {r['kind']:9} {r['target']:20} → {r.get('node', {}).get('id', '(unresolved)')}")
+        click.echo("  cited by:")
+        for c in item["cited_by"]:
+            click.echo(f"    {c['id']} [{c['version'] or '-'} {c['lang']}] {c.get('label') or ''}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,53 @@
+"""Export stored nodes as JSON records (the dataset shape documented in the README)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kb.store import NodeKey, Store
+
+
+def export_records(store: Store, *, version: str | None = None, lang: str | None = None,
+                   kinds: list[str] | None = None) -> Iterator[dict]:
+    """One dict per node: kind, id, number, title/term, parent, text, examples, refs, cited_by, lang, version, source."""
+    sources = {d.id: d.source for d in store.documents()}
+    doc_of = {(v, l, i): d for v, l, i, d in store.db.execute("SELECT version, lang, id, doc_id FROM nodes")}
+    refs_by: dict[NodeKey, list[dict]] = {}
+    cited_by: dict[NodeKey, list[dict]] = {}
+    for sr in store.refs(version, lang if version is not None else None) if version is not None else store.refs():
+        target = sr.target_key
+        refs_by.setdefault(sr.source_key, []).append({
+            "kind": sr.ref.kind, "target": sr.ref.target, "text": sr.ref.text, "resolved": target is not None,
+            **({"node": _key_dict(target)} if target else {}),
+            **({"cited_version": sr.ref.version} if sr.ref.version else {}),
+        })
+        if target:
+            cited_by.setdefault(target, []).append(_key_dict(sr.source_key) | {"kind": sr.ref.kind})
+    for node in store.nodes(version, lang, kinds):
+        key = NodeKey(node.version, node.lang, node.id)
+        rec = {
+            "id": node.id, "kind": node.kind, "lang": node.lang, "version": node.version,
+            "number": node.number, "title": node.title, "parent": node.parent, "order": node.order,
+            "text": node.text, "examples": list(node.examples), "aliases": list(node.aliases),
+            "english": node.english, "refs": refs_by.get(key, []), "cited_by": _dedupe(cited_by.get(key, [])),
+            "source": sources.get(doc_of.get((node.version, node.lang, node.id))),
+        }
+        if node.html is not None:
+            rec["html"] = node.html
+        if node.meta:
+            rec["meta"] = node.meta
+        yield rec
+
+
+def _key_dict(key: NodeKey) -> dict:
+    return {"id": key.id, "version": key.version, "lang": key.lang}
+
+
+def _dedupe(items: list[dict]) -> list[dict]:
+    seen, out = set(), []
+    for item in items:
+        k = (item["id"], item["version"], item["lang"])
+        if k not in seen:
+            seen.add(k)
+            out.append(item)
+    return out

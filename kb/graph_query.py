@@ -1,0 +1,60 @@
+"""Look nodes up by what a user types (rule number, term, title) and list their links in both directions."""
+
+from __future__ import annotations
+
+from kb import rulenum
+from kb.store import NodeKey, Store
+
+
+def find_node_keys(store: Store, name: str, *, version: str | None = None, lang: str | None = None) -> list[NodeKey]:
+    """Keys of the nodes ``name`` means, newest version first; one per language unless ``version`` is given."""
+    number = rulenum.normalize(name)
+    candidates = [f"cr:{number}"] if number else []
+    candidates += [f"gl:{name}", f"wiki:{name}", f"card:{name}", name]
+    sql = "SELECT version, lang, id FROM nodes WHERE id=?"
+    keys: list[NodeKey] = []
+    for cid in candidates:
+        rows = [NodeKey(*r) for r in store.db.execute(sql, (cid,))]
+        rows = [k for k in rows if (version is None or k.version == version) and (lang is None or k.lang == lang)]
+        if rows:
+            rows.sort(key=lambda k: k.version, reverse=True)
+            if version is None:
+                seen_langs, newest = set(), []
+                for k in rows:
+                    if k.lang not in seen_langs:
+                        seen_langs.add(k.lang)
+                        newest.append(k)
+                rows = newest
+            keys += rows
+            break
+    if not keys:  # glossary aliases / English names
+        for row in store.db.execute("SELECT version, lang, id FROM nodes WHERE kind='glossary' AND (english=? COLLATE NOCASE)"
+                                    " ORDER BY version DESC", (name,)):
+            keys.append(NodeKey(*row))
+            break
+    return keys
+
+
+def label(store: Store, key: NodeKey) -> str:
+    node = store.node(key)
+    if node is None:
+        return key.id
+    return " ".join(x for x in (node.number, node.title) if x) or node.id
+
+
+def links_of(store: Store, key: NodeKey) -> dict:
+    refers_to = []
+    for sr in store.refs_from(key):
+        item = {"kind": sr.ref.kind, "target": sr.ref.target, "text": sr.ref.text}
+        if sr.target_key:
+            item["node"] = {"id": sr.target_key.id, "version": sr.target_key.version, "lang": sr.target_key.lang}
+        refers_to.append(item)
+    cited, seen = [], set()
+    for sr in store.cited_by(key):
+        if sr.source_key in seen:
+            continue
+        seen.add(sr.source_key)
+        cited.append({"id": sr.source_key.id, "version": sr.source_key.version, "lang": sr.source_key.lang,
+                      "kind": sr.ref.kind, "label": label(store, sr.source_key)})
+    return {"id": key.id, "version": key.version, "lang": key.lang, "label": label(store, key),
+            "refers_to": refers_to, "cited_by": cited}

@@ -1,0 +1,143 @@
+"""Library API for ingesting: gather sources, parse each (pure), store them all in one transaction, then link.
+
+:func:`ingest_sources` is the entry point; :data:`PARSERS` maps a source kind to its parser
+(``parse(data: bytes, source: str) -> Document``). One bad source is reported and skipped; the rest go in.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb.errors import KbError
+from kb.linking import LinkReport, link
+from kb.model import Diagnostic, Document
+from kb.store import Store
+
+SOURCE_KINDS = ("cr-text", "wisdom-guild", "mtgwiki", "release-notes")
+TEXT_SUFFIXES = {".txt"}
+HTML_SUFFIXES = {".html", ".htm", ".php", ""}
+
+
+def _parser(kind: str) -> Callable[[bytes, str], Document]:
+    if kind == "cr-text":
+        from ingest.cr_text import parse_cr_text
+
+        return parse_cr_text
+    if kind == "wisdom-guild":
+        from ingest.wisdom_guild import parse_wisdom_guild
+
+        return parse_wisdom_guild
+    if kind == "mtgwiki":
+        from ingest.mtgwiki import parse_mtgwiki
+
+        return parse_mtgwiki
+    if kind == "release-notes":
+        from ingest.release_notes import parse_release_notes
+
+        return parse_release_notes
+    raise KbError(f"unknown source kind {kind!r}; choose one of {', '.join(SOURCE_KINDS)}")
+
+
+def detect_kind(source: str, data: bytes) -> str:
+    """Guess a source's kind from its name and first bytes."""
+    head = data[:20000]
+    lowered = head.lower()
+    name = source.lower()
+    if b"wisdom-guild" in lowered or "wisdom-guild" in name or "whisper." in name:
+        return "wisdom-guild"
+    if b"mediawiki" in lowered or b"mw-content-text" in lowered or b"firstheading" in lowered or "mtgwiki" in name:
+        return "mtgwiki"
+    if b"<html" in lowered or b"<!doctype" in lowered:
+        if "\u30ea\u30ea\u30fc\u30b9\u30ce\u30fc\u30c8".encode() in head or "mtg-jp" in name:  # リリースノート
+            return "release-notes"
+        return "wisdom-guild" if b"/cr/" in lowered else "mtgwiki"
+    if "\u306b\u95a2\u3059\u308b\u4e00\u822c\u7684\u306a\u60c5\u5831".encode() in head:  # に関する一般的な情報
+        return "release-notes"
+    return "cr-text"
+
+
+@dataclass
+class IngestReport:
+    documents: list[Document] = field(default_factory=list)
+    stored: int = 0  # documents whose content was new or changed
+    unchanged: int = 0
+    failed: list[str] = field(default_factory=list)  # one line per source that could not be read or parsed
+    warnings: list[Diagnostic] = field(default_factory=list)
+    links: LinkReport = field(default_factory=LinkReport)
+
+    @property
+    def nodes_by_kind(self) -> Counter:
+        return Counter(n.kind for d in self.documents for n in d.nodes)
+
+
+def gather(sources: Iterable[str]) -> list[str]:
+    """Expand folders to the files in them (sorted); keep files and URLs as given."""
+    out: list[str] = []
+    for s in sources:
+        if "://" in s:
+            out.append(s)
+            continue
+        p = Path(s)
+        if p.is_dir():
+            out += [str(f) for f in sorted(p.rglob("*")) if f.is_file() and not f.name.startswith(".")]
+        else:
+            out.append(s)
+    return out
+
+
+def read_source(source: str) -> bytes:
+    if "://" in source:
+        from ingest.fetch import fetch_url
+
+        return fetch_url(source)
+    try:
+        return Path(source).read_bytes()
+    except FileNotFoundError:
+        raise KbError(f"{source}: no such file") from None
+    except IsADirectoryError:
+        raise KbError(f"{source}: is a folder") from None
+    except OSError as exc:
+        raise KbError(f"{source}: cannot read ({exc.strerror})") from None
+
+
+def parse_source(source: str, data: bytes, kind: str | None = None) -> Document:
+    return _parser(kind or detect_kind(source, data))(data, source)
+
+
+def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
+    """Store parsed documents and re-link the whole store in one transaction."""
+    for doc in documents:
+        report.documents.append(doc)
+        report.warnings += doc.diagnostics
+    with store.transaction():
+        for doc in documents:
+            if store.put_document(doc):
+                report.stored += 1
+            else:
+                report.unchanged += 1
+        report.links = link(store)
+        if strict and (report.warnings or report.failed or report.links.total_unresolved):
+            raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
+                          f"{len(report.failed)} failed sources; nothing was stored")
+    return report
+
+
+def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
+                   progress: Callable[[str], None] | None = None) -> IngestReport:
+    """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`."""
+    report = IngestReport()
+    documents = []
+    for source in gather(sources):
+        if progress:
+            progress(source)
+        try:
+            documents.append(parse_source(source, read_source(source), kind))
+        except KbError as exc:
+            report.failed.append(str(exc))
+    if strict and report.failed:
+        raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
+    return ingest_documents(store, documents, report, strict=strict)
+

@@ -1,0 +1,127 @@
+"""Rule numbers: parse, normalise (any width, any prefix), expand ranges, order.
+
+Forms: chapter ``6``, section ``601``, rule ``601.2``, subrule ``601.2f``. Subrule letters run a–z
+without ``l`` and ``o``. ``normalize('６０１．２ｆ') == normalize('CR:601.2f') == '601.2f'``.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from typing import NamedTuple
+
+LETTERS = "abcdefghijkmnpqrstuvwxyz"  # no l, no o
+
+RULE_NUMBER_RE = re.compile(r"(?<![\d.])([1-9])(?:(\d\d)(?:\.(\d{1,3})([a-z])?)?)?(?![\d])")
+_FULL = re.compile(r"^([1-9])(?:(\d\d)(?:\.(\d{1,3})([a-km-np-z])?)?)?$")
+_PREFIX = re.compile(r"^\s*(?:cr\s*[:：]?|rules?|ルール|総合ルール|section|sections|セクション)\s*", re.I)
+
+
+class RuleNumber(NamedTuple):
+    chapter: int
+    section: int | None = None  # 601
+    rule: int | None = None  # the 2 of 601.2
+    letter: str | None = None  # the f of 601.2f
+
+    @property
+    def kind(self) -> str:
+        if self.letter:
+            return "subrule"
+        if self.rule is not None:
+            return "rule"
+        if self.section is not None:
+            return "section"
+        return "chapter"
+
+    def __str__(self) -> str:
+        if self.section is None:
+            return str(self.chapter)
+        s = str(self.section)
+        if self.rule is not None:
+            s += f".{self.rule}"
+            if self.letter:
+                s += self.letter
+        return s
+
+    @property
+    def parent(self) -> RuleNumber | None:
+        if self.letter:
+            return RuleNumber(self.chapter, self.section, self.rule)
+        if self.rule is not None:
+            return RuleNumber(self.chapter, self.section)
+        if self.section is not None:
+            return RuleNumber(self.chapter)
+        return None
+
+    def sort_key(self) -> tuple:
+        return (self.chapter, self.section or -1, self.rule if self.rule is not None else -1, self.letter or "")
+
+
+def parse(text: str) -> RuleNumber | None:
+    """Parse a bare rule number ('601.2f', '601', '6'); None if it is not one."""
+    m = _FULL.match(text)
+    if not m:
+        return None
+    ch, sec, rule, letter = m.groups()
+    if sec is None:
+        return RuleNumber(int(ch))
+    section = int(ch + sec)
+    if rule is None:
+        return RuleNumber(int(ch), section)
+    return RuleNumber(int(ch), section, int(rule), letter)
+
+
+def fold(text: str) -> str:
+    """NFKC (full-width digits and letters to ASCII), lower-case."""
+    return unicodedata.normalize("NFKC", text).lower()
+
+
+def normalize(text: str) -> str | None:
+    """Canonical rule number for user input in any width or with a prefix, else None.
+
+    A trailing period ('120.4.') is dropped here; callers that care (search: "the rule alone") check it.
+    """
+    s = _PREFIX.sub("", fold(text).strip()).strip()
+    s = s.rstrip(".")
+    n = parse(s)
+    return str(n) if n else None
+
+
+def letter_range(first: str, last: str) -> list[str]:
+    """Letters from first to last inclusive in subrule order (skipping l and o); [] if reversed/invalid."""
+    if first not in LETTERS or last not in LETTERS:
+        return []
+    i, j = LETTERS.index(first), LETTERS.index(last)
+    return list(LETTERS[i : j + 1]) if i <= j else []
+
+
+def expand_range(first: str, last: str) -> list[str]:
+    """Expand '601.2a'..'d' or '601.2a'..'601.2d' (or '601.2'..'601.5') to every rule number between."""
+    a = parse(first)
+    if a is None:
+        return []
+    if len(last) == 1 and last.isalpha():
+        if not a.letter:
+            return []
+        return [f"{a.section}.{a.rule}{x}" for x in letter_range(a.letter, last)]
+    b = parse(last)
+    if b is None or b.kind != a.kind:
+        return []
+    if a.letter:
+        if (a.section, a.rule) != (b.section, b.rule):
+            return []
+        return [f"{a.section}.{a.rule}{x}" for x in letter_range(a.letter, b.letter)]
+    if a.rule is not None:
+        if a.section != b.section or b.rule < a.rule or b.rule - a.rule > 200:
+            return []
+        return [f"{a.section}.{r}" for r in range(a.rule, b.rule + 1)]
+    if a.section is not None:
+        if b.section < a.section or b.section - a.section > 100:
+            return []
+        return [str(s) for s in range(a.section, b.section + 1)]
+    return [str(c) for c in range(a.chapter, b.chapter + 1)]
+
+
+def sort_key(number: str) -> tuple:
+    n = parse(number)
+    return n.sort_key() if n else (99, 0, 0, number)
