@@ -1,0 +1,33 @@
+"""Shared fixtures. The real English CR corpus is read from $KB_CORPUS_DIR or ../shared/corpus/en-cr beside the
+checkout; never copied into the repo. Missing corpus: skip with a reason, or fail under CI=true."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "data"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+CORPUS_FILES = ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt")
+
+
+def _corpus_dir() -> Path:
+    if os.environ.get("KB_CORPUS_DIR"):
+        return Path(os.environ["KB_CORPUS_DIR"])
+    return REPO.parent / "shared" / "corpus" / "en-cr"
+
+
+@pytest.fixture(scope="session")
+def corpus_dir() -> Path:
+    """Folder holding the three real English CR files."""
+    path = _corpus_dir()
+    missing = [f for f in CORPUS_FILES if not (path / f).is_file()]
+    if missing:
+        message = f"English CR corpus missing in {path}: {', '.join(missing)} (set KB_CORPUS_DIR)"
+        if os.environ.get("CI") == "true":
+            pytest.fail(message)
+        pytest.skip(message)
+    return path
