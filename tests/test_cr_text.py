@@ -1,0 +1,130 @@
+"""The CR text parser on the Japanese sample and on encoding, line-ending and damage variants of it."""
+
+from __future__ import annotations
+
+import codecs
+from pathlib import Path
+
+import pytest
+
+from ingest.cr_text import parse_cr_text
+from kb.errors import KbError
+
+from conftest import DATA
+
+JA = DATA / "JPN_CR_20231117.txt"
+SEED_000 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_40cb52731239ad1d.txt"
+
+
+@pytest.fixture(scope="module")
+def ja_doc():
+    return parse_cr_text(JA.read_bytes(), str(JA))
+
+
+def nodes_of(doc):
+    return {n.id: n for n in doc.nodes}
+
+
+def test_header_version_and_dates(ja_doc):
+    assert (ja_doc.lang, ja_doc.version, ja_doc.effective_date) == ("ja", "20231117.0", "2023-11-17")
+
+
+def test_contents_list_is_not_the_body(ja_doc):
+    # 用語集 and クレジット appear in the contents too; chapters appear once each as nodes
+    chapters = [n for n in ja_doc.nodes if n.kind == "chapter"]
+    assert [c.number for c in chapters] == ["1", "6", "7"]
+    assert nodes_of(ja_doc)["cr:6"].title == "呪文、能力、効果"
+
+
+def test_rules_match_the_seed_quote(ja_doc):
+    """Seed 000 (MTG Wiki) quotes rules 601.1–601.7 of 20231117.0: every one must come out verbatim."""
+    if not SEED_000.exists():
+        pytest.skip(f"seed missing: {SEED_000}")
+    nodes = nodes_of(ja_doc)
+    quoted = [line[2:] for line in SEED_000.read_text(encoding="utf-8").splitlines() if line.startswith("- 601.")]
+    assert len(quoted) == 22  # 601.1, 601.2, 601.2a–i, 601.3, 601.3a–f, 601.4–601.7
+    for line in quoted:
+        number, text = line.split(" ", 1)
+        assert nodes[f"cr:{number}"].text == text, number
+
+
+def test_japanese_references(ja_doc):
+    nodes = nodes_of(ja_doc)
+    r = nodes["cr:601.2b"]
+    targets = [x.target for x in r.refs]
+    assert targets == ["700.2", "702.47", "118.8", "118.9", "601.2f", "107.3"]  # rule 118.8、rule 118.9 both found
+    r = nodes["cr:601.2"]
+    assert [x.target for x in r.refs] == ["601.2a", "601.2b", "601.2c", "601.2d", "601.2f", "601.2g", "601.2h", "601.3", "728"]
+    seven28 = r.refs[-1]
+    assert r.text[seven28.start : seven28.end] == "728"
+    assert r.text[seven28.end :].startswith("〔不正な処理の扱い〕参照")
+    assert [x.target for x in nodes["cr:100.1b"].refs] == ["8"]  # セクション8
+
+
+def test_examples_and_keyword_titles(ja_doc):
+    nodes = nodes_of(ja_doc)
+    assert nodes["cr:701.34"].text == "予示する/Manifest"
+    assert nodes["cr:701.34a"].examples[0].startswith("呪文の効果によってあなたは")
+    assert nodes["cr:701.34a"].text.startswith("「[カードを]予示する/Manifest [a card]」場合")
+
+
+def test_glossary_names_and_senses(ja_doc):
+    nodes = nodes_of(ja_doc)
+    cast = nodes["gl:唱える"]
+    assert (cast.title, cast.english) == ("唱える", "Cast")
+    you = nodes["gl:あなた"]
+    assert (you.aliases, you.english) == (("あなたの",), "You, Your")
+    face_down = nodes["gl:裏向き"]
+    assert face_down.text.startswith("1. カードについて") and "\n2. " in face_down.text
+    assert not any(n.kind == "chapter" and n.title and n.title.startswith("カードについて") for n in ja_doc.nodes)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-16-le-bom", "utf-16-be-bom", "utf-8"])
+@pytest.mark.parametrize("newline", ["\r\n", "\r", "\n"])
+def test_encodings_and_line_endings_give_the_same_nodes(ja_doc, encoding, newline):
+    text = JA.read_bytes().decode("utf-8-sig").replace("\r\n", "\n").replace("\n", newline)
+    if encoding == "utf-16-le-bom":
+        data = codecs.BOM_UTF16_LE + text.encode("utf-16-le")
+    elif encoding == "utf-16-be-bom":
+        data = codecs.BOM_UTF16_BE + text.encode("utf-16-be")
+    else:
+        data = text.encode(encoding)
+    doc = parse_cr_text(data, "variant.txt")
+    assert [(n.id, n.text, n.examples, n.refs) for n in doc.nodes] == [(n.id, n.text, n.examples, n.refs) for n in ja_doc.nodes]
+
+
+def test_example_after_blank_line_and_indented_continuation():
+    text = ("マジック総合ルール(和訳 20231117.0 版)\n\n1. ゲームの考え方\n\n100. 総則\n\n100.1. 本文。\n\n"
+            "例:最初の例。\n\n    続きの段落。\n100.1a 細則。\n例: 二つ目。\n\n用語集\n\n唱える/Cast\n定義。\n")
+    nodes = nodes_of(parse_cr_text(text.encode(), "t.txt"))
+    assert nodes["cr:100.1"].examples == ("最初の例。\n続きの段落。",)
+    assert nodes["cr:100.1a"].examples == ("二つ目。",)
+
+
+def test_not_a_cr_file_is_one_clear_error():
+    with pytest.raises(KbError, match=r"^notes\.txt:1: not a Comprehensive Rules text"):
+        parse_cr_text("買い物リスト\n牛乳\n".encode(), "notes.txt")
+
+
+def test_truncated_file_is_one_clear_error():
+    data = JA.read_bytes()
+    head = data[: data.index("100.1.".encode())]
+    with pytest.raises(KbError, match=r"truncated"):
+        parse_cr_text(head, "JPN_CR_cut.txt")
+
+
+def test_wrong_encoding_names_the_line():
+    data = JA.read_bytes().decode("utf-8-sig").encode("utf-8")
+    broken = data.replace("601.2c".encode(), b"601.2c \xff\xfe\xfa")
+    with pytest.raises(KbError, match=r"^bad\.txt:\d+: cannot decode as utf-8"):
+        parse_cr_text(broken, "bad.txt")
+
+
+def test_bad_records_are_warned_and_skipped():
+    text = ("マジック総合ルール(和訳 20231117.0 版)\n\n1. ゲームの考え方\n\n100. 総則\n\n100.1. 本文。\n\n"
+            "100.1. 重複。\n\n100.1a 細則。\n\n用語集\n\n孤立した語\n\n唱える/Cast\n定義。\n")
+    doc = parse_cr_text(text.encode(), "dup.txt")
+    messages = [str(d) for d in doc.diagnostics]
+    assert any("dup.txt:line 9: rule 100.1 appears twice" in m for m in messages)
+    assert any("glossary entry '孤立した語' has no definition" in m for m in messages)
+    assert {n.id for n in doc.nodes} == {"cr:1", "cr:100", "cr:100.1", "cr:100.1a", "gl:唱える"}
