@@ -41,8 +41,8 @@ def parse_cr_text(data: bytes, source: str) -> Document:
     lines = split_lines(text)
     lang, version, effective = _identify(lines, source)
     body_start = _body_start(lines, source)
-    glossary_at = _last_heading(lines, GLOSSARY_HEADINGS, body_start)
-    credits_at = _last_heading(lines, CREDITS_HEADINGS, glossary_at if glossary_at is not None else body_start)
+    glossary_at = _heading_after(lines, GLOSSARY_HEADINGS, body_start)
+    credits_at = _heading_after(lines, CREDITS_HEADINGS, glossary_at if glossary_at is not None else body_start)
     rules_end = glossary_at if glossary_at is not None else (credits_at if credits_at is not None else len(lines))
     diagnostics: list[Diagnostic] = []
     nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, diagnostics)
@@ -97,14 +97,9 @@ def _body_start(lines: list[str], source: str) -> int:
     return first_rule
 
 
-def _last_heading(lines: list[str], names: tuple[str, ...], after: int) -> int | None:
-    found = None
-    for i in range(after, len(lines)):
-        if lines[i].strip() in names:
-            found = i
-            if names is GLOSSARY_HEADINGS:
-                return found  # the first glossary heading after the body starts is the glossary itself
-    return found
+def _heading_after(lines: list[str], names: tuple[str, ...], after: int) -> int | None:
+    """Index of the first line after ``after`` that is one of the headings ``names``."""
+    return next((i for i in range(after, len(lines)) if lines[i].strip() in names), None)
 
 
 def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[Node]:

@@ -21,6 +21,7 @@ from kb.model import Document, Node, Ref
 
 SCHEMA_VERSION = 1
 DB_NAME = "kb.sqlite"
+SOURCE_AUTHORITY = {"cr-text": 2, "wisdom-guild": 1}  # which source's node wins when two give the same node
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -161,13 +162,18 @@ class Store:
             "INSERT INTO documents (source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at)"
             " VALUES (?,?,?,?,?,?,?,?,?)",
             (doc.source, doc.kind, doc.lang, doc.version, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now))
-        doc_id = cur.lastrowid
-        self.put_nodes(doc_id, doc.version, doc.lang, doc.nodes)
+        self.put_nodes(cur.lastrowid, doc.kind, doc.version, doc.lang, doc.nodes)
         return True
 
-    def put_nodes(self, doc_id: int, version: str, lang: str, nodes: Iterable[Node]) -> None:
-        """Insert nodes of a document; a node with the same key from another document is replaced."""
+    def put_nodes(self, doc_id: int, source_kind: str, version: str, lang: str, nodes: Iterable[Node]) -> None:
+        """Insert nodes of a document. A node with the same key from another document is replaced, unless that
+        document is of a more authoritative kind (a CR text file over a Wisdom Guild page of the same version)."""
+        rank = SOURCE_AUTHORITY.get(source_kind, 0)
         for node in nodes:
+            held = self.db.execute("SELECT d.kind FROM nodes n JOIN documents d ON d.id=n.doc_id"
+                                   " WHERE n.version=? AND n.lang=? AND n.id=?", (version, lang, node.id)).fetchone()
+            if held and SOURCE_AUTHORITY.get(held[0], 0) > rank:
+                continue
             self.db.execute("DELETE FROM nodes WHERE version=? AND lang=? AND id=?", (version, lang, node.id))
             self.db.execute(
                 "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",

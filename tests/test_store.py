@@ -101,3 +101,13 @@ def test_not_a_database(tmp_path):
     (tmp_path / "kb.sqlite").write_bytes(b"this is not sqlite" * 100)
     with pytest.raises(KbError, match="not a kb database"):
         Store.open(tmp_path)
+
+
+def test_cr_text_outranks_a_wisdom_guild_page_of_the_same_version(tmp_path):
+    page = DATA / "wisdom-guild" / "cr_r_701.34.html"
+    for order in ([page, JA], [JA, page]):
+        store = Store.open(tmp_path / str(len(order) * id(order)))
+        ingest_sources(store, [str(p) for p in order])
+        doc = store.document_of(NodeKey("20231117.0", "ja", "cr:701.34a"))
+        assert doc.kind == "cr-text", order
+        assert {d.kind for d in store.documents()} == {"cr-text", "wisdom-guild"}
