@@ -12,12 +12,12 @@ import os
 import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
 from kb.errors import KbError
-from kb.model import Document, Node, Ref
+from kb.model import REF_TERM, Document, Node, Ref
 
 SCHEMA_VERSION = 1
 DB_NAME = "kb.sqlite"
@@ -166,18 +166,25 @@ class Store:
         return True
 
     def put_nodes(self, doc_id: int, source_kind: str, version: str, lang: str, nodes: Iterable[Node]) -> None:
-        """Insert nodes of a document. A node with the same key from another document is replaced, unless that
-        document is of a more authoritative kind (a CR text file over a Wisdom Guild page of the same version)."""
+        """Insert nodes of a document. When another document already gave a node with the same key, the more
+        authoritative source wins (a CR text file over a Wisdom Guild page of the same version); when both give
+        the same text, the loser's glossary-term links and examples are kept on the winner."""
         rank = SOURCE_AUTHORITY.get(source_kind, 0)
         for node in nodes:
-            held = self.db.execute("SELECT d.kind FROM nodes n JOIN documents d ON d.id=n.doc_id"
+            key = NodeKey(version, lang, node.id)
+            owner = doc_id
+            held = self.db.execute("SELECT d.id, d.kind FROM nodes n JOIN documents d ON d.id=n.doc_id"
                                    " WHERE n.version=? AND n.lang=? AND n.id=?", (version, lang, node.id)).fetchone()
-            if held and SOURCE_AUTHORITY.get(held[0], 0) > rank:
-                continue
-            self.db.execute("DELETE FROM nodes WHERE version=? AND lang=? AND id=?", (version, lang, node.id))
+            if held:
+                held_node = self.node(key)
+                if SOURCE_AUTHORITY.get(held[1], 0) > rank:
+                    node, owner = merge_same_text(held_node, node), held[0]
+                else:
+                    node = merge_same_text(node, held_node)
+                self.db.execute("DELETE FROM nodes WHERE version=? AND lang=? AND id=?", (version, lang, node.id))
             self.db.execute(
                 "INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (version, lang, node.id, doc_id, node.kind, node.number, node.title, node.text, node.parent, node.order,
+                (version, lang, node.id, owner, node.kind, node.number, node.title, node.text, node.parent, node.order,
                  _dump(list(node.examples)), _dump(list(node.aliases)), node.english, node.html, _dump(node.meta),
                  node_hash(node)))
             self.db.executemany(
@@ -278,6 +285,14 @@ class Store:
             kinds = list(kinds)
             clauses.append(f"n.kind IN ({','.join('?' * len(kinds))})"); args += kinds
         return (" WHERE " + " AND ".join(clauses) if clauses else ""), args
+
+
+def merge_same_text(winner: Node, loser: Node) -> Node:
+    """``winner``, plus ``loser``'s term links and examples when both nodes have the same text."""
+    if " ".join(winner.text.split()) != " ".join(loser.text.split()):
+        return winner
+    refs = winner.refs + tuple(r for r in loser.refs if r.kind == REF_TERM and r not in winner.refs)
+    return replace(winner, refs=refs, examples=winner.examples or loser.examples)
 
 
 def _dump(value) -> str:

@@ -110,4 +110,8 @@ def test_cr_text_outranks_a_wisdom_guild_page_of_the_same_version(tmp_path):
         ingest_sources(store, [str(p) for p in order])
         doc = store.document_of(NodeKey("20231117.0", "ja", "cr:701.34a"))
         assert doc.kind == "cr-text", order
-        assert {d.kind for d in store.documents()} == {"cr-text", "wisdom-guild"}
+        assert {"cr-text", "wisdom-guild"} <= {d.kind for d in store.documents()}
+        # same text on both: the page's glossary-term links are kept on the CR text's node
+        node = store.node(NodeKey("20231117.0", "ja", "cr:701.34a"))
+        terms = [r for r in node.refs if r.kind == "term"]
+        assert terms and all(node.text[r.start : r.end] == r.text for r in terms)
