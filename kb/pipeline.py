@@ -67,6 +67,7 @@ class IngestReport:
     failed: list[str] = field(default_factory=list)  # one line per source that could not be read or parsed
     warnings: list[Diagnostic] = field(default_factory=list)
     links: LinkReport = field(default_factory=LinkReport)
+    index: object = None  # kb.search.index.IndexReport of the search-index update
 
     @property
     def nodes_by_kind(self) -> Counter:
@@ -88,11 +89,12 @@ def gather(sources: Iterable[str]) -> list[str]:
     return out
 
 
-def read_source(source: str) -> bytes:
+def read_source(source: str, kb_dir: Path | None = None) -> bytes:
+    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir``."""
     if "://" in source:
         from ingest.fetch import fetch_url
 
-        return fetch_url(source)
+        return fetch_url(source, kb_dir=kb_dir)
     try:
         return Path(source).read_bytes()
     except FileNotFoundError:
@@ -122,6 +124,9 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
         if strict and (report.warnings or report.failed or report.links.total_unresolved):
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
                           f"{len(report.failed)} failed sources; nothing was stored")
+    from kb.search.index import update_index
+
+    report.index = update_index(store)  # after the commit: only nodes whose content changed are re-indexed
     return report
 
 
@@ -134,7 +139,7 @@ def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = N
         if progress:
             progress(source)
         try:
-            documents.append(parse_source(source, read_source(source), kind))
+            documents.append(parse_source(source, read_source(source, store.path.parent), kind))
         except KbError as exc:
             report.failed.append(str(exc))
     if strict and report.failed:

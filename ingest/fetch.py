@@ -1,0 +1,359 @@
+"""Fetching: the only stage of kb that touches the network. A polite, resumable crawler over one site profile.
+
+:func:`crawl` walks a profile (:mod:`ingest.sites`) from its seeds, breadth first, and stores every response in the
+cache (:mod:`ingest.cache`). Politeness: robots.txt is obeyed (Protego), including ``Crawl-delay`` and
+``Request-rate``; requests to a host are sequential on one connection and spaced by at least the delay (default one
+second, longer when robots.txt asks); the User-Agent names kb and a contact URL; connect and read timeouts; connection
+errors, timeouts and 5xx are retried with exponential backoff and jitter, 429/503 wait for ``Retry-After``; a URL that
+still fails after ``max_tries`` is recorded as failed and the crawl goes on. Re-fetches are conditional
+(``If-None-Match``/``If-Modified-Since``) and a 304 re-uses the cached body. Redirects are followed only within the
+base URL; responses of the wrong type (HTML expected, or a text file) or over 20 MB are refused.
+
+Resume: the site's crawl state records when a crawl started; until it finishes, a rerun of the same crawl takes every
+page confirmed since that moment from the cache without asking the server again.
+
+:func:`fetch_url` is the single polite fetch behind ``kb ingest URL``.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from email.utils import parsedate_to_datetime
+from pathlib import Path
+from urllib.parse import urljoin, urlsplit
+
+from ingest.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser, http_charset, meta_charset
+from ingest.sites import PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
+from kb.errors import KbError
+
+DEFAULT_DELAY = 1.0
+MAX_BYTES = 20_000_000
+MAX_REDIRECTS = 5
+REDIRECT_CODES = {301, 302, 303, 307, 308}
+ROBOTS_AGENT = "kb"
+
+
+@dataclass(frozen=True)
+class Politeness:
+    delay: float = DEFAULT_DELAY  # seconds between requests to one host (robots.txt may ask for more)
+    contact: str | None = None  # URL or address the site owner can reach us at, put in the User-Agent
+    connect_timeout: float = 10.0
+    read_timeout: float = 30.0
+    max_tries: int = 4
+    backoff_base: float = 1.0  # first retry waits about this long, doubling each time (with ±50 % jitter)
+    backoff_cap: float = 60.0
+    max_retry_after: float = 600.0  # a longer Retry-After fails the URL instead of stalling the crawl
+    max_bytes: int = MAX_BYTES
+
+    @property
+    def user_agent(self) -> str:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            kb_version = version("kb")
+        except PackageNotFoundError:
+            kb_version = "dev"
+        contact = f"+{self.contact}" if self.contact else "no contact given: kb fetch --contact URL"
+        return f"kb/{kb_version} (Japanese MTG rules knowledge base; {contact})"
+
+
+@dataclass
+class CrawlReport:
+    site: str
+    fetched: list[str] = field(default_factory=list)
+    not_modified: list[str] = field(default_factory=list)
+    resumed: list[str] = field(default_factory=list)  # confirmed earlier in this same (interrupted) crawl
+    failed: dict[str, str] = field(default_factory=dict)  # URL → reason
+    robots_skipped: list[str] = field(default_factory=list)
+    pending: int = 0  # targets still queued
+
+    @property
+    def done(self) -> int:
+        return len(self.fetched) + len(self.not_modified) + len(self.resumed) + len(self.failed) + len(self.robots_skipped)
+
+
+class CrawlInterrupted(Exception):
+    """Ctrl-C during a crawl; carries what was done so far (the crawl resumes when run again)."""
+
+    def __init__(self, report: CrawlReport):
+        super().__init__("interrupted")
+        self.report = report
+
+
+class FetchFailed(Exception):
+    """A URL could not be fetched; the message is the reason."""
+
+
+class RobotsDisallowed(Exception):
+    pass
+
+
+@dataclass(frozen=True)
+class _Response:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+
+class PoliteClient:
+    """One HTTP client per crawl: robots.txt per origin, request spacing per host, retries, size/type limits."""
+
+    def __init__(self, politeness: Politeness, base: str):
+        import httpx
+
+        self.politeness = politeness
+        self.base = base
+        self._httpx = httpx
+        self.client = httpx.Client(
+            headers={"User-Agent": politeness.user_agent},
+            timeout=httpx.Timeout(politeness.read_timeout, connect=politeness.connect_timeout),
+            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            follow_redirects=False,
+        )
+        self._robots: dict[str, object] = {}
+        self._ready_at: dict[str, float] = {}  # host → monotonic time of its next allowed request
+
+    def close(self) -> None:
+        self.client.close()
+
+    # -- politeness ------------------------------------------------------------------------------------------
+    def _robots_for(self, url: str):
+        from protego import Protego
+
+        parts = urlsplit(url)
+        origin = f"{parts.scheme}://{parts.netloc}"
+        if origin not in self._robots:
+            try:
+                response = self._request(origin + "/robots.txt", None, follow=True)
+                if response.status >= 500:
+                    raise FetchFailed(f"HTTP {response.status}")
+                text = response.body.decode("utf-8", "replace") if response.status == 200 else ""
+                self._robots[origin] = Protego.parse(text)
+            except FetchFailed as exc:  # unreachable robots.txt: crawl nothing there (RFC 9309)
+                self._robots[origin] = FetchFailed(f"{origin}/robots.txt unavailable ({exc}); not crawling the site")
+        return self._robots[origin]
+
+    def allowed(self, url: str) -> bool:
+        robots = self._robots_for(url)
+        if isinstance(robots, FetchFailed):
+            raise robots
+        return robots.can_fetch(url, ROBOTS_AGENT)
+
+    def _delay(self, url: str) -> float:
+        delay = self.politeness.delay
+        robots = self._robots.get("{0.scheme}://{0.netloc}".format(urlsplit(url)))
+        if robots is not None and not isinstance(robots, FetchFailed):
+            delay = max(delay, robots.crawl_delay(ROBOTS_AGENT) or 0)
+            rate = robots.request_rate(ROBOTS_AGENT)
+            if rate and rate.requests:
+                delay = max(delay, rate.seconds / rate.requests)
+        return delay
+
+    def _wait_turn(self, host: str) -> None:
+        wait = self._ready_at.get(host, 0.0) - time.monotonic()
+        if wait > 0:
+            time.sleep(wait)
+
+    def _hold(self, host: str, seconds: float) -> None:
+        self._ready_at[host] = max(self._ready_at.get(host, 0.0), time.monotonic() + seconds)
+
+    def _backoff(self, attempt: int) -> float:
+        p = self.politeness
+        return min(p.backoff_cap, p.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
+
+    # -- requests --------------------------------------------------------------------------------------------
+    def _request(self, url: str, target: Target | None, *, profile: SiteProfile | None = None,
+                 headers: dict[str, str] | None = None, follow: bool = False) -> _Response:
+        """One GET with retries. Returns the final response of any status but 5xx/429 (those are retried)."""
+        httpx = self._httpx
+        host = urlsplit(url).netloc
+        reason = ""
+        for attempt in range(1, self.politeness.max_tries + 1):
+            self._wait_turn(host)
+            retry_wait = None
+            try:
+                with self.client.stream("GET", url, headers=headers or {}, follow_redirects=follow) as r:
+                    if r.status_code == 200:
+                        self._check(r, target, profile)
+                    body = self._read(r)  # read even error bodies, so the connection can be reused
+                    if r.status_code != 429 and r.status_code < 500:
+                        return _Response(r.status_code, dict(r.headers), body)
+                    reason = f"HTTP {r.status_code}"
+                    retry_wait = self._retry_after(r.headers.get("retry-after"))
+                    if retry_wait is not None and retry_wait > self.politeness.max_retry_after:
+                        raise FetchFailed(f"{reason}, Retry-After {retry_wait:.0f} s is too long; try later")
+            except httpx.TimeoutException as exc:
+                reason = f"{type(exc).__name__.replace('Timeout', ' timeout').lower()}"
+            except httpx.TransportError as exc:
+                reason = f"connection error ({exc or type(exc).__name__})"
+            finally:
+                self._hold(host, self._delay(url))
+            if attempt < self.politeness.max_tries:
+                self._hold(host, retry_wait if retry_wait is not None else self._backoff(attempt))
+        raise FetchFailed(f"{reason} after {self.politeness.max_tries} tries")
+
+    @staticmethod
+    def _retry_after(value: str | None) -> float | None:
+        if not value:
+            return None
+        value = value.strip()
+        if value.isdigit():
+            return float(value)
+        try:
+            return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+        except (TypeError, ValueError):
+            return None
+
+    def _check(self, r, target: Target | None, profile: SiteProfile | None) -> None:
+        limit = self.politeness.max_bytes
+        length = r.headers.get("content-length", "")
+        if length.isdigit() and int(length) > limit:
+            raise FetchFailed(f"response too large ({int(length) / 1e6:.1f} MB, limit {limit / 1e6:g} MB)")
+        if profile is not None and target is not None:
+            why = profile.reject(target, r.headers.get("content-type", ""))
+            if why:
+                raise FetchFailed(why)
+
+    def _read(self, r) -> bytes:
+        chunks, size = [], 0
+        for chunk in r.iter_bytes():
+            size += len(chunk)
+            if size > self.politeness.max_bytes:
+                raise FetchFailed(f"response too large (over {self.politeness.max_bytes / 1e6:g} MB)")
+            chunks.append(chunk)
+        return b"".join(chunks)
+
+    def fetch(self, target: Target, profile: SiteProfile | None, cache: SiteCache) -> tuple[str, CacheEntry, bytes]:
+        """Fetch ``target`` (conditionally when cached) following in-site redirects.
+        Returns ("fetched" | "not-modified", entry, body); raises FetchFailed or RobotsDisallowed."""
+        cached = cache.get(target.url)
+        cached_body = cache.body(cached) if cached else None
+        headers = {}
+        if cached_body is not None:
+            if cached.etag:
+                headers["If-None-Match"] = cached.etag
+            if cached.last_modified:
+                headers["If-Modified-Since"] = cached.last_modified
+        url = target.url
+        for _ in range(MAX_REDIRECTS + 1):
+            if not self.allowed(url):
+                raise RobotsDisallowed(url)
+            response = self._request(url, target, profile=profile, headers=headers)
+            if response.status in REDIRECT_CODES:
+                location = response.headers.get("location")
+                if not location:
+                    raise FetchFailed(f"HTTP {response.status} without a Location header")
+                url = canonical_url(urljoin(url, location))
+                if not url.startswith(self.base):
+                    raise FetchFailed(f"redirect to {url} leaves {self.base}; not followed")
+                continue
+            now = time.time()
+            if response.status == 304 and cached_body is not None:
+                entry = replace(cached, checked_at=now, etag=response.headers.get("etag", cached.etag),
+                                last_modified=response.headers.get("last-modified", cached.last_modified))
+                cache.update(entry)
+                return "not-modified", entry, cached_body
+            if response.status != 200:
+                raise FetchFailed(f"HTTP {response.status}")
+            content_type = response.headers.get("content-type", "")
+            entry = cache.put(CacheEntry(
+                url=target.url, final_url=url, role=target.role, status=200, headers=response.headers,
+                fetched_at=now, checked_at=now, content_hash="", size=0, etag=response.headers.get("etag"),
+                last_modified=response.headers.get("last-modified"), content_type=content_type,
+                charset=http_charset(content_type), meta_charset=meta_charset(response.body)), response.body)
+            return "fetched", entry, response.body
+        raise FetchFailed(f"more than {MAX_REDIRECTS} redirects")
+
+
+def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, depth: int | None = None,
+          politeness: Politeness = Politeness(),
+          on_progress: Callable[[CrawlReport, str], None] | None = None) -> CrawlReport:
+    """Crawl ``site`` (a :data:`ingest.sites.PROFILES` name) from ``args`` (titles, URLs or versions, as the profile
+    reads them) into the cache of ``kb_dir``. ``on_progress(report, url)`` is called after each URL.
+    Raises :class:`CrawlInterrupted` on Ctrl-C, KbError on bad arguments."""
+    if site not in PROFILES:
+        raise KbError(f"{site}: unknown site; choose one of {', '.join(sorted(PROFILES))}")
+    profile = PROFILES[site]
+    base = normalise_base(base_url or profile.default_base)
+    seeds = profile.seeds(base, list(args))
+    cache = SiteCache(Path(kb_dir), site)
+    spec = {"site": site, "base": base, "seeds": [s.url for s in seeds], "depth": depth}
+    state = cache.load_state()
+    if not (state and state.spec == spec and state.finished_at is None):
+        state = CrawlState(spec, time.time())
+        cache.save_state(state)
+    report = CrawlReport(site)
+    queue = deque(seeds)
+    seen = {s.url for s in seeds}
+    client = PoliteClient(politeness, base)
+    try:
+        while queue:
+            report.pending = len(queue)
+            target = queue.popleft()
+            body, final_url = _visit(target, profile, cache, client, state, report)
+            if body is not None:
+                try:
+                    found = profile.discover(target, final_url, body, base, depth)
+                except KbError as exc:
+                    report.failed[target.url] = str(exc)
+                    found = []
+                for new in found:
+                    if new.url not in seen and new.url.startswith(base):
+                        seen.add(new.url)
+                        queue.append(new)
+            report.pending = len(queue)
+            if on_progress:
+                on_progress(report, target.url)
+    except KeyboardInterrupt:
+        raise CrawlInterrupted(report) from None
+    finally:
+        client.close()
+    cache.save_state(CrawlState(spec, state.started_at, time.time()))
+    return report
+
+
+def _visit(target: Target, profile: SiteProfile, cache: SiteCache, client: PoliteClient, state: CrawlState,
+           report: CrawlReport) -> tuple[bytes | None, str]:
+    entry = cache.get(target.url)
+    if entry and entry.checked_at >= state.started_at:
+        body = cache.body(entry)
+        if body is not None:
+            report.resumed.append(target.url)
+            return body, entry.final_url
+    try:
+        outcome, entry, body = client.fetch(target, profile, cache)
+    except RobotsDisallowed:
+        report.robots_skipped.append(target.url)
+        return None, target.url
+    except FetchFailed as exc:
+        report.failed[target.url] = str(exc)
+        return None, target.url
+    (report.fetched if outcome == "fetched" else report.not_modified).append(target.url)
+    return body, entry.final_url
+
+
+def fetch_url(url: str, *, kb_dir=None, politeness: Politeness | None = None) -> bytes:
+    """Fetch one URL politely (robots.txt, conditional request against the cache) and return its bytes as a parser
+    should see them (see :func:`ingest.cache.bytes_for_parser`). Raises KbError naming the URL on failure."""
+    from kb.store import default_kb_dir
+
+    url = canonical_url(url)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        raise KbError(f"{url}: only http and https URLs can be fetched")
+    profile = profile_for_url(url)
+    cache = SiteCache(default_kb_dir(kb_dir), profile.name if profile else parts.netloc.replace(":", "_"))
+    client = PoliteClient(politeness or Politeness(), f"{parts.scheme}://{parts.netloc}/")
+    try:
+        _, entry, body = client.fetch(Target(url, PAGE), profile, cache)
+    except RobotsDisallowed:
+        raise KbError(f"{url}: disallowed by the site's robots.txt") from None
+    except FetchFailed as exc:
+        raise KbError(f"{url}: {exc}") from None
+    finally:
+        client.close()
+    return bytes_for_parser(entry, body)

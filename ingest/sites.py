@@ -1,0 +1,226 @@
+"""Site profiles for ``kb fetch``: where a crawl starts, which links it follows, what it accepts, how its pages parse.
+
+A profile turns the command-line arguments into seed :class:`Target` s and, for each fetched body, names the further
+targets to fetch (:meth:`SiteProfile.discover`). Every URL a profile produces stays under the crawl's base URL.
+Profiles never touch the network; :mod:`ingest.fetch` does. Pages (role ``page``) are what ``kb ingest --from-cache``
+parses, with the profile's ``ingest_kind``; listings (role ``listing``: an index page, a category member list) are only
+read for their links.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
+
+from kb.errors import KbError
+
+PAGE = "page"
+LISTING = "listing"
+HTML_TYPES = ("text/html", "application/xhtml+xml")
+
+
+@dataclass(frozen=True)
+class Target:
+    url: str
+    role: str = PAGE
+    depth: int = 0
+
+
+def canonical_url(url: str) -> str:
+    """One spelling per URL: no fragment, lower-case scheme and host, percent-encoding normalised."""
+    parts = urlsplit(url.strip())
+    path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=-._~") or "/"
+    query = urlencode(parse_qsl(parts.query, keep_blank_values=True), quote_via=quote, safe=":/")
+    return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
+
+
+def normalise_base(base_url: str) -> str:
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise KbError(f"{base_url}: --base-url must be an http(s) URL")
+    return canonical_url(base_url if base_url.endswith("/") else base_url + "/")
+
+
+def under_base(url: str, base: str) -> bool:
+    return canonical_url(url).startswith(base)
+
+
+def html_links(body: bytes, page_url: str, *, container_xpath: str | None = None) -> list[str]:
+    """Absolute URLs of the ``<a href>`` links in an HTML body (inside ``container_xpath`` when it matches)."""
+    import lxml.html
+
+    if not body.strip():
+        return []
+    root = lxml.html.document_fromstring(body)
+    scope = (root.xpath(container_xpath) if container_xpath else None) or [root]
+    out = []
+    for element in scope:
+        for anchor in element.iter("a"):
+            href = anchor.get("href")
+            if href and not href.startswith(("#", "javascript:", "mailto:")) and "new" not in anchor.get("class", "").split():
+                out.append(urljoin(page_url, href))
+    return out
+
+
+def _resolve(arg: str, base: str) -> str:
+    url = canonical_url(urljoin(base, arg))
+    if not url.startswith(base):
+        raise KbError(f"{arg}: outside the crawl's base URL {base}")
+    return url
+
+
+@dataclass(frozen=True)
+class SiteProfile:
+    name: str
+    default_base: str
+    ingest_kind: str  # kb.pipeline source kind of this site's pages
+    html: bool  # pages must be HTML
+    description: str
+
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
+        return [Target(_resolve(a, base)) for a in args]
+
+    def discover(self, target: Target, final_url: str, body: bytes, base: str, max_depth: int | None) -> list[Target]:
+        return []
+
+    def reject(self, target: Target, content_type: str) -> str | None:
+        """Why a 200 response with this Content-Type is refused, or None when it is acceptable."""
+        media = content_type.split(";")[0].strip().lower()
+        if target.role == LISTING and media == "application/json":
+            return None
+        if self.html and media not in HTML_TYPES:
+            return f"not an HTML page (Content-Type: {content_type or 'none'})"
+        if not self.html and media in HTML_TYPES:
+            return f"expected a text file, got an HTML page (Content-Type: {content_type})"
+        return None
+
+
+class WisdomGuild(SiteProfile):
+    """The rules viewer: the index ``/cr/`` links the chapter and section pages ``/cr/r/NNN/``."""
+
+    _RULE_PAGE = re.compile(r"cr/r/\d{1,3}/?$")  # chapters and sections; rules (701.34) only when asked for
+    _RULE_NUMBER = re.compile(r"\d{1,3}(\.\d+[a-z]?)?")
+
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
+        targets = []
+        for arg in args or ["cr/"]:
+            url = _resolve(f"cr/r/{arg}/" if self._RULE_NUMBER.fullmatch(arg) else arg, base)
+            targets.append(Target(url, LISTING if url == base + "cr/" else PAGE))
+        return targets
+
+    def discover(self, target, final_url, body, base, max_depth):
+        if max_depth is not None and target.depth >= max_depth:
+            return []
+        found = []
+        for link in html_links(body, final_url):
+            url = canonical_url(link)
+            if url.startswith(base) and not urlsplit(url).query and self._RULE_PAGE.search(url):
+                found.append(Target(url, PAGE, target.depth + 1))
+        return found
+
+
+# MediaWiki namespaces whose pages are not articles (Japanese and English names).
+_WIKI_NAMESPACES = {
+    "特別", "special", "ファイル", "file", "画像", "image", "利用者", "user", "トーク", "talk", "テンプレート", "template",
+    "ヘルプ", "help", "mediawiki", "mtg wiki", "project", "カテゴリ", "category", "メディア", "media",
+}
+_CATEGORY_PREFIXES = ("カテゴリ:", "category:")
+
+
+class MtgWiki(SiteProfile):
+    """Articles by title (``/wiki/<title>``); a ``Category:``/``カテゴリ:`` title lists its members via ``api.php``;
+    with ``--depth N`` the article links of each page are followed N steps."""
+
+    def page_url(self, base: str, title: str) -> str:
+        return canonical_url(base + "wiki/" + quote(title.strip().replace(" ", "_"), safe=":/()!,'"))
+
+    def category_url(self, base: str, category: str, cont: str | None = None) -> str:
+        params = {"action": "query", "list": "categorymembers", "cmtitle": category, "cmlimit": "500",
+                  "cmnamespace": "0", "format": "json"}
+        if cont:
+            params["cmcontinue"] = cont
+        return canonical_url(base + "api.php?" + urlencode(params))
+
+    def seeds(self, base, args):
+        out = []
+        for arg in args:
+            if "://" in arg or arg.startswith("/"):  # a URL: an article, or a category listing (a re-crawl's seed)
+                url = _resolve(arg, base)
+                out.append(Target(url, LISTING if urlsplit(url).path.endswith("/api.php") else PAGE))
+            elif arg.lower().startswith(_CATEGORY_PREFIXES):
+                out.append(Target(self.category_url(base, arg.strip()), LISTING))
+            else:
+                out.append(Target(self.page_url(base, arg)))
+        return out
+
+    def title_of(self, url: str, base: str) -> str | None:
+        """The article title a URL names, or None for anything that is not an article link."""
+        if not url.startswith(base + "wiki/") or urlsplit(url).query:
+            return None
+        title = unquote(url[len(base + "wiki/"):])
+        namespace = title.split(":", 1)[0].lower() if ":" in title else None
+        if namespace and (namespace in _WIKI_NAMESPACES or namespace.endswith(("トーク", " talk"))):
+            return None
+        return title
+
+    def discover(self, target, final_url, body, base, max_depth):
+        if target.role == LISTING:
+            return self._category_members(target, body, base)
+        if max_depth is None or target.depth >= max_depth:
+            return []
+        found = []
+        for link in html_links(body, final_url, container_xpath="//*[@id='mw-content-text']"):
+            title = self.title_of(canonical_url(link), base)
+            if title:
+                found.append(Target(self.page_url(base, title), PAGE, target.depth + 1))
+        return found
+
+    def _category_members(self, target, body, base):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            raise KbError(f"{target.url}: the category listing is not JSON") from None
+        found = [Target(self.page_url(base, m["title"]), PAGE, target.depth)
+                 for m in data.get("query", {}).get("categorymembers", []) if m.get("ns", 0) == 0]
+        cont = data.get("continue", {}).get("cmcontinue")
+        if cont:
+            category = dict(parse_qsl(urlsplit(target.url).query))["cmtitle"]
+            found.append(Target(self.category_url(base, category, cont), LISTING, target.depth))
+        return found
+
+
+class Mjmj(SiteProfile):
+    """The Japanese CR text file of a version: give the version (``20231117``) or the file's URL."""
+
+    def seeds(self, base, args):
+        if not args:
+            raise KbError("mjmj: give a CR version (e.g. 20231117) or the text file's URL")
+        return [Target(_resolve(f"data/CR/JPN_CR_{a}.txt" if a.replace(".", "").isdigit() else a, base)) for a in args]
+
+
+class MtgJp(SiteProfile):
+    """Release notes, one URL (or a path under the base URL) per article."""
+
+    def seeds(self, base, args):
+        if not args:
+            raise KbError("mtg-jp: give the URL of each release-notes article")
+        return super().seeds(base, args)
+
+
+PROFILES: dict[str, SiteProfile] = {
+    p.name: p for p in (
+        WisdomGuild("wisdom-guild", "http://whisper.wisdom-guild.net/", "wisdom-guild", True,
+                    "Wisdom Guild rules viewer: /cr/ and the chapter and section pages /cr/r/NNN/"),
+        MtgWiki("mtgwiki", "http://mtgwiki.com/", "mtgwiki", True,
+                "MTG Wiki articles by title, Category:NAME members, links followed to --depth N"),
+        Mjmj("mjmj", "https://mjmj.info/", "cr-text", False, "the Japanese CR text file of a version"),
+        MtgJp("mtg-jp", "https://mtg-jp.com/", "release-notes", True, "mtg-jp.com release notes by URL"),
+    )
+}
+
+
+def profile_for_url(url: str) -> SiteProfile | None:
+    host = urlsplit(url).netloc.lower()
+    return next((p for p in PROFILES.values() if urlsplit(p.default_base).netloc == host), None)
