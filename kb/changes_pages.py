@@ -1,0 +1,165 @@
+"""The site's view of rules updates: 更新履歴 pages (one per pair of consecutive versions of a language, with inline
+highlighting), an index of them, an Atom feed (feedgen), and the history block shown under each rule.
+
+:func:`gather_changes` runs inside :func:`kb.site.gather.gather_site` (it needs the store) and leaves plain data on
+``SiteData.changes``; :func:`change_pages` is a page producer (``kb.site.pages.PAGE_PRODUCERS``) and
+:func:`history_context` gives a rule's history for its page context. Everything here is JSON-able and dated by the
+versions' effective dates (never the build time), so an unchanged history re-renders nothing.
+
+Paths: ``changes/index.html``, ``changes/<lang>-<old>-<new>.html``, ``changes/feed.xml``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from kb.diff import VersionDiff
+from kb.history import consecutive_diffs, histories
+from kb.model import GLOSSARY
+from kb.store import Store
+
+INDEX_PAGE = "changes/index.html"
+FEED_PAGE = "changes/feed.xml"
+FEED_ID = "urn:kb:mtg-comprehensive-rules:changes"
+STATUS_NAMES = {"changed": "変更", "moved": "番号変更", "added": "追加", "removed": "削除", "unchanged": "変更なし"}
+LANG_NAMES = {"ja": "日本語", "en": "英語"}
+SHOWN_STATUSES = ("changed", "moved", "added", "removed")
+
+
+@dataclass
+class ChangesData:
+    pairs: list[dict] = field(default_factory=list)  # one per diff, newest first (see _pair)
+    history: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # (lang, rule number or term id) → entries
+
+
+def change_page(lang: str, old: str, new: str) -> str:
+    return f"changes/{lang}-{old}-{new}.html"
+
+
+def gather_changes(store: Store, shown: Iterable[tuple[str | None, str | None]]) -> ChangesData:
+    """Diff consecutive versions of every language; keep the histories of the shown (version, lang) pairs' nodes
+    that changed at some point."""
+    data = ChangesData()
+    shown = [(v, lg) for v, lg in shown if v and lg]
+    langs = sorted({d.lang for d in store.documents() if d.version})
+    for lang in langs:
+        versions, diffs = consecutive_diffs(store, lang)
+        data.pairs += [_pair(d) for d in diffs]
+        wanted = {v for v, lg in shown if lg == lang}
+        if not wanted:
+            continue
+        for key, lineage in histories(store, lang, (versions, diffs)).items():
+            if key.version in wanted and lineage.changed:
+                name = key.id.split(":", 1)[1] if key.id.startswith("cr:") else key.id
+                data.history[(lang, name)] = [_entry(e) for e in lineage.entries]
+    data.pairs.sort(key=lambda p: (p["new"]["effective_date"] or "", p["lang"]), reverse=True)
+    return data
+
+
+def history_context(site, number_or_id: str) -> list[dict]:
+    """The history blocks for one rule (by number) or term (by node id), one per shown language that has one."""
+    changes = getattr(site, "changes", None)
+    if not changes:
+        return []
+    out = []
+    for lang in dict.fromkeys(x for x in (site.primary_lang, "en") if x):
+        entries = changes.history.get((lang, number_or_id))
+        if entries:
+            out.append({"lang": lang, "lang_name": LANG_NAMES.get(lang, lang), "entries": entries})
+    return out
+
+
+def change_pages(site) -> Iterable:
+    """Producer: the index of updates, a page per version pair, and the Atom feed."""
+    from kb.site.pages import Page
+
+    changes = getattr(site, "changes", None)
+    if not changes or not changes.pairs:
+        return
+    shown = {(site.primary_version, site.primary_lang), (site.english_version, "en")}
+    site_ctx = {"version": site.primary_version, "effective_date": site.effective_date}
+    yield Page(INDEX_PAGE, "changes_index.html", "更新履歴", "総合ルールの版ごとの変更点の一覧。",
+               {"site": site_ctx, "pairs": [_summary(p) for p in changes.pairs], "feed": FEED_PAGE})
+    for pair in changes.pairs:
+        linkable = (pair["new"]["version"], pair["lang"]) in shown
+        items = {status: [_linked(site, item, linkable) for item in pair["items"] if item["status"] == status]
+                 for status in SHOWN_STATUSES}
+        yield Page(pair["path"], "changes.html", f"更新履歴 {pair['old']['version']} → {pair['new']['version']}",
+                   f"総合ルール{LANG_NAMES.get(pair['lang'], '')}版 {pair['old']['version']} から {pair['new']['version']} "
+                   f"への変更点：{_counts_text(pair['counts'])}。",
+                   {"site": site_ctx, "pair": _summary(pair), "items": items, "status_names": STATUS_NAMES,
+                    "retargeted": pair["retargeted"], "index": INDEX_PAGE})
+    yield Page(FEED_PAGE, "changes_feed.xml", "更新履歴フィード", "", {"xml": atom_feed(changes.pairs)}, in_sitemap=False)
+
+
+def atom_feed(pairs: list[dict]) -> str:
+    """An Atom feed with one entry per version pair (relative links: resolved against the feed's own URL)."""
+    from feedgen.feed import FeedGenerator
+
+    fg = FeedGenerator()
+    fg.id(FEED_ID)
+    fg.title("マジック総合ルール 更新履歴")
+    fg.subtitle("総合ルールの新しい版が取り込まれるたびに、その変更点を知らせます。")
+    fg.language("ja")
+    fg.link(href="index.html", rel="alternate")
+    fg.link(href="feed.xml", rel="self")
+    fg.updated(_timestamp(max((p["new"]["effective_date"] or "1970-01-01") for p in pairs)))
+    for pair in sorted(pairs, key=lambda p: p["new"]["effective_date"] or ""):
+        entry = fg.add_entry()
+        entry.id(f"{FEED_ID}:{pair['lang']}:{pair['old']['version']}:{pair['new']['version']}")
+        entry.title(f"総合ルール {pair['new']['version']}（{LANG_NAMES.get(pair['lang'], pair['lang'])}）の変更点")
+        entry.link(href=pair["path"].split("/", 1)[1])
+        date = _timestamp(pair["new"]["effective_date"] or "1970-01-01")
+        entry.updated(date)
+        entry.published(date)
+        lines = [f"{pair['old']['version']} → {pair['new']['version']}：{_counts_text(pair['counts'])}"]
+        lines += [f"{STATUS_NAMES[i['status']]} {i['label']}" for i in pair["items"] if i["status"] in SHOWN_STATUSES][:50]
+        entry.summary("\n".join(lines))
+    return fg.atom_str(pretty=True).decode("utf-8")
+
+
+def _timestamp(iso_date: str) -> str:
+    return f"{iso_date}T00:00:00+00:00"
+
+
+def _pair(diff: VersionDiff) -> dict:
+    lang = diff.new.lang
+    items = [{"status": c.status, "kind": c.kind, "old": c.old_id, "new": c.new_id, "label": c.label,
+              "text": c.new_text if c.status == "added" else c.old_text if c.status == "removed" else None,
+              "ops": [[o.op, o.text] for o in c.ops], "similarity": round(c.similarity, 2)}
+             for c in diff.changes if c.status in SHOWN_STATUSES]
+    retargeted = [{"source": r.source_id, "source_version": r.source_version, "target": r.target,
+                   "moved_to": r.moved_to.split(":", 1)[1] if r.moved_to else None, "still_exists": r.now_at_target is not None}
+                  for r in diff.retargeted]
+    return {"lang": lang, "path": change_page(lang, diff.old.version, diff.new.version),
+            "old": {"version": diff.old.version, "effective_date": diff.old.effective_date},
+            "new": {"version": diff.new.version, "effective_date": diff.new.effective_date},
+            "counts": diff.counts(), "items": items, "retargeted": retargeted}
+
+
+def _summary(pair: dict) -> dict:
+    return {k: pair[k] for k in ("lang", "path", "old", "new", "counts")} | {"lang_name": LANG_NAMES.get(pair["lang"], pair["lang"])}
+
+
+def _counts_text(counts: dict) -> str:
+    return "、".join(f"{STATUS_NAMES[s]} {counts[s]}" for s in SHOWN_STATUSES)
+
+
+def _linked(site, item: dict, linkable: bool) -> dict:
+    """The item with ``url``: the page of its new rule or term on this site, when the site shows that version."""
+    url = None
+    if linkable and item["new"]:
+        name = item["new"].split(":", 1)[1]
+        if item["kind"] == GLOSSARY:
+            entry = site.terms.get(item["new"])
+        else:
+            entry = site.rules.get(name)
+        url = entry.url if entry else None
+    return item | {"url": url}
+
+
+def _entry(e) -> dict:
+    return {"version": e.version, "effective_date": e.effective_date, "label": e.label, "status": e.status,
+            "status_name": STATUS_NAMES.get(e.status, ""), "previous": e.previous_id.split(":", 1)[1] if e.previous_id else None,
+            "ops": [[o.op, o.text] for o in e.ops]}

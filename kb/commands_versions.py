@@ -1,0 +1,192 @@
+"""CLI for rules updates: ``kb versions``, ``kb diff``, ``kb history`` and ``kb update`` (thin layers over
+:mod:`kb.versions`, :mod:`kb.diff`, :mod:`kb.history` and :mod:`kb.update`)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+LANGS = click.Choice(["ja", "en"])
+
+
+def _store(ctx: click.Context):
+    from kb.store import Store
+
+    return Store.open(ctx.obj.get("kb_dir"), create=False)
+
+
+def _echo_json(data) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=1))
+
+
+@click.command()
+@click.option("--lang", type=LANGS, default=None, help="Only versions of this language.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.pass_context
+def versions(ctx, lang, as_json):
+    """List the rules versions in the knowledge base, newest first, with dates and counts.
+
+    \b
+    Example:
+        kb versions
+        kb versions --lang en --json
+    """
+    from kb.versions import list_versions
+
+    with _store(ctx) as store:
+        found = list_versions(store, lang)
+    if as_json:
+        _echo_json([v.to_json() for v in found])
+        return
+    if not found:
+        click.echo("no rules versions yet; run 'kb ingest' with a CR text file")
+        return
+    click.echo(f"{'version':12} {'lang':4} {'effective':10} {'rules':>6} {'glossary':>8}  ingested")
+    for v in found:
+        click.echo(f"{v.version:12} {v.lang:4} {v.effective_date or '-':10} {v.rules:6} {v.glossary:8}  {v.ingested_at}")
+
+
+@click.command()
+@click.argument("old")
+@click.argument("new")
+@click.option("--lang", type=LANGS, default=None, help="Language to compare when OLD/NEW name versions of both.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (every rule and glossary entry, with inline diff ops).")
+@click.option("--all", "show_all", is_flag=True, help="Also list unchanged rules (text output).")
+@click.pass_context
+def diff(ctx, old, new, lang, as_json, show_all):
+    """Show what changed from version OLD to NEW: added, removed, changed (inline), moved (renumbered) rules and
+    glossary entries, and references that now point elsewhere. OLD and NEW are version ids as 'kb versions'
+    prints them, or effective dates.
+
+    \b
+    Example:
+        kb diff 20251114 20260116
+        kb diff 2023-11-17 2025-11-14 --lang en --json
+    """
+    from kb.diff import diff_versions
+    from kb.versions import resolve_pair
+
+    with _store(ctx) as store:
+        old_v, new_v = resolve_pair(store, old, new, lang)
+        result = diff_versions(store, old_v, new_v)
+    if as_json:
+        _echo_json(result.to_json())
+        return
+    counts = result.counts()
+    click.echo(f"{old_v.label} → {new_v.label}")
+    click.echo("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    for change in result.changes:
+        if change.status == "unchanged" and not show_all:
+            continue
+        click.echo(f"{_STATUS_MARK[change.status]} {change.label}" + (f"  ({change.similarity:.2f})" if change.status == "moved" else ""))
+        if change.status in ("changed", "moved") and change.ops:
+            click.echo("    " + render_ops(change.ops).replace("\n", "\n    "))
+        elif change.status in ("added", "removed"):
+            text = change.new_text if change.status == "added" else change.old_text
+            click.echo("    " + click.style(_clip(text), fg="green" if change.status == "added" else "red"))
+    if result.retargeted:
+        click.echo("references that now point elsewhere:")
+        for r in result.retargeted:
+            where = f"now {r.moved_to.split(':', 1)[1]}" if r.moved_to else "removed"
+            now = f"; {r.target} is now another rule" if r.now_at_target else f"; {r.target} no longer exists"
+            source = f"{r.source_id} [{r.source_version or 'unversioned'}]"
+            click.echo(f"  {source} cites {r.target}: that rule is {where}{now}")
+
+
+_STATUS_MARK = {"added": "+", "removed": "-", "changed": "~", "moved": ">", "unchanged": "="}
+
+
+def render_ops(ops, context: int = 60) -> str:
+    """Inline diff for a terminal: [-deleted-]{+inserted+} (coloured on a terminal), long unchanged runs cut to
+    ``context`` characters around each change."""
+    out = []
+    for i, op in enumerate(ops):
+        if op.op == "equal":
+            text = op.text
+            if i > 0 and i < len(ops) - 1 and len(text) > 2 * context:
+                text = text[:context] + " … " + text[-context:]
+            elif i == 0 and len(text) > context:
+                text = "… " + text[-context:]
+            elif i == len(ops) - 1 and len(text) > context:
+                text = text[:context] + " …"
+            out.append(text)
+        elif op.op == "delete":
+            out.append(click.style(f"[-{op.text}-]", fg="red"))
+        else:
+            out.append(click.style(f"{{+{op.text}+}}", fg="green"))
+    return "".join(out)
+
+
+def _clip(text: str | None, limit: int = 200) -> str:
+    flat = " ".join((text or "").split())
+    return flat if len(flat) <= limit else flat[:limit] + "…"
+
+
+@click.command()
+@click.argument("rule")
+@click.option("--lang", type=LANGS, default=None)
+@click.option("--version", "version", default=None, help="Start from RULE as numbered in this version (default: newest that has it).")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def history(ctx, rule, lang, version, as_json):
+    """Show one rule's (or glossary term's) history across every ingested version, following renumbering.
+
+    \b
+    Example:
+        kb history 701.40
+        kb history 701.34 --version 20231117
+        kb history Blight --json
+    """
+    from kb.history import rule_history
+
+    with _store(ctx) as store:
+        result = rule_history(store, rule, lang=lang, version=version)
+    if as_json:
+        _echo_json(result.to_json())
+        return
+    for e in result.entries:
+        how = {"first": "", "added": "added", "unchanged": "unchanged", "changed": "text changed",
+               "removed": "removed"}.get(e.status)
+        if e.status == "moved":
+            how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (", text changed" if e.ops else "")
+        click.echo(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}")
+        if e.ops:
+            click.echo("    " + render_ops(e.ops).replace("\n", "\n    "))
+        elif e.status in ("first", "added"):
+            click.echo("    " + _clip(e.text))
+
+
+@click.command()
+@click.argument("sources", nargs=-1, required=False)
+@click.option("--site", "sites", multiple=True, help="Re-crawl this site as last fetched (conditional requests) and ingest it. Repeatable.")
+@click.option("--out", type=click.Path(file_okay=False), default=None, help="Rebuild the site in this folder.")
+@click.option("--strict", is_flag=True, help="Fail on warnings, unresolved references and broken links.")
+@click.option("--delay", type=float, default=None, help="Seconds between requests to one host (default 1).")
+@click.option("--contact", default=None, help="URL or address put in the User-Agent.")
+@click.pass_context
+def update(ctx, sources, sites, out, strict, delay, contact):
+    """Fetch, ingest, compare and rebuild, all or nothing: when nothing changed nothing is touched; when any
+    stage fails the previous knowledge base and site stay as they were.
+
+    \b
+    Example:
+        kb update --site wisdom-guild --out site
+        kb update MagicCompRules-20260116.txt --out site
+    """
+    from kb.update import run_update
+
+    if not sources and not sites:
+        raise click.UsageError("give SOURCES (files, folders, URLs) and/or --site SITE")
+    result = run_update(ctx.obj.get("kb_dir"), sources=sources, sites=sites, out=out, strict=strict, delay=delay,
+                        contact=contact, on_stage=lambda stage: click.echo(f"{stage}…", err=True))
+    if not result.changed:
+        click.echo("nothing changed: the knowledge base and the site are already up to date")
+        return
+    click.echo(f"stored {result.stored} changed source(s); {len(result.warnings)} warnings (see 'kb ingest' for each)")
+    for d in result.diffs:
+        counts = ", ".join(f"{k} {v}" for k, v in d.counts().items() if k != "unchanged")
+        click.echo(f"{d.old.label} → {d.new.label}: {counts}")
+    if result.build is not None:
+        b = result.build
+        click.echo(f"site: {b.pages} pages in {b.out} ({b.rendered} rendered, {b.reused} reused)")

@@ -1,0 +1,387 @@
+"""What changed between two versions of the rules: every rule and glossary entry classified, with inline text diffs.
+
+Entry point: :func:`diff_versions` (store, old, new) → :class:`VersionDiff`; :func:`diff_nodes` is the pure core.
+
+Statuses: ``unchanged`` (same id, same text after whitespace normalisation), ``changed`` (same id, new text),
+``moved`` (renumbered: the same or nearly the same text under another id), ``added``, ``removed``. A node's
+*content* is its text with its examples (chapters and sections: their title); glossary ids carry the term, so a
+renamed term with the same definition is ``moved``.
+
+Renumbering is found by similarity: texts are whitespace-normalised and every rule number inside them masked
+(a moved rule's own subrules and cross-references are renumbered with it), then compared as token sequences
+(words and punctuation in English, characters in Japanese) with difflib. Nodes are matched level by level
+(chapters, sections, rules, subrules, glossary), one to one, best ratio first, preferring a pair whose parents were
+matched to each other. A pair qualifies with ratio ≥ :data:`MOVE_THRESHOLD` (0.9), or ≥
+:data:`MOVE_THRESHOLD_SAME_PARENT` (0.8) when both sit under the same rule (kept or renumbered); a node left over
+that sits at the same place under its renumbered parent (701.28g → 701.27g) is that rule rewritten, as is a
+same-number pair left over. Candidates are the removed and added nodes *and* same-number pairs whose texts
+share too little (or whose parents went different ways): in the real 2023-11-17 → 2025-11-14 change the keyword
+actions 701.4–701.55 all shifted, so nearly every old number still exists holding another action ('Cast' went
+from 701.4 to 701.5, 701.4 became 'Behold'; 'Amass' 701.44b and 'Explore' 701.44b read alike at 0.9 but belong
+to different parents). Why these thresholds, from that diff: 347 of its 379 moves are exact after masking; the
+edited moves score 0.90–0.99 ('Reveal' 701.16a → 701.20a 0.93), and the real ones between 0.8 and 0.9 all keep
+their parent ('No game events can occur between turns, phases, or steps' 500.11 → 500.12, 0.85 after a word
+swap; 719.9 → 722.9, 0.81). No removed node's best unrelated candidate scores above 0.65 there.
+
+References that now point elsewhere: a rule reference in the new version that the node already made in the old
+version, to a number whose old rule moved or disappeared (the citation was not renumbered), and rule references
+from unversioned nodes (wiki articles, release notes: they resolve to the newest rules) to such numbers.
+"""
+
+from __future__ import annotations
+
+import difflib
+import hashlib
+import json
+import os
+import re
+import tempfile
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from kb import rulenum
+from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, RULE, SECTION, SUBRULE, UNVERSIONED, Node, Ref
+from kb.store import Store
+from kb.versions import VersionInfo
+
+MOVE_THRESHOLD = 0.9
+MOVE_THRESHOLD_SAME_PARENT = 0.8  # for a pair whose parents are the same rule (kept or renumbered)
+CACHE_DIR = "diff-cache"
+CACHE_FORMAT = 3  # bump when the classification changes
+CACHE_KEEP = 16
+STATUSES = ("added", "removed", "changed", "moved", "unchanged")
+KIND_LEVELS = (CHAPTER, SECTION, RULE, SUBRULE, GLOSSARY)  # matched in this order so parents are known first
+EXAMPLE_LABEL = {"en": "Example: ", "ja": "例："}
+_RULE_NUMBER = re.compile(r"(?<![\d.])[1-9]\d\d(?:\.\d{1,3}[a-z]?)?(?!\d)")
+_EN_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
+_EN_DISPLAY_TOKEN = re.compile(r"\d+(?:\.\d+[a-z]?)+\s*|\w+\s*|[^\w\s]\s*|\s+")  # a word (a rule number whole) with its spaces
+
+
+@dataclass(frozen=True)
+class TextOp:
+    """One run of an inline diff: ``equal``, ``delete`` (only in the old text) or ``insert`` (only in the new)."""
+
+    op: str
+    text: str
+
+
+@dataclass(frozen=True)
+class Change:
+    status: str
+    kind: str
+    old_id: str | None
+    new_id: str | None
+    old_text: str | None  # content (see module doc), None when absent
+    new_text: str | None
+    similarity: float  # masked token ratio between the two contents; 1.0 when equal, 0.0 when one side is absent
+    ops: tuple[TextOp, ...] = ()  # inline diff (see :func:`inline_ops`) when both contents exist and differ
+
+    @property
+    def text_changed(self) -> bool:
+        return self.old_text is not None and self.new_text is not None and _norm(self.old_text) != _norm(self.new_text)
+
+    @property
+    def label(self) -> str:
+        """'601.2f', '701.4 → 701.5', or a glossary term."""
+        old, new = _label(self.old_id), _label(self.new_id)
+        if self.status == "moved":
+            return f"{old} → {new}"
+        return new or old
+
+    def to_json(self, *, with_text: bool = True) -> dict:
+        out = {"status": self.status, "kind": self.kind, "old": self.old_id, "new": self.new_id}
+        if with_text:
+            out |= {"old_text": self.old_text, "new_text": self.new_text, "similarity": round(self.similarity, 4),
+                    "text_changed": self.text_changed, "ops": [[o.op, o.text] for o in self.ops]}
+        return out
+
+
+@dataclass(frozen=True)
+class RetargetedRef:
+    """A rule reference whose number now names another rule (or none): the rule it named in the old version (``cr:``
+    + target) is now ``moved_to``."""
+
+    source_id: str
+    source_version: str  # the new version, or '' for wiki articles and release notes
+    source_lang: str
+    target: str  # the rule number as cited
+    moved_to: str | None  # where that node went in the new version (None: removed)
+    now_at_target: str | None  # id of the node at that number in the new version, if any
+
+    def to_json(self) -> dict:
+        return {"source": self.source_id, "source_version": self.source_version, "source_lang": self.source_lang,
+                "target": self.target, "moved_to": self.moved_to,
+                "now_at_target": self.now_at_target}
+
+
+@dataclass(frozen=True)
+class VersionDiff:
+    old: VersionInfo
+    new: VersionInfo
+    changes: tuple[Change, ...]
+    retargeted: tuple[RetargetedRef, ...]
+
+    def counts(self) -> dict[str, int]:
+        counts = dict.fromkeys(STATUSES, 0)
+        for c in self.changes:
+            counts[c.status] += 1
+        return counts
+
+    def to_json(self) -> dict:
+        """Every node's classification (texts and inline ops for those that are not unchanged)."""
+        return {"old": self.old.to_json(), "new": self.new.to_json(), "lang": self.new.lang, "counts": self.counts(),
+                "thresholds": [MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT],
+                "changes": [c.to_json(with_text=c.status != "unchanged") for c in self.changes],
+                "retargeted_refs": [r.to_json() for r in self.retargeted]}
+
+
+def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDiff:
+    """Compare two versions of one language in the store (the classification is cached, see :func:`cached_changes`)."""
+    changes = cached_changes(store, old, new)
+    refs: dict[tuple[str, str], dict[str, list[Ref]]] = defaultdict(lambda: defaultdict(list))
+    for version, lang, node_id, kind, target, text, cited in store.db.execute(
+            "SELECT version, lang, node_id, kind, target, text, cited_version FROM refs WHERE version IN (?, ?, ?)"
+            " AND kind IN (?, ?) ORDER BY version, lang, node_id, seq", (old.version, new.version, UNVERSIONED, REF_RULE, REF_SECTION)):
+        refs[(version, lang)][node_id].append(Ref(kind, target, text, version=cited))
+    unversioned = {i: r for (v, lang), by_id in refs.items() if v == UNVERSIONED and lang == new.lang for i, r in by_id.items()}
+    retargeted = find_retargeted(changes, refs[(old.version, old.lang)], refs[(new.version, new.lang)], unversioned, new)
+    return VersionDiff(old, new, tuple(changes), tuple(retargeted))
+
+
+def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Change]:
+    """:func:`diff_nodes` of two stored versions, kept in ``<kb_dir>/diff-cache/`` under a hash of both versions' node
+    hashes (so a rebuild after an unrelated change does not compare the versions again)."""
+    digest = hashlib.sha256(f"{CACHE_FORMAT}|{MOVE_THRESHOLD}|{MOVE_THRESHOLD_SAME_PARENT}|{new.lang}".encode())
+    for info in (old, new):
+        rows = store.db.execute("SELECT id, content_hash FROM nodes WHERE version=? AND lang=? ORDER BY id",
+                                (info.version, info.lang)).fetchall()
+        digest.update(json.dumps([info.version, rows]).encode())
+    path = store.path.parent / CACHE_DIR / f"{digest.hexdigest()[:32]}.json"
+    try:
+        rows = json.loads(path.read_text(encoding="utf-8"))
+        return [Change(*row[:7], tuple(TextOp(*op) for op in row[7])) for row in rows]
+    except (FileNotFoundError, ValueError, TypeError):
+        pass
+    changes = diff_nodes(store.nodes(old.version, old.lang, KIND_LEVELS), store.nodes(new.version, new.lang, KIND_LEVELS),
+                         new.lang)
+    rows = [[c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops]]
+            for c in changes]
+    _write_cache(path, json.dumps(rows, ensure_ascii=False))
+    return changes
+
+
+def _write_cache(path: Path, text: str) -> None:
+    """Write atomically, keeping the :data:`CACHE_KEEP` most recently written entries."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(tmp, path)
+    entries = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    for stale in entries[CACHE_KEEP:]:
+        stale.unlink(missing_ok=True)
+
+
+def content(node: Node) -> str:
+    """What is compared: a chapter's or section's title; a rule's text and examples; a glossary definition."""
+    if node.kind in (CHAPTER, SECTION):
+        return node.title or ""
+    label = EXAMPLE_LABEL.get(node.lang, "Example: ")
+    return "\n".join([node.text, *(label + e for e in node.examples)]).strip()
+
+
+def diff_nodes(old_nodes: Iterable[Node], new_nodes: Iterable[Node], lang: str) -> list[Change]:
+    """Classify every node of both versions (see module doc); result in new-version order, removed nodes in place."""
+    old = {n.id: n for n in old_nodes}
+    new = {n.id: n for n in new_nodes}
+    old_content = {i: content(n) for i, n in old.items()}
+    new_content = {i: content(n) for i, n in new.items()}
+    tokens = _Tokens(lang)
+    pair_of: dict[str, str] = {}  # old id → new id
+    similarity: dict[str, float] = {}  # old id → similarity of its pair
+    for kind in KIND_LEVELS:  # parents first, so a subrule can tell whether its parent stayed
+        olds = [i for i, n in old.items() if n.kind == kind]
+        loose_old = {i for i in olds if i not in new}
+        loose_new = {i for i, n in new.items() if n.kind == kind and i not in old}
+        for i in olds:
+            if i not in new:
+                continue
+            same_parent = pair_of.get(old[i].parent) == new[i].parent if old[i].parent else new[i].parent is None
+            equal = _norm(old_content[i]) == _norm(new_content[i])
+            similarity[i] = 1.0 if equal else tokens.ratio(old_content[i], new_content[i])
+            if same_parent and similarity[i] >= MOVE_THRESHOLD:
+                pair_of[i] = i
+            else:  # another rule now holds this number (or its parent moved away): may be a renumbering
+                loose_old.add(i)
+                loose_new.add(i)
+        moves = _match_moves(old, new, old_content, new_content, loose_old, loose_new, pair_of, tokens)
+        for o, (n, ratio) in moves.items():
+            pair_of[o], similarity[o] = n, ratio
+        paired_new = set(pair_of.values())
+        for o in sorted(loose_old - set(pair_of)):  # the same place under a renumbered parent: one rule, rewritten
+            parent, new_parent = old[o].parent, pair_of.get(old[o].parent or "")
+            n = new_parent + o[len(parent):] if parent and new_parent and new_parent != parent else None
+            if n in loose_new and n not in paired_new:
+                pair_of[o], similarity[o] = n, tokens.ratio(old_content[o], new_content[n])
+                paired_new.add(n)
+        for i in loose_old & loose_new:  # a same-number pair neither side of which moved: one rule, rewritten
+            if i not in pair_of and i not in paired_new:
+                pair_of[i] = i
+    changes: list[Change] = []
+    for o, n in pair_of.items():
+        status = "moved" if o != n else "unchanged" if similarity[o] == 1.0 else "changed"
+        differ = status != "unchanged" and _norm(old_content[o]) != _norm(new_content[n])
+        ops = inline_ops(old_content[o], new_content[n], lang) if differ else ()
+        changes.append(Change(status, new[n].kind, o, n, old_content[o], new_content[n], similarity[o], ops))
+    paired_new = set(pair_of.values())
+    changes += [Change("removed", old[o].kind, o, None, old_content[o], None, 0.0) for o in old if o not in pair_of]
+    changes += [Change("added", new[n].kind, None, n, None, new_content[n], 0.0) for n in new if n not in paired_new]
+    changes.sort(key=_position)
+    return changes
+
+
+def inline_ops(old: str, new: str, lang: str) -> tuple[TextOp, ...]:
+    """Inline diff of two texts: characters in Japanese, words (with spaces and punctuation) in English."""
+    a, b = _display_tokens(old, lang), _display_tokens(new, lang)
+    ops: list[TextOp] = []
+
+    def emit(op: str, text: str) -> None:
+        if not text:
+            return
+        if ops and ops[-1].op == op:
+            ops[-1] = TextOp(op, ops[-1].text + text)
+        else:
+            ops.append(TextOp(op, text))
+
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
+        if tag == "equal":
+            emit("equal", "".join(a[i1:i2]))
+        else:
+            emit("delete", "".join(a[i1:i2]))
+            emit("insert", "".join(b[j1:j2]))
+    return tuple(ops)
+
+
+def find_retargeted(changes: list[Change], old_refs: dict[str, list[Ref]], new_refs: dict[str, list[Ref]],
+                    unversioned_refs: dict[str, list[Ref]], new: VersionInfo) -> list[RetargetedRef]:
+    """References (rule references by citing node id) whose rule number now names another rule (see module doc)."""
+    where_now = {c.old_id: c.new_id for c in changes if c.old_id and c.old_id != c.new_id}
+    if not where_now:
+        return []
+    new_ids = {c.new_id for c in changes if c.new_id}
+    origin = {c.new_id: c.old_id for c in changes if c.new_id and c.old_id}
+    survivor = {c.old_id: c.new_id for c in changes if c.old_id}
+    out: list[RetargetedRef] = []
+
+    def report(node_id: str, source_version: str, targets: Iterable[str]) -> None:
+        for target in dict.fromkeys(targets):
+            rid = f"cr:{target}"
+            if rid in where_now:
+                out.append(RetargetedRef(node_id, source_version, new.lang, target, where_now[rid],
+                                         rid if rid in new_ids else None))
+
+    for change in changes:
+        if not change.new_id or not change.old_id or change.new_id not in new_refs:
+            continue
+        # a citation written the same way as before, whose old target went elsewhere and was not followed
+        before = old_refs.get(change.old_id, [])
+        cited_before = {(r.target, r.text) for r in before}
+        followed = {survivor.get(f"cr:{r.target}") for r in before}
+        report(change.new_id, new.version, (r.target for r in new_refs[change.new_id]
+                                            if (r.target, r.text) in cited_before and f"cr:{r.target}" not in followed))
+    for node_id, refs in unversioned_refs.items():
+        report(node_id, UNVERSIONED, (r.target for r in refs if not r.version))
+    return out
+
+
+# -- matching ------------------------------------------------------------------------------------------------------
+
+class _Tokens:
+    """Masked, whitespace-free token sequences for similarity, cached per text."""
+
+    def __init__(self, lang: str):
+        self.lang = lang
+        self.cache: dict[str, tuple[str, ...]] = {}
+
+    def __call__(self, text: str) -> tuple[str, ...]:
+        seq = self.cache.get(text)
+        if seq is None:
+            masked = _RULE_NUMBER.sub("#", text)
+            seq = tuple(masked.replace(" ", "").replace("\n", "").replace("\u3000", "")) if self.lang == "ja" \
+                else tuple(t for t in _EN_TOKEN.findall(masked) if not t.isspace())
+            self.cache[text] = seq
+        return seq
+
+    def ratio(self, a: str, b: str) -> float:
+        return difflib.SequenceMatcher(None, self(a), self(b), autojunk=False).ratio()
+
+
+def _match_moves(old, new, old_content, new_content, loose_old, loose_new, pair_of, tokens) -> dict[str, tuple[str, float]]:
+    """Pair loose old nodes with loose new nodes (one kind) whose masked texts are similar, best pairs first."""
+    olds = sorted(loose_old, key=lambda i: old[i].order)
+    news = sorted(loose_new, key=lambda i: new[i].order)
+
+    def parents_match(o: str, n: str) -> bool:
+        return old[o].parent is not None and pair_of.get(old[o].parent) == new[n].parent
+
+    def accept(o: str, n: str, ratio: float) -> None:
+        same_parent = parents_match(o, n)
+        if ratio >= MOVE_THRESHOLD or (same_parent and ratio >= MOVE_THRESHOLD_SAME_PARENT):
+            candidates.append(((-ratio, not same_parent, abs(old[o].order - new[n].order)), o, n, ratio))
+
+    candidates: list[tuple[tuple, str, str, float]] = []
+    exact: dict[tuple[str, ...], list[str]] = defaultdict(list)
+    for n in news:
+        exact[tokens(new_content[n])].append(n)
+    fuzzy_news = [(n, tokens(new_content[n])) for n in news]
+    lowest = MOVE_THRESHOLD_SAME_PARENT
+    lowest_length_ratio = lowest / (2 - lowest)  # ratio = 2M/(a+b) ≤ 2·min/(min+max)
+    for o in olds:
+        seq = tokens(old_content[o])
+        if not seq:
+            continue
+        same = exact.get(seq)
+        if same:
+            for n in same:
+                if n != o:
+                    accept(o, n, 1.0)
+            continue
+        matcher = difflib.SequenceMatcher(None, autojunk=False)
+        matcher.set_seq2(seq)
+        for n, other in fuzzy_news:
+            if n == o or not other or min(len(seq), len(other)) / max(len(seq), len(other)) < lowest_length_ratio:
+                continue
+            matcher.set_seq1(other)
+            if matcher.real_quick_ratio() < lowest or matcher.quick_ratio() < lowest:
+                continue
+            accept(o, n, matcher.ratio())
+    candidates.sort()
+    moves: dict[str, tuple[str, float]] = {}
+    taken_new: set[str] = set()
+    for _, o, n, ratio in candidates:
+        if o not in moves and n not in taken_new:
+            moves[o] = (n, ratio)
+            taken_new.add(n)
+    return moves
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _display_tokens(text: str, lang: str) -> list[str]:
+    return list(text) if lang == "ja" else _EN_DISPLAY_TOKEN.findall(text)
+
+
+def _label(node_id: str | None) -> str:
+    return node_id.split(":", 1)[1] if node_id else ""
+
+
+def _position(change: Change) -> tuple:
+    """Rules by number (the new one, else the old), then glossary entries by term."""
+    label = _label(change.new_id or change.old_id)
+    if change.kind == GLOSSARY:
+        return (1, (label.casefold(),), 0)
+    return (0, rulenum.sort_key(label), 0 if change.new_id else 1)

@@ -1,0 +1,219 @@
+"""``kb update``: fetch → ingest → diff → rebuild, all or nothing. Entry point: :func:`run_update`.
+
+Stages (``on_stage(name)`` is called as each starts): ``fetch`` re-crawls each ``--site`` as it was last fetched
+(conditional requests, via :func:`ingest.fetch.crawl`); ``ingest`` copies the database and search index into
+``<kb_dir>/.update-staging/`` and ingests there (URL sources through :func:`ingest.fetch.fetch_url`, cached pages
+through :func:`ingest.cache.ingest_from_cache`, whose record of what it ingested is staged too; the content-addressed
+diff cache is shared); when no source's content changed, the staging copy is dropped and nothing else happens. ``diff`` compares each new or changed version
+with the one before it; ``build`` renders the site from the staged store (the builder swaps its own staging folder
+in only when complete); ``commit`` moves the staged database into place with one atomic rename, then the search index
+and the cache's ingest records.
+
+A failure or kill before ``commit`` leaves the previous store, index and site untouched (the next run clears the
+stale staging folder). Killed after the site swap but before the database rename, the site is newer than the store;
+the next ``kb update`` re-ingests the same bytes, finds them new to the store, and completes. One update at a time
+(an advisory lock on ``<kb_dir>/.update.lock``, released by the OS if the process dies).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import sqlite3
+from collections.abc import Callable, Iterable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from kb.diff import CACHE_DIR as DIFF_CACHE
+from kb.diff import VersionDiff, diff_versions
+from kb.errors import KbError
+from kb.store import DB_NAME, Store, default_kb_dir
+from kb.versions import list_versions, previous_version
+
+STAGES = ("fetch", "ingest", "diff", "build", "commit")
+STAGING = ".update-staging"
+LOCK = ".update.lock"
+INDEX_DIR = "index"  # kb.search.index keeps its Whoosh index here, beside the database
+CACHE_RECORDS = ("ingested.json",)  # per-site files ingest_from_cache rewrites
+
+
+@dataclass
+class UpdateResult:
+    changed: bool = False
+    stored: int = 0  # sources whose content was new or changed
+    crawls: list = field(default_factory=list)  # ingest.fetch.CrawlReport per site
+    warnings: list[str] = field(default_factory=list)
+    diffs: list[VersionDiff] = field(default_factory=list)
+    build: object = None  # kb.site.builder.BuildReport when a site was rebuilt
+
+
+def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (), sites: Iterable[str] = (),
+               out: str | os.PathLike | None = None, strict: bool = False, delay: float | None = None,
+               contact: str | None = None, on_stage: Callable[[str], None] | None = None) -> UpdateResult:
+    """Bring the knowledge base (and the site in ``out``, when given) up to date; see the module doc."""
+    folder = default_kb_dir(kb_dir)
+    folder.mkdir(parents=True, exist_ok=True)
+    stage = on_stage or (lambda name: None)
+    result = UpdateResult()
+    politeness = _politeness(delay, contact)
+    with _lock(folder):
+        staging = folder / STAGING
+        shutil.rmtree(staging, ignore_errors=True)  # left by an update that was killed
+        stage("fetch")
+        sites = list(sites)
+        for site in sites:
+            result.crawls.append(_recrawl(folder, site, politeness))
+        stage("ingest")
+        try:
+            staged = _stage(folder, staging, sites)
+            try:
+                before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
+                _ingest(staged, staging, list(sources), sites, folder, politeness, strict, result)
+                after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
+                touched = {(version, lang) for (source, version, lang), digest in after.items()
+                           if before.get((source, version, lang)) != digest}
+                result.changed = result.stored > 0
+                if not result.changed:
+                    return result
+                stage("diff")
+                result.diffs = _diffs(folder, staged, touched)
+                if out is not None:
+                    stage("build")
+                    from kb.site.builder import build_site
+
+                    result.build = build_site(staged, out, strict=strict)
+            finally:
+                staged.close()
+            stage("commit")
+            _commit(folder, staging, sites)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+    return result
+
+
+def _politeness(delay: float | None, contact: str | None):
+    from ingest.fetch import Politeness
+
+    base = Politeness()
+    return Politeness(delay=base.delay if delay is None else delay, contact=contact)
+
+
+@contextmanager
+def _lock(folder: Path):
+    with open(folder / LOCK, "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise KbError(f"{folder / LOCK}: another 'kb update' is running on this knowledge base") from None
+        yield
+
+
+def _recrawl(folder: Path, site: str, politeness):
+    from ingest.cache import SiteCache
+    from ingest.fetch import crawl
+
+    state = SiteCache(folder, site).load_state()
+    if state is None:
+        raise KbError(f"{site}: never fetched into {folder}; run 'kb fetch {site} …' once, then 'kb update --site {site}'")
+    spec = state.spec
+    report = crawl(site, list(spec["seeds"]), kb_dir=folder, base_url=spec["base"], depth=spec.get("depth"),
+                   politeness=politeness)
+    if report.failed:
+        url, reason = next(iter(report.failed.items()))
+        raise KbError(f"{url}: fetch failed ({reason}); {len(report.failed)} URL(s) failed, nothing was updated")
+    return report
+
+
+def _stage(folder: Path, staging: Path, sites: list[str]) -> Store:
+    """A copy of the database (consistent even while others read it), the search index and the sites' ingest records."""
+    staging.mkdir(parents=True)
+    db = folder / DB_NAME
+    if db.exists():
+        source = sqlite3.connect(db)
+        target = sqlite3.connect(staging / DB_NAME)
+        try:
+            source.backup(target)
+        finally:
+            target.close()
+            source.close()
+    if (folder / INDEX_DIR).is_dir():
+        shutil.copytree(folder / INDEX_DIR, staging / INDEX_DIR)
+    (folder / DIFF_CACHE).mkdir(exist_ok=True)  # content-addressed, written atomically: shared, not copied
+    (staging / DIFF_CACHE).symlink_to((folder / DIFF_CACHE).resolve(), target_is_directory=True)
+    for site in sites:
+        real, mirror = _site_folder(folder, site), _site_folder(staging, site)
+        mirror.mkdir(parents=True)
+        (mirror / "pages").symlink_to((real / "pages").resolve(), target_is_directory=True)
+        for name in CACHE_RECORDS + ("state.json",):
+            if (real / name).exists():
+                shutil.copy2(real / name, mirror / name)
+    return Store(staging / DB_NAME)
+
+
+def _site_folder(folder: Path, site: str) -> Path:
+    from ingest.cache import CACHE_DIR
+
+    return folder / CACHE_DIR / site
+
+
+def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path, politeness, strict: bool,
+            result: UpdateResult) -> None:
+    from ingest.cache import ingest_from_cache
+    from kb.pipeline import IngestReport, gather, ingest_documents, parse_source, read_source
+
+    reports = []
+    if sources:
+        documents, report = [], IngestReport()
+        for source in gather(sources):
+            if "://" in source:
+                from ingest.fetch import fetch_url
+
+                data = fetch_url(source, kb_dir=folder, politeness=politeness)
+            else:
+                data = read_source(source)
+            documents.append(parse_source(source, data))
+        reports.append(ingest_documents(staged, documents, report, strict=strict))
+    for site in sites:
+        reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict))
+    for report in reports:
+        if report.failed:
+            raise KbError(f"{report.failed[0]} ({len(report.failed)} source(s) failed; nothing was updated)")
+        result.stored += report.stored
+        result.warnings += [str(w) for w in report.warnings] + [str(d) for d in report.links.diagnostics]
+
+
+def _diffs(folder: Path, staged: Store, touched: set[tuple[str, str]]) -> list[VersionDiff]:
+    """Each new or re-ingested version against the version before it."""
+    out = []
+    for info in list_versions(staged):
+        if (info.version, info.lang) in touched:
+            before = previous_version(staged, info)
+            if before is not None:
+                out.append(diff_versions(staged, before, info))
+    return out
+
+
+def _commit(folder: Path, staging: Path, sites: list[str]) -> None:
+    db = folder / DB_NAME
+    if db.exists():  # an empty write-ahead log, so nothing of the old database is replayed onto the new one
+        conn = sqlite3.connect(db)
+        try:
+            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        finally:
+            conn.close()
+    os.replace(staging / DB_NAME, db)
+    if (staging / INDEX_DIR).is_dir():
+        old = folder / f".{INDEX_DIR}.old"
+        shutil.rmtree(old, ignore_errors=True)
+        if (folder / INDEX_DIR).exists():
+            os.replace(folder / INDEX_DIR, old)
+        os.replace(staging / INDEX_DIR, folder / INDEX_DIR)
+        shutil.rmtree(old, ignore_errors=True)
+    for site in sites:
+        for name in CACHE_RECORDS:
+            staged_record = _site_folder(staging, site) / name
+            if staged_record.exists():
+                os.replace(staged_record, _site_folder(folder, site) / name)
+
