@@ -14,7 +14,7 @@ def export_records(store: Store, *, version: str | None = None, lang: str | None
     doc_of = {(v, l, i): d for v, l, i, d in store.db.execute("SELECT version, lang, id, doc_id FROM nodes")}
     refs_by: dict[NodeKey, list[dict]] = {}
     cited_by: dict[NodeKey, list[dict]] = {}
-    for sr in store.refs(version, lang if version is not None else None) if version is not None else store.refs():
+    for sr in store.refs():  # all of them: a rule of one version is cited by unversioned wiki articles and notes
         target = sr.target_key
         refs_by.setdefault(sr.source_key, []).append({
             "kind": sr.ref.kind, "target": sr.ref.target, "text": sr.ref.text, "resolved": target is not None,

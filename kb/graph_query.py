@@ -9,24 +9,16 @@ from kb.store import NodeKey, Store
 def find_node_keys(store: Store, name: str, *, version: str | None = None, lang: str | None = None) -> list[NodeKey]:
     """Keys of the nodes ``name`` means, newest version first; one per language unless ``version`` is given."""
     number = rulenum.normalize(name)
-    candidates = [f"cr:{number}"] if number else []
-    candidates += [f"gl:{name}", f"wiki:{name}", f"card:{name}", name]
-    sql = "SELECT version, lang, id FROM nodes WHERE id=?"
+    candidates = [f"cr:{number}"] if number else [name] if ":" in name else []
+    candidates += [f"gl:{name}", f"wiki:{name}", f"card:{name}"]
     keys: list[NodeKey] = []
-    for cid in candidates:
-        rows = [NodeKey(*r) for r in store.db.execute(sql, (cid,))]
+    for cid in dict.fromkeys(candidates):  # a term can be a glossary entry, an article and a card at once
+        rows = [NodeKey(*r) for r in store.db.execute("SELECT version, lang, id FROM nodes WHERE id=?", (cid,))]
         rows = [k for k in rows if (version is None or k.version == version) and (lang is None or k.lang == lang)]
-        if rows:
-            rows.sort(key=lambda k: k.version, reverse=True)
-            if version is None:
-                seen_langs, newest = set(), []
-                for k in rows:
-                    if k.lang not in seen_langs:
-                        seen_langs.add(k.lang)
-                        newest.append(k)
-                rows = newest
-            keys += rows
-            break
+        rows.sort(key=lambda k: k.version, reverse=True)
+        if version is None:  # the newest version in each language
+            rows = list({k.lang: k for k in reversed(rows)}.values())
+        keys += rows
     if not keys:  # glossary aliases / English names
         for row in store.db.execute("SELECT version, lang, id FROM nodes WHERE kind='glossary' AND (english=? COLLATE NOCASE)"
                                     " ORDER BY version DESC", (name,)):

@@ -13,6 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kb import graph
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
 from kb.store import NodeKey, Store
 
@@ -30,6 +31,7 @@ class LinkIndex:
     glossary_names: dict[tuple[str, str], dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
     versions: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # lang → CR versions, newest first
     by_kind_title: dict[tuple[str, str], list[NodeKey]] = field(default_factory=lambda: defaultdict(list))
+    names_by_kind: dict[str, dict[str, NodeKey]] = field(default_factory=lambda: defaultdict(dict))  # articles, cards
 
     @classmethod
     def build(cls, store: Store) -> LinkIndex:
@@ -49,6 +51,10 @@ class LinkIndex:
             index.sources[key] = doc_sources.get(doc_id, "")
             if title:
                 index.by_kind_title[(kind, title)].append(key)
+            if kind in graph.NAMED_KINDS:  # title, English name and aliases (redirects, other spellings)
+                for name in [title, english, *json.loads(aliases)]:
+                    if name:
+                        index.names_by_kind[kind].setdefault(_fold(name), key)
             if kind == GLOSSARY:
                 names = index.glossary_names[(version, lang)]
                 for name in [title, english, *json.loads(aliases)]:
@@ -99,9 +105,10 @@ def resolve_term(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
 
 
 Resolver = Callable[[LinkIndex, NodeKey, Ref], "NodeKey | None"]
-RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term}
+RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term,
+                                  **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/graph.py
 # Kinds whose targets are outside the knowledge base by nature: never reported as unresolved.
-OUTSIDE_KINDS = {"external"}
+OUTSIDE_KINDS = {"external", "redlink", "category"}
 
 
 @dataclass
@@ -121,6 +128,7 @@ class LinkReport:
 
 def link(store: Store) -> LinkReport:
     """Resolve every stored reference and write the results. Call inside the ingest's transaction."""
+    graph.prepare(store)  # card entities from all card references; drop derived references
     index = LinkIndex.build(store)
     report = LinkReport()
     resolutions = []
@@ -137,6 +145,7 @@ def link(store: Store) -> LinkReport:
             report.unresolved[ref.kind] += 1
             report.diagnostics.append(_unresolved(index, stored.source_key, ref))
     store.set_resolutions(resolutions)
+    graph.derive_links(store, index, report)  # glossary-term links also to the article of that term
     return report
 
 

@@ -84,7 +84,7 @@ class Document:
     """Everything parsed from one source."""
 
     source: str  # file path or URL
-    kind: str  # cr-text | wisdom-guild | mtgwiki | release-notes
+    kind: str  # cr-text | wisdom-guild | mtgwiki | release-notes | cards (card entities, made by kb.graph)
     lang: str
     nodes: tuple[Node, ...]
     version: str = UNVERSIONED  # '20231117.0' (Japanese), '20231117' (English, from the effective date)

@@ -1,0 +1,160 @@
+"""Parse mtg-jp.com card release notes (a saved HTML page or its plain text) into note nodes.
+
+Entry point: :func:`parse_release_notes` — a pure function of the bytes that never raises for bad input.
+A heading ``〜に関する一般的な情報`` followed by ``•`` bullets becomes one note ``note:<set>:<mechanic>`` with
+a ``mechanic`` reference to the mechanic it explains (resolved later to the glossary entry and the MTG Wiki
+article: ``kb.graph``). Bullets under any other heading (a card's own notes) become ``note:<set>:<heading>``
+(``notes-N`` when the heading is only a dash). Sections repeated verbatim, as release-note pages do, are
+stored once with ``meta['occurrences']``. Every ``《カード名》`` gives a ``card`` reference.
+
+``<set>`` is the set name in ``『…』`` of the page title, else the source's file name.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import html as html_lib
+import re
+from pathlib import PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+import lxml.html
+from lxml import etree
+
+from ingest.mtgwiki import decode_html, split_card_name
+from kb.model import NOTE, REF_CARD, REF_MECHANIC, UNVERSIONED, Diagnostic, Document, Node, Ref
+
+GENERAL_RE = re.compile(r"^(?P<mechanic>.+?)に関する一般的な情報$")
+BULLET_RE = re.compile(r"^[•・●◦]\s*(?P<text>.+)$")
+CARD_RE = re.compile(r"《([^《》\n]{1,80})》")
+SET_NAME_RE = re.compile(r"『([^』]{1,60})』")
+DASH_ONLY_RE = re.compile(r"^[\-–—―ー\s]*$")
+BLOCK_TAGS = ("p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "tr", "section", "article", "br")
+SECTION_BREAK = "\ue000"  # a private-use character marking a section end in converted HTML
+CHROME = "//script|//style|//noscript|//nav|//header|//footer|//form|//iframe|//aside|//comment()"
+
+
+def parse_release_notes(data: bytes, source: str) -> Document:
+    """Parse one release-notes page (HTML or text); see the module docstring."""
+    diagnostics: list[Diagnostic] = []
+    text = decode_html(data, source, diagnostics)
+    page_title = None
+    if re.search(r"<(?:html|body|div|p|ul|h[1-6])\b", text[:5000], re.I):
+        text, page_title = _html_to_text(text, source, diagnostics)
+    set_name = _set_name(page_title, source)
+    nodes = _notes(text.splitlines(), set_name, source, diagnostics)
+    if not nodes:
+        diagnostics.append(Diagnostic(source, "", "no release-note sections (〜に関する一般的な情報 with • bullets) found"))
+    return Document(source=source, kind="release-notes", lang="ja", nodes=tuple(nodes), version=UNVERSIONED,
+                    content_hash=hashlib.sha256(data).hexdigest(), diagnostics=tuple(diagnostics),
+                    title=page_title or f"{set_name} リリースノート")
+
+
+def _html_to_text(text: str, source: str, diagnostics: list[Diagnostic]) -> tuple[str, str | None]:
+    try:
+        tree = lxml.html.document_fromstring(re.sub(r"^\s*<\?xml[^>]*\?>", "", text))
+    except (etree.ParserError, ValueError) as exc:
+        diagnostics.append(Diagnostic(source, "", f"not readable as HTML ({exc})"))
+        return "", None
+    title_el = tree.find(".//title")
+    title = title_el.text_content().strip() if title_el is not None and title_el.text_content().strip() else None
+    h1 = tree.find(".//h1")
+    if title is None and h1 is not None:
+        title = h1.text_content().strip() or None
+    for el in tree.xpath(CHROME):
+        el.drop_tree()
+    root = next(iter(tree.xpath("//article|//main|//*[@id='article-body' or contains(@class, 'article-body')]")), None)
+    root = root if root is not None else tree.find(".//body") if tree.find(".//body") is not None else tree
+    for el in root.iter(*BLOCK_TAGS, "ul", "ol"):
+        if el.tag == "li" and not (el.text or "").lstrip().startswith(("•", "・")):
+            el.text = "• " + (el.text or "")
+        if el.tag in ("ul", "ol"):  # a list ends a section, as a blank line does in the text form
+            el.tail = f"\n{SECTION_BREAK}\n" + (el.tail or "")
+        elif el.tag[0] == "h" and el.tag[1:].isdigit():
+            el.text = f"\n{SECTION_BREAK}\n" + (el.text or "")
+            el.tail = "\n" + (el.tail or "")
+        else:
+            el.tail = "\n" + (el.tail or "")
+            el.text = "\n" + (el.text or "")
+    lines = [line for line in root.text_content().splitlines() if line.strip()]
+    return "\n".join("" if line.strip() == SECTION_BREAK else line for line in lines), title
+
+
+def _set_name(page_title: str | None, source: str) -> str:
+    if page_title and (m := SET_NAME_RE.search(page_title)):
+        return m.group(1).strip()
+    if page_title and page_title.replace("リリースノート", "").strip(" 　|-–"):
+        return re.split(r"\s*[|｜]\s*", page_title.replace("リリースノート", ""))[0].strip(" 　-–")
+    path = urlsplit(source).path if "://" in source else source
+    return unquote(PurePosixPath(path).stem) or "release-notes"
+
+
+def _notes(lines: list[str], set_name: str, source: str, diagnostics: list[Diagnostic]) -> list[Node]:
+    groups: list[dict] = []
+    heading: str | None = None
+    heading_line = 0
+    current: dict | None = None
+    for lineno, raw in enumerate(lines, 1):
+        line = raw.strip().replace("\u3000", " ").strip()
+        if not line:
+            if current is not None:  # a blank line after bullets ends the section
+                heading, heading_line, current = None, 0, None
+            continue
+        bullet = BULLET_RE.match(line)
+        if bullet:
+            if current is None:
+                current = {"heading": heading, "line": heading_line or lineno, "bullets": []}
+                groups.append(current)
+            current["bullets"].append(bullet.group("text").strip())
+            continue
+        if current is not None or heading is None or GENERAL_RE.match(line):
+            heading, heading_line, current = line, lineno, None  # a new heading starts after bullets
+    nodes: list[Node] = []
+    by_content: dict[tuple, int] = {}
+    used_ids: dict[str, int] = {}
+    unnamed = 0
+    for group in groups:
+        key = (group["heading"], tuple(group["bullets"]))
+        if key in by_content:
+            i = by_content[key]
+            meta = nodes[i].meta
+            nodes[i] = dataclasses.replace(nodes[i], meta={**meta, "occurrences": meta["occurrences"] + 1,
+                                                           "lines": [*meta["lines"], group["line"]]})
+            continue
+        heading = group["heading"]
+        general = GENERAL_RE.match(heading) if heading else None
+        if general:
+            name = general.group("mechanic")
+        elif heading and not DASH_ONLY_RE.match(heading):
+            name = CARD_RE.sub(r"\1", heading)[:60]
+        else:
+            unnamed += 1
+            name = f"notes-{unnamed}"
+        node_id = f"note:{set_name}:{name}"
+        if node_id in used_ids:
+            used_ids[node_id] += 1
+            diagnostics.append(Diagnostic(source, f"line {group['line']}", f"section {heading!r} appears again with "
+                                                                           f"different bullets; kept as {name}-{used_ids[node_id]}"))
+            node_id = f"{node_id}-{used_ids[node_id]}"
+        else:
+            used_ids[node_id] = 1
+        by_content[key] = len(nodes)
+        nodes.append(_note(node_id, heading, general.group("mechanic") if general else None, group, len(nodes)))
+    return nodes
+
+
+def _note(node_id: str, heading: str | None, mechanic: str | None, group: dict, order: int) -> Node:
+    head = heading if heading and not DASH_ONLY_RE.match(heading) else None
+    text = "\n".join(([head] if head else []) + [f"• {b}" for b in group["bullets"]])
+    refs = [Ref(REF_MECHANIC, mechanic, mechanic, 0, len(mechanic))] if mechanic else []
+    for m in CARD_RE.finditer(text):
+        names = split_card_name(m.group(1)) or (m.group(1).strip(), None)
+        refs.append(Ref(REF_CARD, names[1] or names[0], m.group(1), m.start(1), m.end(1)))
+    html = (f"<h3>{html_lib.escape(head)}</h3>" if head else "") + "<ul>" + "".join(
+        f"<li>{html_lib.escape(b)}</li>" for b in group["bullets"]) + "</ul>"
+    meta = {"occurrences": 1, "lines": [group["line"]], "bullets": group["bullets"]}
+    if mechanic:
+        meta["mechanic"] = mechanic
+    return Node(id=node_id, kind=NOTE, lang="ja", version=UNVERSIONED, text=text, title=head, order=order,
+                refs=tuple(refs), html=html, meta=meta)

@@ -1,0 +1,179 @@
+"""The cross-source graph: rules ↔ glossary ↔ MTG Wiki articles ↔ release notes ↔ cards.
+
+Hooked into :func:`kb.linking.link`, which runs after all sources are in:
+
+1. :func:`prepare` (before resolving) rebuilds the **card entities** from every ``card`` reference in the
+   store: one node ``card:<English name>`` (``card:<日本語名>`` when no source gives the English name) with
+   ``title`` = Japanese name, ``english`` = English name, other spellings in ``aliases``. They live in one
+   synthetic document, source :data:`CARDS_SOURCE`, kind ``cards``, version UNVERSIONED. It also deletes the
+   derived references of the previous run (step 3 makes them again).
+2. The resolvers in :data:`RESOLVERS` (registered in ``kb.linking.RESOLVERS``): ``wiki`` → the article with that
+   title, redirect alias or English name (the ``#fragment`` is kept in the target, ignored for the lookup);
+   ``card`` → the card entity; ``mechanic`` → the glossary entry (newest Japanese CR first; ``パーティ`` and
+   ``パーティー`` are the same word), else the article; ``term-article`` → the article.
+3. :func:`derive_links` (after resolving): every ``term`` or ``mechanic`` reference that resolved to a glossary
+   entry whose term also has an MTG Wiki article (by title, or by English name across languages) gets a
+   second, **derived** reference of kind :data:`REF_TERM_ARTICLE` on the same citing node, same surface text
+   and offsets, target = the article title, resolved to the article. So the article's ``cited_by`` lists the
+   rules and notes that use its term (``kb links 唱える``), and the rule lists the article among what it
+   refers to. Derived references are rebuilt on every link, never parsed from a source.
+
+Rule references from the wiki (``CR:601.2f``, quoted blocks with a version) need nothing here: the core
+resolver takes the cited version when it is present, else the newest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import re
+from collections import Counter, defaultdict
+from typing import TYPE_CHECKING
+
+from kb.model import ARTICLE, CARD, GLOSSARY, REF_CARD, REF_MECHANIC, REF_TERM, UNVERSIONED, Document, Node, Ref
+from kb.store import NodeKey, Store
+
+if TYPE_CHECKING:
+    from kb.linking import LinkIndex, LinkReport
+
+REF_TERM_ARTICLE = "term-article"  # derived: a glossary-term link's second target, the article of that term
+DERIVED_KINDS = (REF_TERM_ARTICLE,)
+CARDS_SOURCE = "kb:cards"
+CARD_LANG = "ja"
+NAMED_KINDS = (ARTICLE, CARD)  # kinds looked up by alias / English name too (LinkIndex.names_by_kind)
+_FINAL_LONG_VOWEL = re.compile(r"(?<=[ァ-ヺ])ー$")
+
+
+def fold(name: str) -> str:
+    return name.strip().casefold()
+
+
+def loose_fold(name: str) -> str:
+    """:func:`fold`, also ignoring a word-final katakana long vowel (``パーティー`` = ``パーティ``)."""
+    return _FINAL_LONG_VOWEL.sub("", fold(name))
+
+
+# -- 1. before resolving ---------------------------------------------------------------------------------
+
+
+def prepare(store: Store) -> None:
+    """Drop last run's derived references and rebuild the card entities from all card references."""
+    store.db.execute(f"DELETE FROM refs WHERE kind IN ({','.join('?' * len(DERIVED_KINDS))})", DERIVED_KINDS)
+    rows = store.db.execute("SELECT target, text FROM refs WHERE kind=?", (REF_CARD,)).fetchall()
+    store.put_document(card_entities(rows))
+
+
+def card_entities(refs: list[tuple[str, str]]) -> Document:
+    """One card node per card named by the (target, surface text) of card references."""
+    from ingest.mtgwiki import split_card_name
+
+    names_of: dict[str, Counter] = defaultdict(Counter)  # English name → Japanese spellings (pairs count double)
+    japanese_only: set[str] = set()
+    english_of: dict[str, str] = {}
+    for target, text in refs:
+        pair = split_card_name(text or "")
+        if target.isascii():
+            japanese = pair[0] if pair else (text if text and not text.isascii() else None)
+            names_of[target].update({japanese: 2 if pair else 1} if japanese else {})
+            if japanese:
+                english_of.setdefault(japanese, target)
+        else:
+            japanese_only.add(target)
+    nodes = []
+    for english, spellings in sorted(names_of.items()):
+        ranked = [name for name, _ in sorted(spellings.items(), key=lambda kv: (-kv[1], kv[0]))]
+        nodes.append(Node(id=f"card:{english}", kind=CARD, lang=CARD_LANG, version=UNVERSIONED,
+                          text=f"{ranked[0]}/{english}" if ranked else english, title=ranked[0] if ranked else english,
+                          english=english, aliases=tuple(ranked[1:])))
+    for japanese in sorted(japanese_only - english_of.keys()):
+        nodes.append(Node(id=f"card:{japanese}", kind=CARD, lang=CARD_LANG, version=UNVERSIONED, text=japanese,
+                          title=japanese))
+    nodes = [dataclasses.replace(n, order=i) for i, n in enumerate(nodes)]
+    payload = json.dumps([[n.id, n.title, n.english, n.aliases] for n in nodes], ensure_ascii=False)
+    return Document(source=CARDS_SOURCE, kind="cards", lang=CARD_LANG, nodes=tuple(nodes), version=UNVERSIONED,
+                    content_hash=hashlib.sha256(payload.encode()).hexdigest(), title="Card entities")
+
+
+# -- 2. resolvers ----------------------------------------------------------------------------------------
+
+
+def find_named(index: LinkIndex, kind: str, name: str, *, loose: bool = False) -> NodeKey | None:
+    """A node of ``kind`` by exact title, else by title/alias/English name ignoring case (and long vowels)."""
+    exact = index.by_kind_title.get((kind, name))
+    if exact:
+        return exact[0]
+    names = index.names_by_kind.get(kind, {})
+    if fold(name) in names:
+        return names[fold(name)]
+    if loose:
+        wanted = loose_fold(name)
+        return next((key for folded, key in names.items() if loose_fold(folded) == wanted), None)
+    return None
+
+
+def resolve_wiki(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
+    return find_named(index, ARTICLE, ref.target.split("#", 1)[0])
+
+
+def resolve_card(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
+    key = NodeKey(UNVERSIONED, CARD_LANG, f"card:{ref.target}")
+    return key if key in index.keys else find_named(index, CARD, ref.target)
+
+
+def find_glossary_entry(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
+    for version, lang in index.cr_version_for(source, ref):
+        found = index.find_glossary(version, lang, ref.target)
+        if not found:
+            wanted = loose_fold(ref.target)
+            found = next((gid for name, gid in index.glossary_names.get((version, lang), {}).items()
+                          if loose_fold(name) == wanted), None)
+        if found:
+            return NodeKey(version, lang, found)
+    return None
+
+
+def resolve_mechanic(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
+    return find_glossary_entry(index, source, ref) or find_named(index, ARTICLE, ref.target, loose=True)
+
+
+def resolve_term_article(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
+    return find_named(index, ARTICLE, ref.target, loose=True)
+
+
+RESOLVERS = {"wiki": resolve_wiki, REF_CARD: resolve_card, REF_MECHANIC: resolve_mechanic,
+             REF_TERM_ARTICLE: resolve_term_article}
+
+
+# -- 3. after resolving ----------------------------------------------------------------------------------
+
+
+def derive_links(store: Store, index: LinkIndex, report: LinkReport) -> None:
+    """Add a ``term-article`` reference beside each term/mechanic reference resolved to a glossary entry whose
+    term has an article (see the module docstring)."""
+    english_of = {NodeKey(*r[:3]): r[3] for r in store.db.execute(
+        "SELECT version, lang, id, english FROM nodes WHERE kind=?", (GLOSSARY,))}
+    next_seq: dict[NodeKey, int] = {}
+    rows = []
+    for sr in list(store.refs()):
+        if sr.ref.kind not in (REF_TERM, REF_MECHANIC) or sr.target_key is None or sr.target_key.id[:3] != "gl:":
+            continue
+        term = index.titles.get(sr.target_key) or sr.target_key.id[3:]
+        article = find_named(index, ARTICLE, term, loose=True)
+        if article is None and english_of.get(sr.target_key):
+            article = find_named(index, ARTICLE, english_of[sr.target_key])
+        if article is None or article == sr.source_key:
+            continue
+        if sr.source_key not in next_seq:
+            (top,) = store.db.execute("SELECT COALESCE(MAX(seq), -1) FROM refs WHERE version=? AND lang=? AND node_id=?",
+                                      (sr.source_key.version, sr.source_key.lang, sr.source_key.id)).fetchone()
+            next_seq[sr.source_key] = top + 1
+        seq = next_seq[sr.source_key]
+        next_seq[sr.source_key] += 1
+        s = sr.source_key
+        rows.append((s.version, s.lang, s.id, seq, REF_TERM_ARTICLE, index.titles.get(article) or article.id[5:],
+                     sr.ref.text, sr.ref.start, sr.ref.end, None, article.version, article.lang, article.id))
+        report.resolved[REF_TERM_ARTICLE] += 1
+    store.db.executemany(
+        "INSERT INTO refs (version, lang, node_id, seq, kind, target, text, start, end_, cited_version,"
+        " resolved_version, resolved_lang, resolved_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
