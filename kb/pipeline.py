@@ -10,11 +10,15 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb.errors import KbError
 from kb.linking import LinkReport, link
 from kb.model import Diagnostic, Document
 from kb.store import Store
+
+if TYPE_CHECKING:
+    from kb.search.index import IndexReport
 
 SOURCE_KINDS = ("cr-text", "wisdom-guild", "mtgwiki", "release-notes")
 TEXT_SUFFIXES = {".txt"}
@@ -67,7 +71,7 @@ class IngestReport:
     failed: list[str] = field(default_factory=list)  # one line per source that could not be read or parsed
     warnings: list[Diagnostic] = field(default_factory=list)
     links: LinkReport = field(default_factory=LinkReport)
-    index: object = None  # kb.search.index.IndexReport of the search-index update
+    index: IndexReport | None = None  # the search-index update that followed
 
     @property
     def nodes_by_kind(self) -> Counter:

@@ -1,0 +1,124 @@
+"""Benchmark search: index build, warm query latency, cold start of ``kb search``.
+
+Figures, each against a baseline measured in the same run (this machine is noisy):
+  * index build (``update_index(rebuild=True)``) over the 2026-01-16 English CR plus data/, as a ratio of one
+    SudachiPy mode-C tokenisation pass over the same text (names, text and examples of every node; goal ≤ 3×),
+    and our analysis alone (the same fields, no Whoosh) on the same scale; peak Python memory (tracemalloc);
+  * query latency over the evaluation set (tests/fixtures/search/eval.jsonl), warm, median and p95 (goal p95 ≤ 30 ms),
+    beside the plain character-bigram baseline of tests/search_eval.py on the same nodes;
+  * cold start of ``kb search 唱えた`` as a process (goal ≤ 1.5 s), against ``kb --help`` as a process.
+
+Usage: .venv/bin/python bench/bench_search.py [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+
+from bench._common import REPO, best_of, corpus_dir, peak_memory  # noqa: E402
+from kb.pipeline import ingest_sources  # noqa: E402
+from kb.search.analysis import bigram_terms, index_terms  # noqa: E402
+from kb.search.index import node_fields, update_index  # noqa: E402
+from kb.search.query import Searcher  # noqa: E402
+from kb.store import Store  # noqa: E402
+from search_eval import baseline, load_cases  # noqa: E402
+
+KB = str(REPO / ".venv" / "bin" / "kb")
+
+
+def sudachi_pass(texts: list[str]) -> None:
+    from sudachipy import Dictionary, SplitMode
+
+    tokenizer = Dictionary().tokenizer()
+    for text in texts:
+        for line in text.split("\n"):
+            if line:
+                tokenizer.tokenize(line, SplitMode.C)
+
+
+def analyse_all(nodes) -> None:
+    """The analysis the index build does (title, body and bigram fields), without Whoosh."""
+    for node in nodes:
+        fields = node_fields(node, "")
+        for name in ("title", "body"):
+            if name in fields:
+                index_terms(fields[name])
+        bigram_terms(fields["grams"])
+
+
+def latencies(search, queries: list[str], rounds: int) -> list[float]:
+    for q in queries:  # warm
+        search(q)
+    times = []
+    for _ in range(rounds):
+        for q in queries:
+            start = time.perf_counter()
+            search(q)
+            times.append(time.perf_counter() - start)
+    return sorted(times)
+
+
+def p95(times: list[float]) -> float:
+    return times[min(len(times) - 1, int(len(times) * 0.95))]
+
+
+def process_time(args: list[str], repeat: int) -> float:
+    return best_of(lambda: subprocess.run(args, check=True, capture_output=True), repeat)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store.open(tmp)
+        ingest_sources(store, [str(REPO / "data"), str(corpus_dir() / "MagicCompRules-2026-01-16.txt")])
+        nodes = list(store.nodes())
+        texts = ["\n".join(x for x in (n.title, *n.aliases, n.english, n.text, *n.examples) if x) for n in nodes]
+        print(f"{len(nodes)} nodes, {sum(map(len, texts)):,} characters")
+
+        sudachi_pass(texts[:10])  # load the dictionary outside the timing
+        t_sudachi = best_of(lambda: sudachi_pass(texts), args.repeat)
+        t_analysis = best_of(lambda: analyse_all(nodes), args.repeat)
+        t_build = best_of(lambda: update_index(store, rebuild=True), args.repeat)
+        m_sudachi = peak_memory(lambda: sudachi_pass(texts))
+        m_build = peak_memory(lambda: update_index(store, rebuild=True))
+        print("index build")
+        print(f"  Sudachi pass (baseline) {t_sudachi * 1000:8.0f} ms")
+        print(f"  our analysis alone      {t_analysis * 1000:8.0f} ms  = {t_analysis / t_sudachi:5.2f} × Sudachi")
+        print(f"  update_index(rebuild)   {t_build * 1000:8.0f} ms  = {t_build / t_sudachi:5.2f} × Sudachi (goal ≤ 3)")
+        print(f"  peak memory: Sudachi {m_sudachi / 1e6:.1f} MB, build {m_build / 1e6:.1f} MB"
+              f" = {m_build / max(m_sudachi, 1):.1f} ×")
+
+        queries = [c.query for c in load_cases()]
+        with Searcher(store) as searcher:
+            ours = latencies(lambda q: searcher.search(q, limit=10), queries, args.repeat)
+        search, close = baseline(store, Path(tmp) / "baseline")
+        theirs = latencies(search, queries, args.repeat)
+        close()
+        print(f"query latency, warm, {len(queries)} queries × {args.repeat}")
+        print(f"  bigram baseline  median {statistics.median(theirs) * 1000:6.1f} ms  p95 {p95(theirs) * 1000:6.1f} ms")
+        print(f"  kb.search        median {statistics.median(ours) * 1000:6.1f} ms  p95 {p95(ours) * 1000:6.1f} ms"
+              f"  (goal p95 ≤ 30 ms; {p95(ours) / p95(theirs):.1f} × baseline p95)")
+        store.close()
+
+        t_help = process_time([KB, "--help"], args.repeat)
+        t_search = process_time([KB, "--kb-dir", tmp, "search", "唱えた"], args.repeat)
+        t_number = process_time([KB, "--kb-dir", tmp, "search", "601.2f"], args.repeat)
+        print("cold start (process)")
+        print(f"  kb --help (baseline)  {t_help * 1000:6.0f} ms")
+        print(f"  kb search 唱えた       {t_search * 1000:6.0f} ms  = {t_search / t_help:4.1f} × --help (goal ≤ 1.5 s)")
+        print(f"  kb search 601.2f      {t_number * 1000:6.0f} ms  = {t_number / t_help:4.1f} × --help")
+
+
+if __name__ == "__main__":
+    main()

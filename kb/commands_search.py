@@ -1,0 +1,76 @@
+"""``kb search`` and ``kb index``: the command-line face of :mod:`kb.search` (heavy imports stay inside)."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+
+@click.command()
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as a JSON list.")
+@click.option("--limit", "-n", default=10, show_default=True, type=click.IntRange(1, 1000), help="Number of hits.")
+@click.option("--kind", type=click.Choice(["rule", "glossary", "article", "note", "card"]), default=None,
+              help="Only this kind (rule = chapters, sections, rules and subrules).")
+@click.option("--lang", type=click.Choice(["ja", "en"]), default=None, help="Only this language.")
+@click.option("--version", "version", default=None, help="CR version to search (default: the newest of each language).")
+@click.pass_context
+def search(ctx, query, as_json, limit, kind, lang, version):
+    """Search rules, glossary and articles for QUERY.
+
+    QUERY is words (唱えた, マナコスト, "呪文を唱える"), a rule number in any form (601.2f, ６０１．２ｆ, CR:601.2f;
+    120.4 = the rule and its subrules, 120.4. = the rule alone, 601.2a-d = a range), a glossary term in Japanese
+    or English (予示, Manifest), with optional filters kind:rule, kind:glossary, lang:en, version:20231117.
+
+    \b
+    Example:
+        kb search 唱えた
+        kb search "rule 601.2a-d"
+        kb search Manifest --json --limit 3
+        kb search "kind:rule マナ・コスト"
+    """
+    from kb.search.query import Searcher
+    from kb.store import Store
+
+    with Store.open(ctx.obj.get("kb_dir"), create=False) as store, Searcher(store) as searcher:
+        hits = searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
+    if as_json:
+        click.echo(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=1))
+        return
+    if not hits:
+        click.echo(f"no results for {query!r}", err=True)
+        return
+    for hit in hits:
+        label = " ".join(x for x in (hit.number, hit.title) if x) or hit.id
+        where = f"  ({hit.section})" if hit.section and hit.section != label else ""
+        click.echo(f"{click.style(label, bold=True)} [{hit.kind} {hit.lang} {hit.version or '-'}] {hit.url}{where}")
+        click.echo("    " + _highlighted(hit.snippet, hit.highlights).replace("\n", " "))
+
+
+def _highlighted(snippet: str, spans) -> str:
+    out, at = [], 0
+    for start, end in spans:
+        out += [snippet[at:start], click.style(snippet[start:end], fg="yellow", bold=True)]
+        at = end
+    out.append(snippet[at:])
+    return "".join(out)
+
+
+@click.command("index")
+@click.option("--rebuild", is_flag=True, help="Drop the index and build it again from the store.")
+@click.pass_context
+def index_command(ctx, rebuild):
+    """Bring the search index up to date with the knowledge base ('kb ingest' already does this).
+
+    \b
+    Example:
+        kb index
+        kb index --rebuild
+    """
+    from kb.search.index import update_index
+    from kb.store import Store
+
+    with Store.open(ctx.obj.get("kb_dir"), create=False) as store:
+        report = update_index(store, rebuild=rebuild)
+    click.echo(f"index: {report.added} added, {report.updated} updated, {report.removed} removed, {report.total} nodes")

@@ -1,0 +1,444 @@
+"""Query understanding and the search API: :func:`search` (one call) or :class:`Searcher` (many queries, warm).
+
+A query is, in this order of precedence:
+
+1. **Rule numbers** — the whole query (after filters) is a rule number in any width or prefix (``601.2f``,
+   ``６０１．２ｆ``, ``CR:601.2f``, ``rule 601.2f``): that rule and its subrules (``120.4``), the rule alone with a
+   trailing period (``120.4.``), or a range (``601.2a-d``, ``601.2a-601.2d``). ``702.6`` never matches ``702.60``.
+2. **Glossary terms** — the whole query is a glossary term, alias or English name (``予示``, ``Manifest``,
+   ``マナコスト``): the rule that defines it (the entry's first rule reference) first, then the entry; Japanese first.
+3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; a node must hold every term (in ``title`` or
+   ``body``; a term the index does not know is looked up as a bigram phrase of what was typed in ``grams`` — of
+   the whole word when Sudachi left a single character), ranked by BM25F with title hits boosted; nodes holding
+   only some of the terms follow. Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as
+   phrases.
+
+Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
+``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en``; ``version:V``. Versions: the newest of each
+language by default; ``V`` picks the versions equal to V or starting with ``V.`` (``20231117`` → the English
+20231117 and the Japanese 20231117.0); unversioned nodes (wiki, notes, cards) are always searched.
+
+Each :class:`Hit` carries kind, number/title, version, language, score, the site URL
+(:func:`kb.site_paths.url_for`), a snippet with highlight offsets, and the parent and section it sits in.
+Bad queries (empty, longer than :data:`MAX_QUERY_CHARS`, unbalanced quotes, control characters) raise KbError.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from dataclasses import asdict, dataclass
+from itertools import islice
+
+from kb import rulenum
+from kb.errors import KbError
+from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
+from kb.search import analysis
+from kb.store import NodeKey, Store
+
+MAX_QUERY_CHARS = 500
+TITLE_BOOST = 3.0
+NUMBER_BOOST = 5.0
+SNIPPET_CHARS = 160
+KIND_FILTERS = {"rule": RULE_KINDS, "glossary": (GLOSSARY,), "article": (ARTICLE,), "note": (NOTE,), "card": (CARD,)}
+LANG_ORDER = {"ja": 0, "en": 1}
+
+_FILTER = re.compile(r"(?<!\S)(kind|lang|version):(\S*)", re.I)
+_PHRASE = re.compile(r"\"([^\"]*)\"|「([^」]*)」|“([^”]*)”")
+_RANGE = re.compile(r"^(.+?)\s*[-–~〜]\s*([a-z]|[0-9][0-9.]*[a-z]?)$")
+
+
+@dataclass(frozen=True)
+class ParsedQuery:
+    text: str  # the words, filters and phrases removed
+    phrases: tuple[str, ...] = ()
+    kinds: tuple[str, ...] = ()
+    lang: str | None = None
+    version: str | None = None
+    numbers: tuple[str, ...] = ()  # rule numbers asked for directly
+    with_subrules: bool = False  # '120.4' (True) vs '120.4.' or a range (False)
+
+
+@dataclass(frozen=True)
+class Hit:
+    kind: str
+    id: str
+    number: str | None
+    title: str | None
+    version: str
+    lang: str
+    score: float  # BM25F for word matches; 1.0 for number and term matches, which always come first
+    url: str  # site-relative (kb.site_paths.url_for)
+    snippet: str
+    highlights: tuple[tuple[int, int], ...]  # offsets into ``snippet``
+    parent_number: str | None
+    parent_title: str | None
+    section: str | None  # '601 呪文を唱えること': the nearest titled ancestor
+    match: str  # 'number' | 'term' | 'words' | 'some words'
+
+    @property
+    def key(self) -> NodeKey:
+        return NodeKey(self.version, self.lang, self.id)
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["highlights"] = [list(h) for h in self.highlights]
+        return d
+
+
+# -- parsing ----------------------------------------------------------------------------------------------------
+def parse_query(query: str, *, kind: str | None = None, lang: str | None = None,
+                version: str | None = None) -> ParsedQuery:
+    """Validate and take a query apart (KbError with a one-line reason when it cannot be searched)."""
+    if query is None or not query.strip():
+        raise KbError("empty query: give words, a rule number (601.2f) or a term (唱える)")
+    if len(query) > MAX_QUERY_CHARS:
+        raise KbError(f"query is {len(query)} characters long; the limit is {MAX_QUERY_CHARS}")
+    bad = next((c for c in query if unicodedata.category(c) in ("Cc", "Cf", "Cs", "Co") and c not in "\t\n\r"), None)
+    if bad is not None:
+        raise KbError(f"query contains the control character U+{ord(bad):04X} at position {query.index(bad) + 1}")
+    query = query.replace("\t", " ").replace("\n", " ").replace("\r", " ")
+    for opening, closing in (("「", "」"), ("“", "”")):
+        if query.count(opening) != query.count(closing):
+            raise KbError(f"unbalanced quotes in the query: {query.count(opening)} '{opening}' but "
+                          f"{query.count(closing)} '{closing}'")
+    if query.count('"') % 2:
+        raise KbError("unbalanced quotes in the query: an odd number of '\"'")
+    if kind and kind not in KIND_FILTERS:
+        raise KbError(f"unknown kind {kind!r}; choose one of {', '.join(KIND_FILTERS)}")
+    kinds = list(KIND_FILTERS[kind]) if kind else []
+    for name, value in _FILTER.findall(query):
+        name, value = name.lower(), value.lower() if name.lower() != "version" else value
+        if name == "kind":
+            if value not in KIND_FILTERS:
+                raise KbError(f"kind:{value}: unknown kind; choose one of {', '.join(KIND_FILTERS)}")
+            kinds += [k for k in KIND_FILTERS[value] if k not in kinds]
+        elif name == "lang":
+            if value not in LANG_ORDER:
+                raise KbError(f"lang:{value}: unknown language; choose ja or en")
+            lang = value
+        elif value:
+            version = value
+    if lang and lang not in LANG_ORDER:
+        raise KbError(f"unknown language {lang!r}; choose ja or en")
+    rest = _FILTER.sub(" ", query)
+    phrases = tuple(p for groups in _PHRASE.findall(rest) for p in groups if p.strip())
+    text = " ".join(_PHRASE.sub(" ", rest).split())
+    if not text and not phrases:
+        if kinds or lang or version:
+            raise KbError("the query has filters but nothing to search for")
+        raise KbError("empty query: give words, a rule number (601.2f) or a term (唱える)")
+    numbers, with_subrules = _rule_numbers(text) if not phrases else ((), False)
+    return ParsedQuery(text, phrases, tuple(kinds), lang, version, numbers, with_subrules)
+
+
+def _rule_numbers(text: str) -> tuple[tuple[str, ...], bool]:
+    folded = rulenum.fold(text).strip()
+    number = rulenum.normalize(folded)
+    if number:
+        return (number,), not folded.endswith(".")
+    m = _RANGE.match(folded)
+    if m:
+        first = rulenum.normalize(m.group(1))
+        if first:
+            return tuple(rulenum.expand_range(first, m.group(2).rstrip("."))), False
+    return (), False
+
+
+# -- searching --------------------------------------------------------------------------------------------------
+class Searcher:
+    """Searches one knowledge base; keep one around to answer many queries warm. Close it (or use ``with``)."""
+
+    def __init__(self, store: Store):
+        from whoosh import scoring
+
+        from kb.search.index import open_index
+
+        self.store = store
+        self.index = open_index(store)
+        self.whoosh = self.index.searcher(weighting=scoring.BM25F())
+        self._scopes: dict[tuple, set[int]] = {}
+        self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
+
+    def close(self) -> None:
+        self.whoosh.close()
+
+    def __enter__(self) -> Searcher:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def search(self, query: str, *, limit: int = 10, kind: str | None = None, lang: str | None = None,
+               version: str | None = None) -> list[Hit]:
+        if limit < 1:
+            raise KbError(f"--limit {limit}: give at least 1")
+        q = parse_query(query, kind=kind, lang=lang, version=version)
+        versions = self._chosen_versions(q)
+        found: list[tuple[NodeKey, float, str]] = []
+        if q.numbers:
+            found = self._by_number(q, versions, limit)
+        if not found and not q.phrases:
+            found = self._by_term(q, versions)
+        words = [] if q.numbers and found else self._by_words(q, versions, limit + len(found))
+        seen = {k for k, _, _ in found}
+        found += [f for f in words if f[0] not in seen]
+        terms = set() if q.numbers else set(analysis.query_terms(" ".join([q.text, *q.phrases])))
+        hits = (self._hit(key, score, match, terms, q) for key, score, match in found)
+        return list(islice((hit for hit in hits if hit is not None), limit))
+
+    # versions ---------------------------------------------------------------------------------------------------
+    def _chosen_versions(self, q: ParsedQuery) -> set[tuple[str, str]]:
+        """(version, lang) pairs to search; unversioned nodes are added by the callers."""
+        chosen = set()
+        for lang, versions in self._versions.items():
+            if q.lang and lang != q.lang:
+                continue
+            if q.version:
+                chosen |= {(v, lang) for v in versions if v == q.version or v.startswith(q.version + ".")}
+            elif versions:
+                chosen.add((versions[0], lang))
+        if q.version and not chosen:
+            known = sorted({v for vs in self._versions.values() for v in vs})
+            raise KbError(f"version {q.version}: not in the knowledge base (have: {', '.join(known) or 'none'})")
+        return chosen
+
+    def _allowed(self, key: NodeKey, kind: str | None, q: ParsedQuery, versions) -> bool:
+        """Whether a node is in the query's scope (``kind`` None: ignore the kind filter)."""
+        if kind is not None and q.kinds and kind not in q.kinds:
+            return False
+        if q.lang and key.lang != q.lang:
+            return False
+        return key.version == UNVERSIONED or (key.version, key.lang) in versions
+
+    # 1. rule numbers ---------------------------------------------------------------------------------------------
+    def _by_number(self, q: ParsedQuery, versions, limit: int) -> list[tuple[NodeKey, float, str]]:
+        rows = []
+        for number in q.numbers:
+            sql = "SELECT version, lang, id, kind, ord FROM nodes WHERE number = ?"
+            args: list = [number]
+            if q.with_subrules:
+                parsed = rulenum.parse(number)
+                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*", "rule": f"{number}[a-z]"}
+                if parsed.kind in pattern:
+                    sql += " OR number GLOB ?"
+                    args.append(pattern[parsed.kind])
+            for v, lang, id_, kind, order in self.store.db.execute(sql + " LIMIT 2000", args):
+                key = NodeKey(v, lang, id_)
+                if self._allowed(key, kind, q, versions):
+                    rows.append((LANG_ORDER.get(lang, 9), v, order, key))
+        rows.sort(key=lambda r: r[:3])
+        return [(key, 1.0, "number") for *_, key in rows[:limit]]
+
+    # 2. glossary terms -------------------------------------------------------------------------------------------
+    def _by_term(self, q: ParsedQuery, versions) -> list[tuple[NodeKey, float, str]]:
+        from whoosh import query as wq
+
+        from kb.search.index import name_forms
+
+        lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in name_forms(q.text)])])
+        entries = [_key(self.whoosh.stored_fields(n)["key"]) for n in self.whoosh.docs_for_query(lookup)]
+        entries = sorted((k for k in entries if self._allowed(k, None, q, versions)),
+                         key=lambda k: (LANG_ORDER.get(k.lang, 9), k.id))
+        found: list[tuple[NodeKey, float, str]] = []
+        for entry in entries:
+            rule = self._defining_rule(entry)
+            if rule is not None and self._allowed(rule, self._kind_of(rule), q, versions):
+                found.append((rule, 1.0, "term"))
+            if self._allowed(entry, GLOSSARY, q, versions):
+                found.append((entry, 1.0, "term"))
+        return found
+
+    def _defining_rule(self, entry: NodeKey) -> NodeKey | None:
+        row = self.store.db.execute(
+            "SELECT target FROM refs WHERE version=? AND lang=? AND node_id=? AND kind=? ORDER BY seq LIMIT 1",
+            (entry.version, entry.lang, entry.id, REF_RULE)).fetchone()
+        if row is None:
+            return None
+        key = NodeKey(entry.version, entry.lang, f"cr:{row[0]}")
+        return key if self._kind_of(key) else None
+
+    def _kind_of(self, key: NodeKey) -> str | None:
+        row = self.store.db.execute("SELECT kind FROM nodes WHERE version=? AND lang=? AND id=?",
+                                    (key.version, key.lang, key.id)).fetchone()
+        return row[0] if row else None
+
+    # 3. words ------------------------------------------------------------------------------------------------------
+    def _by_words(self, q: ParsedQuery, versions, limit: int) -> list[tuple[NodeKey, float, str]]:
+        from whoosh import query as wq
+
+        groups = [self._term_query(term, q.text) for term in _unique(analysis.analyze(q.text, index=False))]
+        phrases = [self._phrase_query(p) for p in q.phrases]
+        if not groups and not phrases:
+            return []
+        restrict = self._scope_docs(q, versions)
+        if not restrict:  # Whoosh reads an empty filter as no filter
+            return []
+        found: list[tuple[NodeKey, float, str]] = []
+        seen: set[str] = set()
+        strict = wq.And(groups + phrases)
+        for hit in self.whoosh.search(strict, filter=restrict, limit=limit):
+            seen.add(hit["key"])
+            found.append((_key(hit["key"]), hit.score, "words"))
+        if len(groups) > 1 and len(found) < limit:
+            loose = wq.And([wq.Or(groups)] + phrases) if phrases else wq.Or(groups)
+            for hit in self.whoosh.search(loose, filter=restrict, limit=limit):
+                if hit["key"] not in seen:
+                    found.append((_key(hit["key"]), hit.score, "some words"))
+        return found
+
+    def _scope_docs(self, q: ParsedQuery, versions) -> set[int]:
+        """Document numbers in the query's scope (versions, kinds, language), computed once per scope."""
+        from whoosh import query as wq
+
+        from kb.search.index import scope
+
+        key = (frozenset(versions), q.kinds, q.lang)
+        if key not in self._scopes:
+            scopes = {scope(v, lang) for v, lang in versions}
+            scopes |= {scope(UNVERSIONED, lang) for lang in LANG_ORDER if not q.lang or lang == q.lang}
+            docs = set(self.whoosh.docs_for_query(wq.Or([wq.Term("scope", s) for s in sorted(scopes)])))
+            if q.kinds:
+                docs &= set(self.whoosh.docs_for_query(wq.Or([wq.Term("kind", k) for k in q.kinds])))
+            self._scopes[key] = docs
+        return self._scopes[key]
+
+    def _known(self, term: str) -> bool:
+        return bool(self.whoosh.doc_frequency("title", term) or self.whoosh.doc_frequency("body", term))
+
+    def _term_query(self, term: analysis.Term, text: str):
+        from whoosh import query as wq
+
+        if self._known(term.text):
+            parts = [wq.Term("title", term.text, boost=TITLE_BOOST), wq.Term("body", term.text)]
+            if rulenum.parse(term.text):
+                parts.append(wq.Term("number", term.text, boost=NUMBER_BOOST))
+            return wq.Or(parts)
+        surface = text[term.start:term.end]
+        if len(surface) < 2:  # a one-character piece: look for the whole word it came from
+            surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
+        return _grams_query(surface) or wq.Term("body", term.text)
+
+    def _phrase_query(self, phrase: str):
+        from whoosh import query as wq
+
+        words = analysis.analyze(phrase, index=False)
+        if not words or not all(self._known(w.text) for w in words):
+            return _grams_query(phrase) or wq.NullQuery
+        if len(words) == 1:
+            return wq.Or([wq.Term("title", words[0].text, boost=TITLE_BOOST), wq.Term("body", words[0].text)])
+        texts = [w.text for w in words]
+        return wq.Or([wq.Phrase("title", texts, slop=1, boost=TITLE_BOOST), wq.Phrase("body", texts, slop=1)])
+
+    # results ---------------------------------------------------------------------------------------------------
+    def _hit(self, key: NodeKey, score: float, match: str, terms: set[str], q: ParsedQuery) -> Hit | None:
+        """The result for one node; None when the store no longer has it (an index not yet updated)."""
+        from kb.site_paths import url_for
+
+        node = self.store.node(key)
+        if node is None:
+            return None
+        parent = self.store.node(NodeKey(key.version, key.lang, node.parent)) if node.parent else None
+        section = parent
+        while section is not None and not section.title and section.parent:
+            section = self.store.node(NodeKey(key.version, key.lang, section.parent))
+        snippet, highlights = make_snippet(node, terms, [] if q.numbers else [*q.phrases, q.text])
+        return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
+                   lang=node.lang, score=round(score, 4), url=url_for(key), snippet=snippet, highlights=highlights,
+                   parent_number=parent.number if parent else None,
+                   parent_title=(parent.title or _first_line(parent.text)) if parent else None,
+                   section=f"{section.number or ''} {section.title}".strip() if section and section.title else None,
+                   match=match)
+
+
+def search(store_or_kb_dir: Store | str | os.PathLike | None, query: str, *, limit: int = 10, kind: str | None = None,
+           lang: str | None = None, version: str | None = None) -> list[Hit]:
+    """Search a knowledge base (a :class:`Store` or its folder) once; see the module docstring for the syntax."""
+    if isinstance(store_or_kb_dir, Store):
+        with Searcher(store_or_kb_dir) as searcher:
+            return searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
+    with Store.open(store_or_kb_dir, create=False) as store, Searcher(store) as searcher:
+        return searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
+
+
+# -- snippets -----------------------------------------------------------------------------------------------------
+def make_snippet(node: Node, terms: set[str], surfaces: list[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
+    """Up to :data:`SNIPPET_CHARS` of the node's text around the first match, with the matched words' offsets.
+
+    The window starts a little before the first place a query term (or a query word as typed) appears in the
+    folded text; within it, a word is highlighted when one of its index terms is a query term, and query words
+    the analysis could not match are highlighted where they occur as folded substrings (the bigram fallback)."""
+    text = "\n".join(x for x in (node.text, *node.examples) if x) or node.title or ""
+    words = [w for s in surfaces for w in s.split()]
+    begin, end = 0, len(text)
+    if len(text) > SNIPPET_CHARS:
+        finder = _Finder(text)
+        places = [span[0] for n in [t if len(t) <= 2 else t[:-1] for t in terms] + words for span in finder.find(n)[:1]]
+        first = min(places) if places else 0
+        begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
+        end = begin + SNIPPET_CHARS
+    window = text[begin:end]
+    spans = [(t.start, t.end) for t in analysis.analyze(window) if t.text in terms]
+    finder = _Finder(window)
+    spans += [span for w in words if len(w) >= 2 and not w.isascii() for span in finder.find(w)]
+    prefix = "…" if begin > 0 else ""
+    suffix = "…" if end < len(text) else ""
+    return prefix + window + suffix, tuple((s + len(prefix), e + len(prefix)) for s, e in _merge(spans))
+
+
+class _Finder:
+    """Finds words in a text once both are folded, ignoring middle dots; spans are in the original text."""
+
+    def __init__(self, text: str):
+        folded, self.starts, self.ends = analysis.fold_with_offsets(text)
+        self.kept = [i for i, c in enumerate(folded) if c not in analysis.MIDDLE_DOTS]
+        self.stripped = "".join(folded[i] for i in self.kept)
+
+    def find(self, word: str) -> list[tuple[int, int]]:
+        needle = re.sub(f"[{analysis.MIDDLE_DOTS}]", "", analysis.fold(word))
+        if not needle:
+            return []
+        return [(self.starts[self.kept[m.start()]], self.ends[self.kept[m.end() - 1]])
+                for m in re.finditer(re.escape(needle), self.stripped)]
+
+
+def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for s, e in sorted(spans):
+        if out and s <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], e))
+        else:
+            out.append((s, e))
+    return out
+
+
+# -- helpers ------------------------------------------------------------------------------------------------------
+def _grams_query(surface: str):
+    from whoosh import query as wq
+
+    grams = analysis.bigram_terms(surface)
+    if not grams:
+        return None
+    if len(grams) == 1:
+        return wq.Term("grams", grams[0])
+    return wq.Phrase("grams", grams, slop=1)
+
+
+def _unique(terms: list[analysis.Term]) -> list[analysis.Term]:
+    seen, out = set(), []
+    for t in terms:
+        if t.text not in seen:
+            seen.add(t.text)
+            out.append(t)
+    return out
+
+
+def _key(key: str) -> NodeKey:
+    version, lang, id_ = key.split("\t", 2)
+    return NodeKey(version, lang, id_)
+
+
+def _first_line(text: str) -> str | None:
+    line = text.split("\n", 1)[0].strip()
+    return (line[:40] + "…" if len(line) > 40 else line) or None

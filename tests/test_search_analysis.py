@@ -1,0 +1,99 @@
+"""kb.search.analysis: the terms the index and the query share (real Sudachi, no mocks)."""
+
+from __future__ import annotations
+
+import pickle
+import unicodedata
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from kb.search.analysis import (analyze, bigram_terms, fold_with_offsets, index_terms, light_stem, query_terms,
+                                surface_terms, text_analyzer)
+
+
+def test_inflections_share_the_dictionary_form():
+    assert query_terms("唱えた") == query_terms("唱えられる") == query_terms("唱える") == ["唱える"]
+
+
+def test_width_and_katakana_variants_give_the_same_query_terms():
+    assert query_terms("ﾏﾅ･ｺｽﾄ") == query_terms("マナ・コスト") == query_terms("マナコスト") == ["マナコスト"]
+    assert query_terms("６０１．２ｆ") == query_terms("601.2f") == ["601.2f"]
+    assert query_terms("ＡＢＣ") == query_terms("abc")
+
+
+def test_index_holds_parts_of_compounds_and_of_dotted_katakana_words():
+    assert "起因" in index_terms("状況起因処理")
+    terms = index_terms("マナ・コストを支払う")
+    assert {"マナコスト", "マナ", "コスト"} <= set(terms)
+
+
+def test_long_vowel_variants_are_unified():
+    assert query_terms("コントローラ") == query_terms("コントローラー")
+    assert query_terms("プレイヤー") == query_terms("プレーヤー")
+
+
+def test_english_light_stemming_and_stop_words():
+    assert query_terms("Casting the spells") == ["cast", "spell"]
+    assert light_stem("abilities") == light_stem("ability") == "ability"
+    assert light_stem("tapped") == light_stem("taps") == "tap"
+    assert light_stem("manifested") == "manifest"
+
+
+def test_rule_numbers_stay_whole_and_702_6_is_not_702_60():
+    assert "702.6" in index_terms("See rule 702.6.")
+    assert "702.6" not in index_terms("See rule 702.60.")
+    assert "601.2a" in query_terms("rule 601.2a-d")
+
+
+def test_function_words_are_dropped_but_positions_stay_adjacent():
+    terms = analyze("呪文を唱える", index=False)
+    assert [t.text for t in terms] == ["呪文", "唱える"]
+    assert [t.pos for t in terms] == [0, 1]
+
+
+def test_offsets_point_into_the_original_text_even_for_half_width_kana():
+    text = "あなたはﾌﾟﾚｲﾔｰを選ぶ"
+    spans = {t.text: text[t.start:t.end] for t in analyze(text)}
+    assert spans[query_terms("プレイヤー")[0]] == "ﾌﾟﾚｲﾔｰ"
+    folded, starts, ends = fold_with_offsets("ｶﾞ６")
+    assert folded == "ガ6" and starts == [0, 2] and ends == [2, 3]
+
+
+def test_bigram_fallback_covers_japanese_runs_only():
+    assert bigram_terms("未知語abc") == ["未知", "知語"]
+    assert bigram_terms("マナ・コスト") == bigram_terms("マナコスト")
+
+
+def test_surface_terms_map_what_was_typed_to_index_terms():
+    assert surface_terms("唱えた") == [("唱え", "唱える")]
+    assert surface_terms("ﾏﾅ･ｺｽﾄを") == [("マナ・コスト", "マナコスト")]
+    assert surface_terms("Casting 601.2f") == [("casting", "cast"), ("601.2f", "601.2f")]
+
+
+def test_the_analyzer_survives_pickling():
+    analyzer = pickle.loads(pickle.dumps(text_analyzer()))
+    assert [t.text for t in analyzer("唱えた", mode="query")] == ["唱える"]
+
+
+FRAGMENTS = ["呪文", "を", "唱えた", "マナ・コスト", "状況起因処理", "プレイヤー", "は", "601.2f", "rule", "Casting",
+             "spells", "、", "。", "ﾏﾅ", "ｺｽﾄ", "予示された", "2/2", "クリーチャー・カード", " ", "コントローラ", "の"]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12))
+def test_every_query_term_is_an_index_term_of_the_same_text(parts):
+    text = "".join(parts)
+    assert set(query_terms(text)) <= set(index_terms(text))
+
+
+def _to_full_width(text: str) -> str:
+    return "".join(chr(ord(c) + 0xFEE0) if "!" <= c <= "~" else c for c in text)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12))
+def test_terms_do_not_depend_on_character_width(parts):
+    text = "".join(parts)
+    assert index_terms(_to_full_width(text)) == index_terms(text)
+    assert index_terms(unicodedata.normalize("NFKC", text)) == index_terms(text)
