@@ -168,5 +168,26 @@ def links(ctx, node, version, lang, as_json):
             click.echo(f"    {c['id']} [{c['version'] or '-'} {c['lang']}] {c.get('label') or ''}")
 
 
+from kb.commands_fetch import fetch  # noqa: E402
+
+main.add_command(fetch)
+
+from kb.commands_search import index_command, search  # noqa: E402
+
+main.add_command(search)
+main.add_command(index_command)
+
+from kb.commands_versions import diff, history, update, versions  # noqa: E402
+
+main.add_command(versions)
+main.add_command(diff)
+main.add_command(history)
+main.add_command(update)
+
+from kb.commands_site import build, serve  # noqa: E402
+
+main.add_command(build)
+main.add_command(serve)
+
 if __name__ == "__main__":
     main()

@@ -1,0 +1,68 @@
+"""``kb build`` and ``kb serve``: render the knowledge base as a static site, and preview it locally."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from kb.errors import KbError
+
+
+@click.command("build")
+@click.option("--out", "out", default="site", show_default=True, type=click.Path(file_okay=False),
+              help="Folder to write the site to (replaced only when the build succeeds).")
+@click.option("--strict", is_flag=True, help="Fail on any broken internal link or unresolved reference.")
+@click.pass_context
+def build(ctx, out, strict):
+    """Render the knowledge base as a static site (re-rendering only pages whose inputs changed).
+
+    \b
+    Example:
+        kb build --out site
+        kb build --out public --strict
+        python -m http.server -d site   # or open site/index.html
+    """
+    from kb.site import build_site
+    from kb.store import Store
+
+    with Store.open(ctx.obj.get("kb_dir"), create=False) as store:
+        report = build_site(store, out, strict=strict)
+    for line in report.broken[:20]:
+        click.echo(f"warning: broken link {line}", err=True)
+    for line in report.unresolved[:20]:
+        click.echo(f"warning: unresolved reference: {line}", err=True)
+    more = len(report.broken) + len(report.unresolved) - min(20, len(report.broken)) - min(20, len(report.unresolved))
+    if more > 0:
+        click.echo(f"warning: … and {more} more", err=True)
+    click.echo(f"site: {report.out} — {report.pages} pages ({report.rendered} rendered, {report.reused} unchanged), "
+               f"search: {report.search_files} files ({report.search_written} written), "
+               f"{len(report.broken)} broken links, {len(report.unresolved)} unresolved references, {report.seconds:.1f} s")
+
+
+@click.command("serve")
+@click.option("--port", default=8000, show_default=True, type=click.IntRange(0, 65535))
+@click.option("--host", default="127.0.0.1", show_default=True, help="Interface to listen on (0.0.0.0 = every one).")
+@click.option("--dir", "site_dir", default="site", show_default=True, type=click.Path(file_okay=False),
+              help="The built site folder.")
+@click.pass_context
+def serve(ctx, port, host, site_dir):
+    """Serve the built site for preview, with live search at /_search?q=… from the search index.
+
+    \b
+    Example:
+        kb build --out site && kb serve --dir site
+        kb serve --port 8080
+    """
+    from pathlib import Path
+
+    from kb.site.serve import serve_site
+
+    if not (Path(site_dir) / "index.html").is_file():
+        raise KbError(f"{site_dir}: no built site here; run 'kb build --out {site_dir}' first")
+
+    def ready(server):
+        click.echo(f"serving {site_dir} at http://{host}:{server.server_address[1]}/ (Ctrl-C to stop)")
+        sys.stdout.flush()
+
+    serve_site(site_dir, host=host, port=port, kb_dir=ctx.obj.get("kb_dir"), on_ready=ready)

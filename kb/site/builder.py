@@ -1,0 +1,264 @@
+"""Build the static site: gather → produce pages → render (only pages whose inputs changed) → static search index →
+check every internal link and anchor → swap the staging folder into place.
+
+Incremental: ``<out>/.kb-build/manifest.marshal`` records, for each file, the hash of its inputs (the page's context —
+which holds the texts of the nodes it shows and the URLs of those it links to — its title and description, and a hash of all
+templates), and the links and ids it contains. A page whose inputs hash is unchanged is hard-linked (or copied) from
+the previous site instead of rendered; search shards are rewritten only when their content changes.
+
+Atomic: everything is written to a staging folder beside ``out``; only a complete, checked build replaces ``out``
+(rename the old site away, rename staging in, delete the old one), so a failed build leaves the previous site whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+from urllib.parse import unquote, urlsplit
+
+from kb.errors import KbError
+from kb.site.gather import gather_site
+from kb.site.pages import PAGE_PRODUCERS, Page, Producer
+from kb.site.render import TEMPLATES, Renderer, page_links
+from kb.store import Store
+
+MANIFEST = ".kb-build/manifest.marshal"  # marshal: loads and dumps plain data many times faster than JSON
+MANIFEST_FORMAT = 2
+
+
+@dataclass
+class BuildReport:
+    out: Path
+    pages: int = 0
+    rendered: int = 0
+    reused: int = 0
+    search_files: int = 0
+    search_written: int = 0
+    broken: list[str] = field(default_factory=list)  # "cr/601.html: ../cr/728.html#728 (no such page)"
+    unresolved: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+
+
+def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, producers: list[Producer] | None = None,
+               templates: Path = TEMPLATES) -> BuildReport:
+    """Build the site for ``store`` into ``out``; raises KbError (leaving ``out`` untouched) when it cannot, or when
+    ``strict`` and a link is broken or a reference unresolved."""
+    started = time.perf_counter()
+    out = Path(out).resolve()
+    _check_out(out)
+    site = gather_site(store)
+    pages = _produce(site, producers if producers is not None else PAGE_PRODUCERS)
+    previous = _load_manifest(out)
+    staging = out.parent / f".{out.name}.staging-{os.getpid()}"
+    shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)
+    report = BuildReport(out, pages=len(pages), unresolved=list(site.unresolved))
+    try:
+        renderer = Renderer.for_templates(templates)
+        files: dict[str, dict] = {}
+        made_dirs: set[str] = set()
+        old_files = previous.get("files", {})
+        for page in pages:
+            digest = _page_hash(renderer.template_hash, page)
+            old = old_files.get(page.path)
+            if old and old["hash"] == digest and _reuse(f"{out}/{page.path}", f"{staging}/{page.path}", made_dirs):
+                files[page.path] = old
+                report.reused += 1
+                continue
+            html = renderer.render(page, {})
+            _write(staging / page.path, html)
+            links, ids = page_links(html)
+            files[page.path] = {"hash": digest, "links": resolve_links(page.path, links), "ids": ids}
+            report.rendered += 1
+        for path in sorted((templates / "static").rglob("*")):
+            if path.is_file():
+                rel = "static/" + path.relative_to(templates / "static").as_posix()
+                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(path, staging / rel)
+                files[rel] = {"hash": "", "links": [], "ids": []}
+        sitemap = _sitemap(pages)
+        _write(staging / "sitemap.xml", sitemap)
+        files["sitemap.xml"] = {"hash": "", "links": [], "ids": []}
+        search_state = _export_search(site, previous, out, staging, files, report, made_dirs)
+        report.broken = check_links(files)
+        if strict and (report.broken or report.unresolved):
+            problems = report.broken or report.unresolved
+            raise KbError(f"{out}: build failed (--strict): {len(report.broken)} broken links, "
+                          f"{len(report.unresolved)} unresolved references; first: {problems[0]}")
+        manifest = staging / MANIFEST
+        manifest.parent.mkdir(parents=True, exist_ok=True)
+        manifest.write_bytes(marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state}))
+        _swap(staging, out)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _check_out(out: Path) -> None:
+    if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).parent.is_dir())):
+        raise KbError(f"{out}: exists and is not a site built by kb; choose another --out or remove it")
+
+
+def _produce(site, producers: list[Producer]) -> list[Page]:
+    pages: list[Page] = []
+    seen: dict[str, Page] = {}
+    for producer in producers:
+        for page in producer(site):
+            if page.path in seen:
+                raise KbError(f"{page.path}: produced twice ({seen[page.path].title!r} and {page.title!r})")
+            seen[page.path] = page
+            pages.append(page)
+    return pages
+
+
+def _page_hash(template_hash: str, page: Page) -> str:
+    """Hash of everything the page is made from (marshal format 2: fast, and without back-references, so the bytes
+    depend on the values only)."""
+    payload = marshal.dumps((template_hash, page.path, page.template, page.title, page.description, page.context), 2)
+    return hashlib.sha256(payload).hexdigest()[:24]
+
+
+def _load_manifest(out: Path) -> dict:
+    try:
+        data = marshal.loads((out / MANIFEST).read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}
+    return data if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else {}
+
+
+def _reuse(old_s: str, new_s: str, made_dirs: set[str]) -> bool:
+    """Hard-link (else copy) the previous build's file into staging; False when it is gone."""
+    if not os.path.isfile(old_s) or os.path.islink(old_s):
+        return False
+    folder = os.path.dirname(new_s)
+    if folder not in made_dirs:
+        os.makedirs(folder, exist_ok=True)
+        made_dirs.add(folder)
+    try:
+        os.link(old_s, new_s)
+    except OSError:
+        shutil.copyfile(old_s, new_s)
+    return True
+
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+
+
+class _StaleSite(Exception):
+    """A file the previous manifest lists cannot be read: fall back to a full export."""
+
+
+def _export_search(site, previous: dict, out: Path, staging: Path, files: dict, report: BuildReport,
+                   made_dirs: set[str]) -> dict:
+    from kb.site.search_export import export_search
+
+    old_files = previous.get("files", {})
+
+    def read_old(rel: str) -> str | None:
+        if rel not in old_files:
+            return None
+        try:
+            return (out / rel).read_text(encoding="utf-8")
+        except OSError:
+            raise _StaleSite(rel) from None
+
+    try:
+        written, state = export_search(site, previous.get("search", {}), read_old)
+    except _StaleSite:
+        written, state = export_search(site, {}, read_old)
+    for rel in state["files"]:
+        old = old_files.get(rel)
+        if rel in written:
+            digest = hashlib.sha256(written[rel].encode()).hexdigest()[:24]
+            if not (old and old["hash"] == digest and _reuse(f"{out}/{rel}", f"{staging}/{rel}", made_dirs)):
+                _write(staging / rel, written[rel])
+                report.search_written += 1
+        elif old and _reuse(f"{out}/{rel}", f"{staging}/{rel}", made_dirs):
+            digest = old["hash"]
+        else:
+            raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
+        files[rel] = {"hash": digest, "links": [], "ids": []}
+    report.search_files = len(state["files"])
+    return state
+
+
+def _sitemap(pages: list[Page]) -> str:
+    from xml.sax.saxutils import escape
+
+    from kb.site_paths import href
+
+    urls = "".join(f"  <url><loc>{escape(href('', p.path))}</loc></url>\n" for p in pages if p.in_sitemap)
+    return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
+            f"{urls}</urlset>\n")
+
+
+def resolve_links(path: str, links: list[str]) -> list[str]:
+    """The site files (``path#anchor``) the relative links written on the page at ``path`` point at; a link
+    climbing above the site root becomes ``../<link>`` (always broken). Outside links are left out."""
+    base = PurePosixPath(path).parent
+    resolved = []
+    for link in links:
+        parts = _split(link)
+        if parts.scheme or parts.netloc or link.startswith("/"):
+            continue  # outside links are not ours to check (and absolute paths are never written)
+        target = (_join(base, unquote(parts.path)) or f"../{link}") if parts.path else path
+        resolved.append(f"{target}#{unquote(parts.fragment)}" if parts.fragment else target)
+    return resolved
+
+
+def check_links(files: dict[str, dict]) -> list[str]:
+    """Every link written must name a file of the site and, with an anchor, an id in that file."""
+    ids = {path: set(info["ids"]) for path, info in files.items()}
+    broken = []
+    for path, info in files.items():
+        for link in info["links"]:
+            target, _, anchor = link.partition("#")
+            if target not in files:
+                broken.append(f"{path}: {link} (no such page)")
+            elif anchor and anchor not in ids[target]:
+                broken.append(f"{path}: {link} (no such anchor)")
+    return broken
+
+
+@lru_cache(maxsize=65536)
+def _split(link: str):
+    return urlsplit(link)
+
+
+@lru_cache(maxsize=65536)
+def _join(base: PurePosixPath, rel: str) -> str | None:
+    stack = [p for p in base.parts if p not in ("", ".")]
+    for part in rel.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not stack:
+                return None
+            stack.pop()
+        else:
+            stack.append(part)
+    return "/".join(stack)
+
+
+def _swap(staging: Path, out: Path) -> None:
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        os.replace(out, old)
+    try:
+        os.replace(staging, out)
+    except OSError:
+        if old.exists():
+            os.replace(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)

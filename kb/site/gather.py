@@ -1,0 +1,220 @@
+"""Gather what the site shows from the store: the CR version to show (Japanese first, paired with the English CR of the
+same effective date), its rules merged by number across the two languages, glossary terms paired by English name,
+every unversioned node (wiki articles, release notes, cards…), and every reference resolved to a site URL.
+
+Public entry: :func:`gather_site` → :class:`SiteData`. Links are computed here once per node as :class:`Link`
+records (offsets into the node's text, a site-relative target) so page producers only arrange them. A link carries
+the target's URL only, never its text, so changing a rule re-renders the pages showing it, not every page citing it.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass, field
+from urllib.parse import quote
+
+from kb import rulenum
+from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
+from kb.site_paths import page_for_id, url_for
+from kb.store import NodeKey, Store
+
+MTGWIKI = "https://mtgwiki.com/wiki/"
+# Reference kinds whose target lies outside the site by nature (MTG Wiki articles not ingested link to mtgwiki.com):
+# never counted as unresolved.
+OUTSIDE_KINDS = frozenset(["external", "redlink", "category", "wiki"])
+
+
+@dataclass(frozen=True)
+class Link:
+    start: int
+    end: int
+    target: str | None  # site-relative URL (with anchor), None when the reference names nothing on the site
+    kind: str = "rule"
+
+
+@dataclass
+class Entry:
+    """One thing with a page or an anchor: a rule (both languages), a glossary term (both languages), an article…"""
+
+    id: str  # node id (the primary language's)
+    kind: str
+    url: str
+    label: str
+    nodes: dict[str, Node] = field(default_factory=dict)  # lang → node
+    links: dict[str, list[Link]] = field(default_factory=dict)  # lang → links into nodes[lang].text
+    children: list[str] = field(default_factory=list)  # ids of child entries in order (rules)
+    cited_by: list[tuple[str, str]] = field(default_factory=list)  # (url, label), in order, unique
+    number: str | None = None  # rule number (rules only)
+
+    def text(self, lang: str) -> str:
+        node = self.nodes.get(lang)
+        return node.text if node else ""
+
+
+@dataclass
+class SiteData:
+    primary_lang: str | None = None
+    primary_version: str | None = None
+    english_version: str | None = None  # the English CR paired with a Japanese primary (same effective date)
+    effective_date: str | None = None
+    sync_date: str | None = None
+    cr_title: str | None = None
+    rules: dict[str, Entry] = field(default_factory=dict)  # by rule number, document order
+    chapters: list[str] = field(default_factory=list)
+    terms: dict[str, Entry] = field(default_factory=dict)  # by node id
+    others: dict[str, Entry] = field(default_factory=dict)  # unversioned nodes by id
+    unresolved: list[str] = field(default_factory=list)  # "rule 601.2 refers to rule 728" …
+    changes: object = None  # kb.changes_pages.ChangesData: version diffs and rule histories
+
+
+def gather_site(store: Store) -> SiteData:
+    site = SiteData()
+    _choose_versions(store, site)
+    shown: dict[NodeKey, Entry] = {}
+    if site.primary_version:
+        _gather_rules(store, site, shown)
+        _gather_terms(store, site, shown)
+    for node in store.nodes(version=UNVERSIONED):
+        entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or node.id.partition(":")[2], {node.lang: node})
+        site.others[node.id] = entry
+        shown[NodeKey(node.version, node.lang, node.id)] = entry
+    _link(store, site, shown)
+    if any(len(store.versions(lang)) > 1 for lang in ("ja", "en")):  # else there is nothing to compare
+        from kb.changes_pages import gather_changes
+
+        site.changes = gather_changes(store, _languages(site))
+    return site
+
+
+def _choose_versions(store: Store, site: SiteData) -> None:
+    cr_docs = [d for d in store.documents() if d.kind == "cr-text" or d.version != UNVERSIONED]
+    if not cr_docs:
+        return
+    ja = sorted((d for d in cr_docs if d.lang == "ja"), key=lambda d: d.version, reverse=True)
+    en = sorted((d for d in cr_docs if d.lang == "en"), key=lambda d: d.version, reverse=True)
+    main_doc = ja[0] if ja else en[0]
+    site.primary_lang, site.primary_version = main_doc.lang, main_doc.version
+    site.effective_date, site.cr_title = main_doc.effective_date, main_doc.title
+    site.sync_date = max((d.sync_date for d in cr_docs if d.version == main_doc.version and d.sync_date), default=None)
+    if ja and main_doc.effective_date:
+        pair = next((d for d in en if d.effective_date == main_doc.effective_date), None)
+        site.english_version = pair.version if pair else None
+
+
+def _languages(site: SiteData) -> list[tuple[str, str]]:
+    pairs = [(site.primary_version, site.primary_lang)]
+    if site.english_version:
+        pairs.append((site.english_version, "en"))
+    return pairs
+
+
+def _cr_nodes(store: Store, version: str, lang: str, kinds) -> list[Node]:
+    """Rules or glossary entries of one CR version in document order — the fields the site shows, read straight from
+    the nodes table (``Store.nodes`` also decodes every node's references and metadata: a third of a no-op rebuild;
+    the site takes references from ``Store.refs``)."""
+    kinds = list(kinds)
+    rows = store.db.execute(
+        f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english FROM nodes"
+        f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord", (version, lang, *kinds))
+    return [Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title, parent=parent,
+                 order=order, examples=tuple(json.loads(examples)) if examples != "[]" else (),
+                 aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english)
+            for id_, kind, number, title, text, parent, order, examples, aliases, english in rows]
+
+
+def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
+    for version, lang in _languages(site):
+        for node in _cr_nodes(store, version, lang, RULE_KINDS):
+            number = node.number or node.id.partition(":")[2]
+            entry = site.rules.get(number)
+            if entry is None:
+                entry = site.rules[number] = Entry(node.id, node.kind, "", number, number=number)
+            entry.nodes[lang] = node
+            shown[NodeKey(version, lang, node.id)] = entry
+    parsed = {number: rulenum.parse(number) for number in site.rules}
+    ordered = sorted(site.rules.values(), key=lambda e: parsed[e.number].sort_key() if parsed[e.number] else (99, e.number))
+    site.rules = {e.number: e for e in ordered}
+    for entry in ordered:
+        number = parsed[entry.number]
+        entry.url = url_for(entry)
+        node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+        if node.title:
+            entry.label = f"{entry.number}. {node.title}"
+        parent = str(number.parent) if number and number.parent else None
+        if parent in site.rules:
+            site.rules[parent].children.append(entry.number)
+        elif entry.kind == CHAPTER:
+            site.chapters.append(entry.number)
+
+
+def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
+    by_english: dict[str, Entry] = {}
+    for node in _cr_nodes(store, site.primary_version, site.primary_lang, [GLOSSARY]):
+        entry = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:], {node.lang: node})
+        site.terms[node.id] = entry
+        shown[NodeKey(site.primary_version, site.primary_lang, node.id)] = entry
+        if node.english:
+            by_english[node.english.casefold()] = entry
+    if site.english_version:
+        for node in _cr_nodes(store, site.english_version, "en", [GLOSSARY]):
+            entry = by_english.get((node.title or "").casefold())
+            if entry is None:
+                entry = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:])
+                site.terms[node.id] = entry
+            entry.nodes["en"] = node
+            shown[NodeKey(site.english_version, "en", node.id)] = entry
+
+
+def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
+    """Turn every stored reference of a shown node into a :class:`Link`, and fill each entry's cited-by list."""
+    by_title: dict[tuple[str, str], Entry] = {}
+    for entry in [*site.terms.values(), *site.others.values()]:
+        for node in entry.nodes.values():
+            for name in (node.title, node.english):
+                if name:
+                    by_title.setdefault((entry.kind, name.casefold()), entry)
+    grouped: dict[tuple[NodeKey, int, int], list] = defaultdict(list)
+    for stored in store.refs():
+        if stored.source_key in shown:
+            grouped[(stored.source_key, stored.ref.start, stored.ref.end)].append(stored)
+    cited: dict[int, dict[str, str]] = defaultdict(dict)
+    for (source_key, start, end), refs in grouped.items():
+        source = shown[source_key]
+        target = None
+        for stored in refs:
+            target = _target_entry(site, shown, by_title, stored)
+            if target is not None:
+                break
+        ref = refs[0].ref
+        if target is None:
+            if ref.kind not in OUTSIDE_KINDS:
+                site.unresolved.append(f"{source.label} [{source_key.lang}] refers to {ref.kind} {ref.target}")
+            if start < 0 or ref.kind == REF_TERM:  # an unknown term is just a word
+                continue
+            outside = MTGWIKI + quote(ref.target.replace(" ", "_"), safe="/:()") if ref.kind in ("wiki", "redlink") else None
+            source.links.setdefault(source_key.lang, []).append(Link(start, end, outside, kind=ref.kind))
+            continue
+        if target is not source:
+            cited[id(target)].setdefault(source.url, source.label)
+        if start >= 0:
+            source.links.setdefault(source_key.lang, []).append(Link(start, end, target.url, ref.kind))
+    for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
+        entry.cited_by = list(cited.get(id(entry), {}).items())
+        for links in entry.links.values():
+            links.sort(key=lambda l: (l.start, -l.end))
+
+
+def _target_entry(site: SiteData, shown: dict[NodeKey, Entry], by_title: dict, stored) -> Entry | None:
+    ref, key = stored.ref, stored.target_key
+    if ref.kind in (REF_RULE, REF_SECTION):
+        number = key.id.partition(":")[2] if key else ref.target
+        return site.rules.get(number)
+    if key is not None and key in shown:
+        return shown[key]
+    if key is not None:  # resolved into a version the site does not show: find the same thing by name
+        kind = GLOSSARY if key.id.startswith("gl:") else None
+        name = key.id.partition(":")[2].casefold()
+        if kind:
+            return by_title.get((kind, name))
+    return None

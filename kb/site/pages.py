@@ -1,0 +1,230 @@
+"""Page producers: each turns :class:`SiteData` into :class:`Page` records (path, template, context).
+
+A page's context is plain JSON-able data holding everything the page shows (links as URLs: the hover previews of
+referenced rules come from ``previews/<section>.js``, made by :func:`preview_pages`); the builder hashes it with the template to decide whether the page must be re-rendered. To add a
+kind of page, write ``def my_pages(site) -> Iterable[Page]`` and append it to :data:`PAGE_PRODUCERS` (or pass
+``producers=[*PAGE_PRODUCERS, my_pages]`` to :func:`kb.site.build_site`).
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from functools import lru_cache
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+
+from kb.model import CHAPTER, SECTION
+from kb.site.gather import Entry, Link, SiteData
+from kb.site.render import article_html
+from kb.changes_pages import INDEX_PAGE as CHANGES_INDEX
+from kb.changes_pages import change_pages, history_context
+from kb.site_paths import rule_page
+
+
+@dataclass(frozen=True)
+class Page:
+    path: str  # site-relative, e.g. 'cr/601.html'
+    template: str
+    title: str
+    description: str
+    context: dict = field(default_factory=dict, hash=False)
+    in_sitemap: bool = True
+
+
+def segments(text: str, links: list[Link]) -> list:
+    """``text`` cut at its links: plain strings and [text, target, kind] lists (target None = unresolved)."""
+    out: list = []
+    pos = 0
+    for link in links:
+        if link.start < pos or link.end > len(text) or link.end <= link.start:
+            continue  # overlaps an earlier link or out of range
+        if link.start > pos:
+            out.append(text[pos:link.start])
+        out.append([text[link.start:link.end], link.target, link.kind])
+        pos = link.end
+    if pos < len(text):
+        out.append(text[pos:])
+    return out
+
+
+def _langs(site: SiteData, entry: Entry) -> list[dict]:
+    order = [site.primary_lang, "en", "ja"]
+    out = []
+    for lang in dict.fromkeys(x for x in order if x):
+        node = entry.nodes.get(lang)
+        if node is None:
+            continue
+        out.append({"lang": lang, "title": node.title, "english": node.english, "text": segments(node.text, entry.links.get(lang, [])),
+                    "examples": list(node.examples), "aliases": list(node.aliases)})
+    return out
+
+
+def rule_context(site: SiteData, entry: Entry, memo: dict[str, dict]) -> dict:
+    """What a rule block shows (made once per rule in ``memo``: it appears on its section page and on rule pages)."""
+    if entry.number not in memo:
+        memo[entry.number] = {"number": entry.number, "kind": entry.kind, "label": entry.label, "url": entry.url,
+                              "page": rule_page(entry.number), "langs": _langs(site, entry), "cited_by": entry.cited_by,
+                              "history": history_context(site, entry.number)}
+    return memo[entry.number]
+
+
+def _site_context(site: SiteData) -> dict:
+    return {"version": site.primary_version, "english_version": site.english_version, "lang": site.primary_lang,
+            "effective_date": site.effective_date, "sync_date": site.sync_date, "cr_title": site.cr_title}
+
+
+def _plain(entry: Entry, site: SiteData, limit: int = 120) -> str:
+    node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+    text = " ".join((node.title or node.text or "").split()) if entry.kind in (CHAPTER, SECTION) else " ".join(node.text.split())
+    return text[:limit]
+
+
+def home_pages(site: SiteData) -> Iterable[Page]:
+    chapters = [{"number": n, "label": site.rules[n].label, "url": site.rules[n].url,
+                 "sections": [{"number": s, "label": site.rules[s].label, "url": site.rules[s].url}
+                              for s in site.rules[n].children]} for n in site.chapters]
+    counts = {"rules": sum(1 for e in site.rules.values() if e.kind not in (CHAPTER, SECTION)), "terms": len(site.terms),
+              **{kind: sum(1 for e in site.others.values() if e.kind == kind) for kind in ("article", "note", "card")}}
+    description = f"マジック：ザ・ギャザリング総合ルール {site.primary_version or ''} の全文、用語集、関連記事を相互リンクで読めるサイト。"
+    yield Page("index.html", "home.html", "マジック総合ルール", description,
+               {"site": _site_context(site), "chapters": chapters, "counts": counts,
+                "others": _other_lists(site), "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None})
+    yield Page("404.html", "404.html", "ページが見つかりません", "お探しのページは見つかりませんでした。", {}, in_sitemap=False)
+    yield Page("search.html", "search.html", "検索", "総合ルール・用語集・記事の全文検索。", {})
+
+
+def _other_lists(site: SiteData) -> dict:
+    lists: dict[str, list] = {}
+    for entry in site.others.values():
+        lists.setdefault(entry.kind, []).append({"label": entry.label, "url": entry.url})
+    for items in lists.values():
+        items.sort(key=lambda i: _kana_key(i["label"]))
+    return lists
+
+
+def rule_pages(site: SiteData) -> Iterable[Page]:
+    """A page per chapter and per section (every rule anchored by its number), and a page per rule."""
+    site_ctx = _site_context(site)
+    memo: dict[str, dict] = {}
+    for number, entry in site.rules.items():
+        if entry.kind == CHAPTER:
+            sections = [rule_context(site, site.rules[s], memo) for s in entry.children]
+            yield Page(entry.url, "chapter.html", entry.label, f"総合ルール 第{number}章 {entry.label} の目次。",
+                       {"site": site_ctx, "rule": rule_context(site, entry, memo), "sections": sections})
+        elif entry.kind == SECTION:
+            rules = []
+            _walk(site, entry, rules, memo, include_self=False)
+            parent = site.rules.get(number[0])
+            yield Page(entry.url, "section.html", entry.label, f"総合ルール {entry.label}：{_plain(entry, site)}",
+                       {"site": site_ctx, "rule": rule_context(site, entry, memo), "rules": rules,
+                        "parent": {"label": parent.label, "url": parent.url} if parent else None})
+        else:
+            family: list = []
+            _walk(site, entry, family, memo, include_self=True)
+            section = site.rules.get(number.split(".")[0])
+            yield Page(rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
+                       {"site": site_ctx, "rule": family[0], "children": family[1:],
+                        "section": {"label": section.label, "url": section.url} if section else None})
+
+
+def _walk(site: SiteData, entry: Entry, out: list, memo: dict, *, include_self: bool) -> None:
+    if include_self:
+        out.append(rule_context(site, entry, memo))
+    for child in entry.children:
+        _walk(site, site.rules[child], out, memo, include_self=True)
+
+
+def _kana_key(label: str) -> str:
+    """五十音 order: the reading (Sudachi's, for kanji), katakana folded to hiragana, NFKC — so 唱える sorts as
+    となえる, and ア and あ together before か."""
+    folded = unicodedata.normalize("NFKC", _reading(label))
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in folded).casefold()
+
+
+@lru_cache(maxsize=8192)
+def _reading(label: str) -> str:
+    if not any("\u3400" <= c <= "\u9fff" or c in "々〆" for c in label):
+        return label
+    from kb.search.analysis import _sudachi
+
+    return "".join(m.reading_form() if m.reading_form() else m.surface() for m in _sudachi().tokenize(label))
+
+
+GOJUON_ROWS = ("あ", "か", "さ", "た", "な", "は", "ま", "や", "ら", "わ")
+
+
+def _row(label: str) -> str:
+    first = _kana_key(label)[:1]
+    base = unicodedata.normalize("NFD", first)[:1]
+    if "ぁ" <= base <= "ゖ":
+        row = [r for r in GOJUON_ROWS if r <= base]
+        return row[-1] if row else "あ"
+    if base.isascii() and base.isalpha():
+        return base.upper()
+    return "その他"
+
+
+def glossary_pages(site: SiteData) -> Iterable[Page]:
+    if not site.terms:
+        return
+    site_ctx = _site_context(site)
+    entries = sorted(site.terms.values(), key=lambda e: _kana_key(e.label))
+    groups: dict[str, list] = {}
+    for entry in entries:
+        groups.setdefault(_row(entry.label), []).append({"label": entry.label, "english": _english_name(entry), "url": entry.url})
+    yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の五十音順索引。",
+               {"site": site_ctx, "groups": list(groups.items())})
+    for entry in entries:
+        yield Page(entry.url, "term.html", f"{entry.label}（用語集）", f"{entry.label}：{_plain(entry, site)}",
+                   {"site": site_ctx, "term": {"label": entry.label, "english": _english_name(entry), "langs": _langs(site, entry),
+                                             "cited_by": entry.cited_by}})
+
+
+def _english_name(entry: Entry) -> str | None:
+    """The English name of a term: given by the Japanese glossary, or the paired English entry's title."""
+    english = next((n.english for n in entry.nodes.values() if n.english), None)
+    if english is None and "en" in entry.nodes and entry.nodes["en"].title != entry.label:
+        english = entry.nodes["en"].title
+    return english
+
+
+KIND_NAMES = {"article": "MTG Wiki 記事", "note": "リリースノート", "card": "カード"}
+
+
+def other_pages(site: SiteData) -> Iterable[Page]:
+    """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later."""
+    site_ctx = _site_context(site)
+    wiki_pages = {name: e.url for e in site.others.values() if e.id.startswith("wiki:")
+                  for n in e.nodes.values() for name in (n.title, n.id[len("wiki:"):], *n.aliases) if name}
+    rule_urls = {number: e.url for number, e in site.rules.items()}
+    for entry in site.others.values():
+        node = next(iter(entry.nodes.values()))
+        kind_name = KIND_NAMES.get(entry.kind, entry.kind)
+        html = article_html(node.html, entry.url, wiki_pages, rule_urls) if node.html else None
+        yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
+                   f"{entry.label}：{' '.join(node.text.split())[:120]}",
+                   {"site": site_ctx, "node": {"id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label,
+                                               "english": node.english, "html": html,
+                                               "text": segments(node.text, entry.links.get(node.lang, [])),
+                                               "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
+                                               "cited_by": entry.cited_by}})
+
+
+PREVIEW_CHARS = 160
+
+
+def preview_pages(site: SiteData) -> Iterable[Page]:
+    """Texts for the hover previews, one script per section (``previews/601.js``: the section and every rule under
+    it; ``previews/chapters.js``: the chapters), loaded by the browser only when a reference is hovered or tapped."""
+    files: dict[str, dict[str, str]] = {}
+    for number, entry in site.rules.items():
+        node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+        text = " ".join((node.title or node.text).split())
+        name = number.split(".")[0] if len(number) >= 3 else "chapters"
+        files.setdefault(name, {})[number] = text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+    for name, texts in files.items():
+        yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
+
+
+Producer = Callable[[SiteData], Iterable[Page]]
+PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages]

@@ -1,0 +1,172 @@
+"""Render :class:`kb.site.pages.Page` records to HTML with the Jinja2 templates in ``site_templates/``.
+
+Every link a template writes goes through the ``rel`` filter (site-relative target → relative href from the page
+being rendered), so the site works under any sub-path and from ``file://``. Linked text (rule references, glossary
+terms) is rendered by the ``linked`` filter from the segments made in :mod:`kb.site.pages`; MTG Wiki HTML by
+:func:`article_html` (called by the page producer, so the result is part of the page's inputs), which points links
+at our pages when the article exists here and at mtgwiki.com otherwise, links rule numbers, and drops anything that
+would make the browser fetch from another site.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from urllib.parse import quote, unquote, urlsplit
+
+from kb.site.gather import MTGWIKI
+from kb.site_paths import href
+
+TEMPLATES = Path(__file__).resolve().parent.parent.parent / "site_templates"
+_WIKI_HOSTS = {"mtgwiki.com", "www.mtgwiki.com", "wiki.mtg-jp.com"}
+
+
+class Renderer:
+    def __init__(self, templates: Path = TEMPLATES):
+        from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
+
+        self.templates = templates
+        self.env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(["html", "xml"]),
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+        @pass_context
+        def rel(ctx, target: str) -> str:
+            return href(ctx["page_path"], target)
+
+        @pass_context
+        def linked(ctx, segments: list) -> str:
+            return self.linked(ctx["page_path"], segments)
+
+        self.env.filters.update(rel=rel, linked=linked)
+        self.template_hash = templates_hash(templates)
+
+    @classmethod
+    def for_templates(cls, templates: Path = TEMPLATES) -> Renderer:
+        """A renderer for ``templates``, reused while they are unchanged (compiling them costs more than rendering the
+        few pages of a small rebuild)."""
+        digest = templates_hash(templates)
+        renderer = _RENDERERS.get(templates)
+        if renderer is None or renderer.template_hash != digest:
+            renderer = _RENDERERS[templates] = cls(templates)
+        return renderer
+
+    def render(self, page, template_vars: dict) -> str:
+        return self.env.get_template(page.template).render(page_path=page.path, page=page, **template_vars, **page.context)
+
+    def linked(self, page_path: str, segments: list) -> str:
+        from markupsafe import Markup, escape
+
+        out = []
+        for seg in segments:
+            if isinstance(seg, str):
+                out.append(str(escape(seg)).replace("\n", "<br>\n"))
+                continue
+            text, target, kind = seg
+            if target is None:
+                out.append(f'<span class="unresolved" title="未収録">{escape(text)}</span>')
+                continue
+            url = target if target.startswith("https://") else href(page_path, target)
+            out.append(f'<a class="ref ref-{escape(kind)}" href="{escape(url)}">{escape(text)}</a>')
+        return Markup("".join(out))
+
+_RENDERERS: dict[Path, Renderer] = {}
+
+
+def templates_hash(templates: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted(templates.rglob("*")):
+        if path.is_file():
+            digest.update(str(path.relative_to(templates)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+_RULE_IN_TEXT = re.compile(r"(?<![\d.])([1-9]\d\d\.\d{1,3}[a-z]?)(?![\d])")
+
+
+def article_html(html: str, page_path: str, wiki_pages: dict[str, str], rule_urls: dict[str, str]) -> str:
+    """Sanitised article HTML for the page at ``page_path``: MTG Wiki links go to our page of the article when we have
+    it (``wiki_pages``: title → site path), else to mtgwiki.com; rule numbers in the text link to the rule
+    (``rule_urls``); images, frames, scripts and inline styles are dropped so nothing is fetched from elsewhere."""
+    from lxml import html as lxml_html
+    from markupsafe import escape
+
+    root = lxml_html.fragment_fromstring(html, create_parent="div")
+    for el in root.xpath(".//img|.//iframe|.//script|.//link|.//video|.//audio|.//source|.//object|.//embed|.//style"):
+        el.drop_tree()
+    for el in list(root.iter()):
+        if not isinstance(el.tag, str):
+            continue
+        for attr in ("src", "srcset", "style", "background", "id"):
+            el.attrib.pop(attr, None)
+        if el.tag == "a" and el.get("href") is not None:
+            el.set("href", _wiki_href(page_path, el.get("href"), wiki_pages))
+    for text_holder, attr in [(el, a) for el in root.iter() if isinstance(el.tag, str) for a in ("text", "tail")]:
+        inside_link = text_holder.tag == "a" if attr == "text" else text_holder.getparent() is not None and text_holder.getparent().tag == "a"
+        text = getattr(text_holder, attr)
+        if inside_link or not text or not _RULE_IN_TEXT.search(text):
+            continue
+        _link_rules(text_holder, attr, text, page_path, rule_urls)
+    return str(escape(root.text or "")) + "".join(lxml_html.tostring(child, encoding="unicode") for child in root)
+
+
+def _link_rules(holder, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
+    from lxml import html as lxml_html
+
+    pieces, pos = [], 0
+    for m in _RULE_IN_TEXT.finditer(text):
+        if m.group(1) in rule_urls:
+            pieces.append((text[pos:m.start()], m.group(1)))
+            pos = m.end()
+    if not pieces:
+        return
+    setattr(holder, attr, pieces[0][0])
+    anchors = []
+    for i, (_before, number) in enumerate(pieces):
+        a = lxml_html.Element("a", {"class": "ref ref-rule", "href": href(page_path, rule_urls[number])})
+        a.text = number
+        a.tail = pieces[i + 1][0] if i + 1 < len(pieces) else text[pos:]
+        anchors.append(a)
+    if attr == "text":
+        for offset, a in enumerate(anchors):
+            holder.insert(offset, a)
+    else:
+        parent = holder.getparent()
+        index = parent.index(holder)
+        for offset, a in enumerate(anchors, 1):
+            parent.insert(index + offset, a)
+
+
+def _wiki_href(page_path: str, raw: str, wiki_pages: dict[str, str]) -> str:
+    parts = urlsplit(raw)
+    if parts.scheme in ("http", "https") and parts.hostname not in _WIKI_HOSTS:
+        return raw
+    if parts.scheme and parts.scheme not in ("http", "https", "mailto"):
+        return MTGWIKI  # javascript: and the like
+    if parts.scheme == "mailto":
+        return raw
+    title = None
+    if parts.path.startswith("/wiki/"):
+        title = unquote(parts.path[len("/wiki/"):])
+    elif "title=" in parts.query:
+        title = unquote(parts.query.split("title=", 1)[1].split("&", 1)[0])
+    elif not parts.netloc and parts.path and not parts.path.startswith("/"):
+        title = unquote(parts.path)
+    if title is None:
+        return MTGWIKI
+    title = title.replace("_", " ")
+    if title in wiki_pages:
+        return href(page_path, wiki_pages[title])
+    anchor = f"#{parts.fragment}" if parts.fragment else ""
+    return MTGWIKI + quote(title.replace(" ", "_"), safe="/:()") + anchor
+
+
+_ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')
+
+
+def page_links(html: str) -> tuple[list[str], list[str]]:
+    """(hrefs and srcs, ids) written in ``html`` — what the link check verifies."""
+    links, ids = [], []
+    for attr, value in _ATTR_RE.findall(html):
+        (ids if attr == "id" else links).append(value.replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'"))
+    return links, ids

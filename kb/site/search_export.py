@@ -1,0 +1,257 @@
+"""The static search index: sharded files the browser loads with ``<script>`` tags (so it works from ``file://`` and
+any static server), built from the same analysis as ``kb search`` (:mod:`kb.search.analysis`).
+
+Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
+
+- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": documents per chunk, "r": REF_LEN}``
+- ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
+  point is ``<hex>``) that the index analysis turned into a term, mapped to that term (``1`` when the same). The
+  browser segments a Japanese query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える`` exactly as
+  :func:`kb.search.analysis.query_terms` does; Latin words are folded and stemmed in the browser (a port of
+  :func:`~kb.search.analysis.light_stem`).
+- ``p/<i>.js`` — postings ``{term: [doc gap, weight, doc gap, weight, …]}`` (doc ids ascending, each written as the
+  gap from the previous one) for the terms whose FNV-1a hash (of the UTF-8
+  bytes) modulo ``p`` is ``i``; weight = 10 × BM25 term-frequency part (body, plus title × :data:`TITLE_BOOST`),
+  with a fixed reference length so one document's change rewrites only the shards of its terms.
+- ``g/<i>.js`` — the same for character bigrams (:func:`~kb.search.analysis.bigram_terms`), the fallback for query
+  text the vocabulary does not cover.
+- ``n/<hex>.js`` — whole-query glossary names (folded, spaces and middle dots removed, or the query terms joined)
+  → [the rule the entry cites first, the entry]: these come first, as in ``kb search``.
+- ``d/<i>.js`` — documents ``[url, label, snippet]`` with ids ``i*c … i*c+c-1`` (``null`` for retired ids).
+
+Document ids are stable across builds (kept in the build manifest), and the analysis of each document is cached by
+its text's hash, so an incremental build re-analyses only changed documents and rewrites only changed shards.
+Public entry: :func:`export_search`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kb.model import CHAPTER, GLOSSARY, SECTION
+from kb.site.gather import SiteData
+
+K1, B = 1.2, 0.75
+REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
+TITLE_REF_LEN = 3
+TITLE_BOOST = 3.0  # as kb search
+CHUNK = 16
+POSTINGS_PER_SHARD = 700
+SNIPPET_CHARS = 70
+
+
+@dataclass(frozen=True)
+class SearchDoc:
+    url: str
+    label: str
+    snippet: str
+    title: str
+    body: str
+
+
+def fnv1a(text: str) -> int:
+    h = 0x811C9DC5
+    for byte in text.encode():
+        h = ((h ^ byte) * 0x01000193) & 0xFFFFFFFF
+    return h
+
+
+def search_docs(site: SiteData) -> list[SearchDoc]:
+    """One document per rule, section, glossary term and unversioned node, as the site shows them."""
+    docs = []
+    langs = [site.primary_lang, "en", "ja"]
+    for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
+        nodes = [entry.nodes[lang] for lang in dict.fromkeys(x for x in langs if x) if lang in entry.nodes]
+        names = [x for n in nodes for x in (n.title, *n.aliases, n.english) if x]
+        body = "\n".join(x for n in nodes for x in (n.text, *n.examples) if x)
+        first = nodes[0]
+        snippet = " ".join((first.text or first.title or "").split())[:SNIPPET_CHARS]
+        label = entry.label if entry.kind not in (CHAPTER, SECTION) or not first.title else f"{entry.number}. {first.title}"
+        if entry.kind == GLOSSARY:
+            label = entry.label + (f" / {first.english}" if first.english else "")
+        docs.append(SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body))
+    return docs
+
+
+def analyse(doc: SearchDoc) -> dict:
+    """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
+    from kb.search.analysis import analyze, bigram_terms, fold
+
+    vocab: dict[str, str] = {}
+    fields = {}
+    for name, text in (("t", doc.title), ("b", doc.body)):
+        terms = analyze(text, index=True) if text else []
+        fields[name] = [t.text for t in terms]
+        for t in terms:
+            surface = fold(text[t.start:t.end])
+            if surface and not surface.isascii():
+                vocab.setdefault(surface, t.text)
+    fields["g"] = bigram_terms(doc.title + "\n" + doc.body)
+    fields["v"] = vocab
+    return fields
+
+
+def _text_key(doc: SearchDoc) -> str:
+    return hashlib.sha1((doc.title + "\0" + doc.body).encode()).hexdigest()
+
+
+def _tf_weight(tf: int, length: int, ref_len: int = REF_LEN) -> float:
+    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / ref_len))
+
+
+def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str | None]) -> tuple[dict[str, str], dict]:
+    """Files of the static index that must be (re)written (path under the site → content), and the state to keep
+    for the next build. Files of the previous build not returned are unchanged and kept.
+
+    ``previous`` is the state the last build returned (empty for a first build): stable document ids, each
+    document's text hash, the per-document analysis cache, the shard counts and the list of files (the state's
+    ``files`` lists every file of the index, written or kept); ``read_old(path)`` returns a file of
+    the previous build. Only shards holding a term of a changed document are read, patched and returned. (The
+    vocabulary only grows between full builds: a surface whose last document went away still maps to its term.)
+    """
+    docs = search_docs(site)
+    cache: dict = previous.get("cache", {})
+    ids: dict[str, int] = dict(previous.get("ids", {}))
+    old_keys = {int(i): k for i, k in previous.get("keys", {}).items()}
+    next_id = max(ids.values(), default=-1) + 1
+    keys: dict[int, str] = {}
+    fields_by_id: dict[int, dict] = {}
+    by_id: dict[int, SearchDoc] = {}
+    for doc in docs:
+        if doc.url not in ids:
+            ids[doc.url] = next_id
+            next_id += 1
+        doc_id = ids[doc.url]
+        keys[doc_id] = key = _text_key(doc)
+        by_id[doc_id] = doc
+        if key != old_keys.get(doc_id):
+            fields_by_id[doc_id] = cache.get(key) or analyse(doc)
+    ids = {url: i for url, i in ids.items() if i in keys}
+    incremental = bool(previous.get("p")) and all(k in cache for i, k in old_keys.items() if keys.get(i) != k)
+    if not incremental:
+        fields_by_id = {i: cache.get(k) or analyse(by_id[i]) for i, k in keys.items()}
+        old_keys = {}
+    changed = set(fields_by_id) | (set(old_keys) - set(keys))
+    old_fields = {i: cache[old_keys[i]] for i in changed if i in old_keys}
+
+    postings, grams, vocab = _tables(fields_by_id)
+    p_count = previous.get("p") if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
+    g_count = previous.get("g") if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
+    files: dict[str, str] = {}
+    for prefix, table, count, field_names in (("p", postings, p_count, ("t", "b")), ("g", grams, g_count, ("g",))):
+        touched = {fnv1a(term) % count for term in table}
+        for old in old_fields.values():
+            touched |= {fnv1a(term) % count for name in field_names for term in old[name]}
+        for shard in touched:
+            name = f"{prefix}/{shard}"
+            merged = _read_shard(read_old, name) if incremental else {}
+            for term in list(merged):
+                kept = [x for pair in zip(merged[term][::2], merged[term][1::2]) if pair[0] not in changed for x in pair]
+                if kept:
+                    merged[term] = kept
+                else:
+                    del merged[term]
+            for term, entries in table.items():
+                if fnv1a(term) % count == shard:
+                    pairs = sorted([*zip(merged.get(term, [])[::2], merged.get(term, [])[1::2]), *zip(entries[::2], entries[1::2])])
+                    merged[term] = [x for pair in pairs for x in pair]
+            files[f"search/{name}.js"] = _script(name, {term: _delta(merged[term]) for term in sorted(merged)})
+    for hex_code, entries in vocab.items():
+        name = f"v/{hex_code}"
+        merged = _read_shard(read_old, name) if incremental else {}
+        if not incremental or any(merged.get(s) != t for s, t in entries.items()):
+            files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **entries}.items())))
+    chunks: dict[int, list] = defaultdict(lambda: [None] * CHUNK)
+    for doc_id, doc in by_id.items():
+        chunks[doc_id // CHUNK][doc_id % CHUNK] = [doc.url, doc.label, doc.snippet]
+    for i, chunk in chunks.items():
+        files[f"search/d/{i}.js"] = _script(f"d/{i}", chunk)
+    names, name_cache = _names(site, ids, previous.get("names", {}))
+    for hex_code, table in names.items():
+        files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(sorted(table.items())))
+    files["search/meta.js"] = _script("meta", {"n": len(docs), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN})
+    new_cache = {k: cache.get(k) for k in keys.values() if k in cache}
+    new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
+    if incremental:  # a name shard that lost its last name stays, empty
+        files.update({f: _script(f[len("search/"):-3], {}) for f in previous.get("files", [])
+                      if f.startswith("search/n/") and f not in files})
+    every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files))
+    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
+                   "names": name_cache}
+
+
+def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:
+    """Whole-query glossary lookup, as ``kb search`` does it: each name form of a term (title, English name, alias;
+    :func:`kb.search.index.name_forms`) → [the rule the entry cites first, the entry], by the form's first character."""
+    from kb.search.index import name_forms
+
+    tables: dict[str, dict[str, list[int]]] = defaultdict(dict)
+    used: dict[str, list[str]] = {}
+    for entry in site.terms.values():
+        docs = []
+        for lang in dict.fromkeys(x for x in (site.primary_lang, "en", "ja") if x):
+            rule = next((l.target for l in entry.links.get(lang, []) if l.kind == "rule" and l.target), None)
+            if rule and rule in ids and ids[rule] not in docs:
+                docs.append(ids[rule])
+        docs.append(ids[entry.url])
+        for node in entry.nodes.values():
+            for name in (node.title, node.english, *node.aliases):
+                if not name:
+                    continue
+                forms = used[name] = cache.get(name) or sorted(name_forms(name))
+                for form in forms:
+                    tables[f"{ord(form[0]):x}"].setdefault(form, docs)
+    return tables, used
+
+
+def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
+    """Postings, bigram postings and vocabulary (by first character) of the given documents."""
+    postings: dict[str, list] = defaultdict(list)
+    grams: dict[str, list] = defaultdict(list)
+    vocab: dict[str, dict[str, str | int]] = defaultdict(dict)
+    for doc_id in sorted(fields_by_id):
+        fields = fields_by_id[doc_id]
+        title, body = Counter(fields["t"]), Counter(fields["b"])
+        for term in title.keys() | body.keys():
+            weight = _tf_weight(body[term], len(fields["b"])) + TITLE_BOOST * _tf_weight(title[term], len(fields["t"]), TITLE_REF_LEN)
+            postings[term] += [doc_id, round(weight * 10)]
+        for gram, tf in Counter(fields["g"]).items():
+            grams[gram] += [doc_id, round(_tf_weight(tf, len(fields["g"])) * 10)]
+        for surface, term in fields["v"].items():
+            vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
+    return postings, grams, vocab
+
+
+def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
+    text = read_old(f"search/{name}.js")
+    if not text:
+        return {}
+    prefix = f'window.__kbSearch("{name}",'
+    data = json.loads(text[len(prefix):].rstrip().removesuffix(");"))
+    return {term: _undelta(pairs) for term, pairs in data.items()} if name[0] in "pg" else data
+
+
+def _delta(pairs: list[int]) -> list[int]:
+    """[doc, weight, doc, weight…] with each doc id written as the gap from the previous one (shorter numbers)."""
+    out, last = [], 0
+    for i in range(0, len(pairs), 2):
+        out += [pairs[i] - last, pairs[i + 1]]
+        last = pairs[i]
+    return out
+
+
+def _undelta(pairs: list[int]) -> list[int]:
+    out, last = [], 0
+    for i in range(0, len(pairs), 2):
+        last += pairs[i]
+        out += [last, pairs[i + 1]]
+    return out
+
+
+def _script(name: str, data) -> str:
+    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f'window.__kbSearch("{name}",{payload});\n'

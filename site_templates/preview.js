@@ -1,0 +1,1 @@
+window.__kbSearch({{ name|tojson }},{{ texts|tojson }});

@@ -1,0 +1,212 @@
+"""The site builder: every internal link and anchor resolves (checked here independently, by parsing the HTML with
+lxml), --strict and atomic swap, incremental rebuilds equal to full builds, bilingual pages, the 2026-01-16 English CR."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+from lxml import html as lxml_html
+
+from kb.errors import KbError
+from kb.pipeline import ingest_sources
+from kb.site import build_site
+from kb.site.pages import PAGE_PRODUCERS, Page
+from kb.store import Store
+
+REPO = Path(__file__).resolve().parent.parent
+DATA = REPO / "data"
+JA_CR = DATA / "JPN_CR_20231117.txt"
+
+
+def site_links(site: Path) -> tuple[list[str], int]:
+    """Broken internal links of a built site, found by parsing every page; and how many links were checked."""
+    root = site.resolve()
+    ids: dict[Path, set[str]] = {}
+    links: list[tuple[Path, str]] = []
+    for page in sorted(root.rglob("*.html")):
+        tree = lxml_html.fromstring(page.read_bytes())
+        ids[page] = set(tree.xpath("//@id"))
+        links += [(page, link) for link in tree.xpath("//@href|//@src")]
+    broken, checked = [], 0
+    for page, link in links:
+        parts = urlsplit(link)
+        if parts.scheme in ("http", "https", "mailto", "data"):
+            continue
+        checked += 1
+        assert not link.startswith("/"), f"{page}: absolute link {link}"
+        target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
+        if not target.is_file() or root not in target.parents:
+            broken.append(f"{page.relative_to(root)}: {link}")
+        elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in ids[target]:
+            broken.append(f"{page.relative_to(root)}: {link} (anchor)")
+    return broken, checked
+
+
+@pytest.fixture(scope="module")
+def sample_kb(tmp_path_factory) -> Path:
+    kb_dir = tmp_path_factory.mktemp("sample-kb")
+    with Store.open(kb_dir) as store:
+        report = ingest_sources(store, [str(DATA)])
+        assert not report.failed
+    return kb_dir
+
+
+@pytest.fixture(scope="module")
+def sample_site(sample_kb, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("sample-site") / "site"
+    with Store.open(sample_kb) as store:
+        report = build_site(store, out)
+    assert report.broken == []
+    return out
+
+
+def test_sample_site_links_and_anchors_all_resolve(sample_site):
+    broken, checked = site_links(sample_site)
+    assert broken == []
+    assert checked > 500
+
+
+def test_sample_site_pages(sample_site):
+    home = (sample_site / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="ja">' in home and "20231117.0" in home and "2023-11-17" in home
+    section = lxml_html.fromstring((sample_site / "cr" / "601.html").read_bytes())
+    rule = section.get_element_by_id("601.2f")
+    assert "総コスト" in rule.text_content()
+    # 601.2 links its reference 601.2a-d to 601.2a; the preview text of every rule of 601 is in previews/601.js
+    ref = next(a for a in section.get_element_by_id("601.2").iter("a") if a.text == "601.2a-d")
+    assert ref.get("href") == "../cr/601.html#601.2a"
+    previews = (sample_site / "previews" / "601.js").read_text(encoding="utf-8")
+    assert previews.startswith('window.__kbSearch("pv/601",')
+    texts = json.loads(previews[len('window.__kbSearch("pv/601",'):].rstrip().removesuffix(");"))
+    assert texts["601.2a"].startswith("呪文を唱えることを提示する場合") and texts["601"] == "呪文を唱えること"
+    # what cites 601.2f: rules and the MTG Wiki article
+    cited = " ".join(a.text_content() for a in rule.xpath('.//details[@class="cited"]//a'))
+    assert "601.2b" in cited and "唱える" in cited
+    assert (sample_site / "cr" / "601.2f.html").is_file()
+    for page in sample_site.rglob("*.html"):
+        tree = lxml_html.fromstring(page.read_bytes())
+        assert tree.get("lang") == "ja"
+        assert tree.findtext(".//title").strip()
+        assert tree.xpath('//meta[@name="description"]/@content')[0].strip()
+        for el in tree.xpath("//script[@src]|//link[@href]|//img[@src]"):
+            src = el.get("src") or el.get("href")
+            assert not urlsplit(src).scheme or src.startswith("data:"), f"{page}: loads {src} from outside"
+    sitemap = (sample_site / "sitemap.xml").read_text(encoding="utf-8")
+    assert "cr/601.html" in sitemap and "404.html" not in sitemap
+
+
+def test_glossary_in_gojuon_order_with_term_links(sample_site):
+    index = lxml_html.fromstring((sample_site / "glossary" / "index.html").read_bytes())
+    rows = {h.text: [a.text for a in h.getnext().iter("a")] for h in index.iter("h2")}
+    assert list(rows) == sorted(rows, key="あかさたなはまやらわ".find)
+    assert "裏向き" in rows["あ"] and "唱える" in rows["た"] and "総コスト" in rows["さ"]  # kanji by their reading
+    assert rows["た"].index("特別な処理") < rows["た"].index("唱える")  # とく < となえる
+    rule = lxml_html.fromstring((sample_site / "cr" / "701.html").read_bytes()).get_element_by_id("701.34a")
+    terms = [a.get("href") for a in rule.xpath('.//a[contains(@class, "ref-term")]')]
+    assert "../glossary/%E8%A3%8F%E5%90%91%E3%81%8D.html" in terms  # 裏向き
+
+
+def test_wiki_links_point_here_or_to_mtgwiki(sample_site):
+    article = lxml_html.fromstring((sample_site / "wiki" / "唱える.html").read_bytes())
+    hrefs = [a.get("href") for a in article.xpath('//div[@class="article"]//a')]
+    assert hrefs and all(h.startswith(("https://mtgwiki.com/wiki/", "../", "http")) for h in hrefs)
+    assert not article.xpath('//div[@class="article"]//img')
+
+
+def test_noop_rebuild_renders_nothing(sample_kb, sample_site):
+    with Store.open(sample_kb) as store:
+        report = build_site(store, sample_site)
+    assert report.rendered == 0 and report.search_written == 0 and report.reused == report.pages
+
+
+def broken_page(site):
+    yield Page("broken.html", "404.html", "x", "x", {"site": {}})
+
+
+def test_strict_failure_leaves_previous_site_untouched(sample_kb, tmp_path):
+    out = tmp_path / "site"
+    with Store.open(sample_kb) as store:
+        build_site(store, out)
+        before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+        # the 404 page links to index.html relative to the root: from a page one folder down it breaks
+        with pytest.raises(KbError, match="strict"):
+            build_site(store, out, strict=True, producers=[*PAGE_PRODUCERS, lambda s: [
+                Page("cr/broken.html", "404.html", "x", "x", {})]])
+        with pytest.raises(KbError, match="unresolved"):
+            build_site(store, out, strict=True)  # the sample cites rules outside its excerpt
+    after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    assert after == before
+    assert not list(tmp_path.glob(".site.*"))
+
+
+def test_refuses_to_replace_a_foreign_folder(sample_kb, tmp_path):
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "thesis.txt").write_text("precious")
+    with Store.open(sample_kb) as store, pytest.raises(KbError, match="not a site built by kb"):
+        build_site(store, tmp_path / "mine")
+    assert (tmp_path / "mine" / "thesis.txt").read_text() == "precious"
+
+
+def test_incremental_rebuild_equals_full_build(tmp_path):
+    cr = tmp_path / "JPN_CR_20231117.txt"
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    cr.write_text(text, encoding="utf-8")
+    kb_dir = tmp_path / "kb"
+    with Store.open(kb_dir) as store:
+        ingest_sources(store, [str(cr)])
+        first = build_site(store, tmp_path / "site")
+        old = "プレイヤーはその呪文の総コストを決定する。"
+        assert old in text
+        cr.write_text(text.replace(old, "プレイヤーはその呪文の総コストを決定する。竜巻ミョルニル。"), encoding="utf-8")
+        ingest_sources(store, [str(cr)])
+        second = build_site(store, tmp_path / "site")
+        assert 0 < second.rendered <= 4  # the section page, the rule's page, its parent rule's page, the previews
+        assert 0 < second.search_written < first.search_files / 4
+        full = build_site(store, tmp_path / "full")
+    assert "竜巻ミョルニル" in (tmp_path / "site" / "cr" / "601.html").read_text(encoding="utf-8")
+    assert "竜巻ミョルニル" in (tmp_path / "site" / "cr" / "601.2f.html").read_text(encoding="utf-8")
+    ignore = {"manifest.marshal"}
+    for path in (tmp_path / "full").rglob("*"):
+        rel = path.relative_to(tmp_path / "full")
+        if path.is_file() and path.name not in ignore and rel.parts[:2] != ("search", "v"):
+            assert filecmp.cmp(path, tmp_path / "site" / rel, shallow=False), rel
+    for path in (tmp_path / "full" / "search" / "v").iterdir():  # the vocabulary only grows between full builds
+        assert (tmp_path / "site" / "search" / "v" / path.name).is_file()
+
+
+@pytest.fixture(scope="module")
+def english_site(corpus_dir, tmp_path_factory) -> Path:
+    kb_dir = tmp_path_factory.mktemp("en-kb")
+    with Store.open(kb_dir) as store:
+        ingest_sources(store, [str(corpus_dir / "MagicCompRules-2026-01-16.txt")])
+        out = tmp_path_factory.mktemp("en-site") / "site"
+        report = build_site(store, out)
+    assert report.pages > 3900  # 9 chapters, 146 sections, 3,114 rules, 725 terms and the index pages
+    return out
+
+
+def test_english_cr_site_links_all_resolve(english_site):
+    broken, checked = site_links(english_site)
+    assert broken == []
+    assert checked > 20000
+    section = lxml_html.fromstring((english_site / "cr" / "601.html").read_bytes())
+    assert "total cost" in section.get_element_by_id("601.2f").text_content()
+
+
+def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(JA_CR), str(corpus_dir / "MagicCompRules-2023-11-17.txt")])
+        build_site(store, tmp_path / "site")
+    site = tmp_path / "site"
+    rule = lxml_html.fromstring((site / "cr" / "601.html").read_bytes()).get_element_by_id("601.2f")
+    texts = {div.get("lang"): div.text_content() for div in rule.xpath('.//div[starts-with(@class, "text ")]')}
+    assert "総コスト" in texts["ja"] and "total cost" in texts["en"]
+    assert "secondary" in rule.xpath('.//div[starts-with(@class, "text ") and @lang="en"]')[0].get("class")
+    term = lxml_html.fromstring((site / "glossary" / "唱える.html").read_bytes())
+    assert "Cast" in term.findtext(".//h1/span") and term.xpath('//div[starts-with(@class, "text ") and @lang="en"]')
+    home = (site / "index.html").read_text(encoding="utf-8")
+    assert "英語原文 20231117" in home
