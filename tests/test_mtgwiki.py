@@ -16,6 +16,7 @@ from kb.pipeline import detect_kind, ingest_sources
 from kb.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "mtgwiki"
+CAST = Path(__file__).resolve().parent.parent / "data" / "mtgwiki" / "唱える.html"  # the bundled sample, MonoBook skin
 SEED_LINES_IN_ARTICLE = [
     "唱える/Castは、キーワード処理の1つ。呪文を使うときに行われる処理である。",
     "- 土地は他のカード・タイプを持っていても、呪文として唱えることはできない(CR:300.2a)。例として、ドライアドの東屋/Dryad Arbor"
@@ -25,13 +26,14 @@ SEED_LINES_IN_ARTICLE = [
 ]
 
 
-def parse(name: str):
-    return parse_mtgwiki((FIXTURES / name).read_bytes(), name)
+def parse(name: str | Path):
+    """Parse a fixture by file name (or any page by path: FIXTURES / an absolute path is that path)."""
+    return parse_mtgwiki((FIXTURES / name).read_bytes(), str(name))
 
 
 @pytest.fixture(scope="module")
 def cast():
-    doc = parse("cast_monobook.html")
+    doc = parse(CAST)
     assert doc.diagnostics == ()
     (node,) = doc.nodes
     return node
@@ -221,7 +223,7 @@ def test_wrong_charset():
 
 
 def test_a_10_mb_page_is_cut_with_a_warning():
-    page = (FIXTURES / "cast_monobook.html").read_bytes()
+    page = CAST.read_bytes()
     filler = ("<p>" + "長い段落の文章。" * 100 + "</p>\n").encode() * 4200
     huge = page.replace(b"<!-- start content -->", b"<!-- start content -->" + filler, 1)
     assert len(huge) > 10_000_000
@@ -232,7 +234,7 @@ def test_a_10_mb_page_is_cut_with_a_warning():
 
 
 def test_bad_pages_never_stop_an_ingest(tmp_path):
-    for name in ("hostile.html", "broken_unclosed.html", "empty_body.html", "wrong_charset.html", "cast_monobook.html"):
+    for name in ("hostile.html", "broken_unclosed.html", "empty_body.html", "wrong_charset.html", CAST):
         (tmp_path / name).write_bytes((FIXTURES / name).read_bytes())
     (tmp_path / "empty.html").write_bytes(b"")
     with Store.open(tmp_path / "kb") as store:
@@ -246,8 +248,8 @@ def test_bad_pages_never_stop_an_ingest(tmp_path):
 
 
 def test_detect_kind_sees_wiki_pages():
-    for name in ("cast_monobook.html", "cast_modern.html", "user_page.html", "decklists.html"):
-        assert detect_kind(name, (FIXTURES / name).read_bytes()) == "mtgwiki"
+    for name in (CAST, "cast_modern.html", "user_page.html", "decklists.html"):
+        assert detect_kind(f"page{len(str(name))}.html", (FIXTURES / name).read_bytes()) == "mtgwiki"  # by content
 
 
 # -- rule references as the wiki writes them ----------------------------------------------------------------

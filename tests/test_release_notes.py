@@ -11,7 +11,7 @@ from kb.pipeline import detect_kind
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "release_notes"
 SEED_TEXT = FIXTURES / "znr_general_notes.txt"  # the text of seed 003
-SEED_HTML = FIXTURES / "zendikar_rising.html"  # the same notes as a saved mtg-jp.com page
+SEED_HTML = Path(__file__).resolve().parent.parent / "data" / "release-notes" / "zendikar-rising.html"  # the bundled sample: the same notes as a saved mtg-jp.com page
 
 
 @pytest.fixture(scope="module")
