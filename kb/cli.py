@@ -105,6 +105,9 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
     click.echo(f"nodes: {kinds or 'none'}")
     click.echo(f"references: {report.links.total_resolved} resolved, {report.links.total_unresolved} unresolved")
     click.echo(f"warnings: {len(report.warnings) + len(report.links.diagnostics)}")
+    if report.index is not None:
+        click.echo(f"search index: {report.index.added} added, {report.index.updated} updated, "
+                   f"{report.index.removed} removed ({report.index.total} nodes)")
 
 
 @main.command()

@@ -31,7 +31,7 @@ import re
 from collections import Counter, defaultdict
 from typing import TYPE_CHECKING
 
-from kb.model import ARTICLE, CARD, GLOSSARY, REF_CARD, REF_MECHANIC, REF_TERM, UNVERSIONED, Document, Node, Ref
+from kb.model import ARTICLE, CARD, GLOSSARY, REF_AUTO_TERM, REF_CARD, REF_MECHANIC, REF_TERM, UNVERSIONED, Document, Node, Ref
 from kb.store import NodeKey, Store
 
 if TYPE_CHECKING:
@@ -156,7 +156,7 @@ def derive_links(store: Store, index: LinkIndex, report: LinkReport) -> None:
     next_seq: dict[NodeKey, int] = {}
     rows = []
     for sr in list(store.refs()):
-        if sr.ref.kind not in (REF_TERM, REF_MECHANIC) or sr.target_key is None or sr.target_key.id[:3] != "gl:":
+        if sr.ref.kind not in (REF_TERM, REF_AUTO_TERM, REF_MECHANIC) or sr.target_key is None or sr.target_key.id[:3] != "gl:":
             continue
         term = index.titles.get(sr.target_key) or sr.target_key.id[3:]
         article = find_named(index, ARTICLE, term, loose=True)

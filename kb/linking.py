@@ -13,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from kb import graph
+from kb import graph, termlinks
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
 from kb.store import NodeKey, Store
 
@@ -106,6 +106,7 @@ def resolve_term(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
 
 Resolver = Callable[[LinkIndex, NodeKey, Ref], "NodeKey | None"]
 RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term,
+                                  termlinks.REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/termlinks.py
                                   **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/graph.py
 # Kinds whose targets are outside the knowledge base by nature: never reported as unresolved.
 OUTSIDE_KINDS = {"external", "redlink", "category"}
@@ -130,6 +131,7 @@ def link(store: Store) -> LinkReport:
     """Resolve every stored reference and write the results. Call inside the ingest's transaction."""
     graph.prepare(store)  # card entities from all card references; drop derived references
     index = LinkIndex.build(store)
+    termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
     report = LinkReport()
     resolutions = []
     for stored in list(store.refs()):

@@ -25,6 +25,7 @@ RULE_KINDS = (CHAPTER, SECTION, RULE, SUBRULE)
 REF_RULE = "rule"  # a rule number (also ranges, expanded: one Ref per rule)
 REF_SECTION = "section"  # "section 7" — a chapter
 REF_TERM = "term"  # glossary-term link inside rule text (Wisdom Guild), target = surface form
+REF_AUTO_TERM = "auto-term"  # a glossary term found in rule text by kb/termlinks.py (derived at every link)
 REF_WIKI = "wiki"  # MTG Wiki link to an article
 REF_REDLINK = "redlink"  # MTG Wiki link to a page that does not exist
 REF_EXTERNAL = "external"

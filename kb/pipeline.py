@@ -21,8 +21,6 @@ if TYPE_CHECKING:
     from kb.search.index import IndexReport
 
 SOURCE_KINDS = ("cr-text", "wisdom-guild", "mtgwiki", "release-notes")
-TEXT_SUFFIXES = {".txt"}
-HTML_SUFFIXES = {".html", ".htm", ".php", ""}
 
 
 def _parser(kind: str) -> Callable[[bytes, str], Document]:
