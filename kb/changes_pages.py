@@ -90,26 +90,33 @@ def change_pages(site) -> Iterable:
                    f"への変更点：{_counts_text(pair['counts'])}。",
                    {"site": site_ctx, "pair": _summary(pair), "items": items, "status_names": STATUS_NAMES,
                     "retargeted": pair["retargeted"], "index": INDEX_PAGE})
-    yield Page(FEED_PAGE, "changes_feed.xml", "更新履歴フィード", "", {"xml": atom_feed(changes.pairs)}, in_sitemap=False)
+    yield Page(FEED_PAGE, "changes_feed.xml", "更新履歴フィード", "",
+               {"xml": atom_feed(changes.pairs, getattr(site, "base_url", None))}, in_sitemap=False)
 
 
-def atom_feed(pairs: list[dict]) -> str:
-    """An Atom feed with one entry per version pair (relative links: resolved against the feed's own URL)."""
+def atom_feed(pairs: list[dict], base_url: str | None = None) -> str:
+    """An Atom feed with one entry per version pair: links absolute under ``base_url`` (the site's root URL, ending
+    with ``/``) when given, else relative (resolved against the feed's own URL)."""
     from feedgen.feed import FeedGenerator
+
+    from kb.site_paths import href
+
+    def link(path: str) -> str:  # path: site-relative, in the feed's folder changes/
+        return base_url + href("", path) if base_url else path.split("/", 1)[1]
 
     fg = FeedGenerator()
     fg.id(FEED_ID)
     fg.title("マジック総合ルール 更新履歴")
     fg.subtitle("総合ルールの新しい版が取り込まれるたびに、その変更点を知らせます。")
     fg.language("ja")
-    fg.link(href="index.html", rel="alternate")
-    fg.link(href="feed.xml", rel="self")
+    fg.link(href=link(INDEX_PAGE), rel="alternate")
+    fg.link(href=link(FEED_PAGE), rel="self")
     fg.updated(_timestamp(max((p["new"]["effective_date"] or "1970-01-01") for p in pairs)))
     for pair in sorted(pairs, key=lambda p: p["new"]["effective_date"] or ""):
         entry = fg.add_entry()
         entry.id(f"{FEED_ID}:{pair['lang']}:{pair['old']['version']}:{pair['new']['version']}")
         entry.title(f"総合ルール {pair['new']['version']}（{LANG_NAMES.get(pair['lang'], pair['lang'])}）の変更点")
-        entry.link(href=pair["path"].split("/", 1)[1])
+        entry.link(href=link(pair["path"]))
         date = _timestamp(pair["new"]["effective_date"] or "1970-01-01")
         entry.updated(date)
         entry.published(date)

@@ -13,21 +13,25 @@ from kb.errors import KbError
 @click.option("--out", "out", default="site", show_default=True, type=click.Path(file_okay=False),
               help="Folder to write the site to (replaced only when the build succeeds).")
 @click.option("--strict", is_flag=True, help="Fail on any broken internal link or unresolved reference.")
+@click.option("--base-url", "base_url", metavar="URL",
+              help="Where the site will be served (e.g. https://example.org/rules/): absolute URLs in sitemap.xml, "
+                   "the Atom feed, canonical links and the 404 page. Without it every URL is relative.")
 @click.pass_context
-def build(ctx, out, strict):
+def build(ctx, out, strict, base_url):
     """Render the knowledge base as a static site (re-rendering only pages whose inputs changed).
 
     \b
     Example:
         kb build --out site
         kb build --out public --strict
+        kb build --out public --base-url https://example.org/rules/
         python -m http.server -d site   # or open site/index.html
     """
     from kb.site import build_site
     from kb.store import Store
 
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store:
-        report = build_site(store, out, strict=strict)
+        report = build_site(store, out, strict=strict, base_url=base_url)
     for line in report.broken[:20]:
         click.echo(f"warning: broken link {line}", err=True)
     for line in report.unresolved[:20]:

@@ -164,22 +164,24 @@ def history(ctx, rule, lang, version, as_json):
 @click.option("--strict", is_flag=True, help="Fail on warnings, unresolved references and broken links.")
 @click.option("--delay", type=float, default=None, help="Seconds between requests to one host (default 1).")
 @click.option("--contact", default=None, help="URL or address put in the User-Agent.")
+@click.option("--base-url", "base_url", metavar="URL", default=None,
+              help="Where the site is served, as for 'kb build --base-url' (absolute sitemap, feed and canonical links).")
 @click.pass_context
-def update(ctx, sources, sites, out, strict, delay, contact):
+def update(ctx, sources, sites, out, strict, delay, contact, base_url):
     """Fetch, ingest, compare and rebuild, all or nothing: when nothing changed nothing is touched; when any
     stage fails the previous knowledge base and site stay as they were.
 
     \b
     Example:
         kb update --site wisdom-guild --out site
-        kb update MagicCompRules-20260116.txt --out site
+        kb update MagicCompRules-20260116.txt --out site --base-url https://example.org/rules/
     """
     from kb.update import run_update
 
     if not sources and not sites:
         raise click.UsageError("give SOURCES (files, folders, URLs) and/or --site SITE")
     result = run_update(ctx.obj.get("kb_dir"), sources=sources, sites=sites, out=out, strict=strict, delay=delay,
-                        contact=contact, on_stage=lambda stage: click.echo(f"{stage}…", err=True))
+                        contact=contact, base_url=base_url, on_stage=lambda stage: click.echo(f"{stage}…", err=True))
     if not result.changed:
         click.echo("nothing changed: the knowledge base and the site are already up to date")
         return

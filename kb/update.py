@@ -51,7 +51,8 @@ class UpdateResult:
 
 def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (), sites: Iterable[str] = (),
                out: str | os.PathLike | None = None, strict: bool = False, delay: float | None = None,
-               contact: str | None = None, on_stage: Callable[[str], None] | None = None) -> UpdateResult:
+               contact: str | None = None, base_url: str | None = None,
+               on_stage: Callable[[str], None] | None = None) -> UpdateResult:
     """Bring the knowledge base (and the site in ``out``, when given) up to date; see the module doc."""
     folder = default_kb_dir(kb_dir)
     folder.mkdir(parents=True, exist_ok=True)
@@ -83,7 +84,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
                     stage("build")
                     from kb.site.builder import build_site
 
-                    result.build = build_site(staged, out, strict=strict)
+                    result.build = build_site(staged, out, strict=strict, base_url=base_url)
             finally:
                 staged.close()
             stage("commit")

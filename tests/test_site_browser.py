@@ -120,6 +120,64 @@ def test_reader_journey(browser, base_url, sub_site, width):
     assert "../cr/601.html#601.2" in hrefs
     page.screenshot(path=str(ARTIFACTS / f"site-search-{width}.png"))
     assert page.evaluate("document.documentElement.scrollWidth") <= width  # no sideways scrolling
+
+    # hover preview of a glossary term linked in rule text: its definition
+    page.fill(".search-input", "")
+    term = page.locator('[id="601.2"] a.ref-term', has_text="唱える").first
+    term.scroll_into_view_if_needed()
+    term.hover()
+    page.wait_for_function("() => { const p = document.querySelector('.preview');"
+                           " return p && p.textContent.startsWith('唱える') && p.textContent.includes('手札'); }",
+                           timeout=3000)
+    page.screenshot(path=str(ARTIFACTS / f"site-term-preview-{width}.png"))
+    assert errors == [] and outside == []
+    page.close()
+
+
+@pytest.fixture(scope="module")
+def not_found_server(sub_site):
+    """A static server like most hosts: a missing path gets the site's 404.html (status 404), at any depth."""
+    page_404 = (sub_site / "404.html").read_bytes()
+
+    class NotFound(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+        def send_error(self, code, message=None, explain=None):
+            if code != 404:
+                return super().send_error(code, message, explain)
+            self.send_response(404)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(page_404)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(page_404)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(NotFound, directory=str(sub_site.parent)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    srv.server_close()
+
+
+@pytest.mark.parametrize("missing", ["/sub/cr/nope/x.html", "/sub/nope.html", "/sub/a/b/c/d/"])
+def test_404_page_works_at_any_depth(browser, not_found_server, missing):
+    outside: list[str] = []
+    page, errors = open_page(browser, 1200, outside, not_found_server)
+    response = page.goto(not_found_server + missing)
+    assert response.status == 404 and "ページが見つかりません" in page.title()
+    # styled by the site's stylesheet (found at the site's root, /sub/) and its script loaded: the search works
+    assert page.evaluate("[...document.styleSheets].some(s => s.href && s.href.endsWith('/sub/static/site.css')"
+                         " && s.cssRules.length > 10)")
+    assert page.evaluate("getComputedStyle(document.querySelector('.site-header')).display") == "flex"
+    page.fill(".search-input", "唱えた")
+    page.wait_for_selector(".search-results a", timeout=5000)
+    home = page.locator("main a", has_text="目次へ")
+    assert home.evaluate("a => a.href") == f"{not_found_server}/sub/index.html"
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / f"site-404-depth-{missing.count('/')}.png"))
+    home.click()
+    page.wait_for_url(f"{not_found_server}/sub/index.html")
     assert errors == [] and outside == []
     page.close()
 

@@ -210,3 +210,52 @@ def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
     assert "Cast" in term.findtext(".//h1/span") and term.xpath('//div[starts-with(@class, "text ") and @lang="en"]')
     home = (site / "index.html").read_text(encoding="utf-8")
     assert "英語原文 20231117" in home
+
+
+def test_unchanged_inputs_touch_nothing_and_a_deleted_file_is_rebuilt(sample_kb, tmp_path):
+    out = tmp_path / "site"
+    with Store.open(sample_kb) as store:
+        build_site(store, out)
+        before = {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()}
+        again = build_site(store, out)
+        assert {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()} == before  # not even re-linked
+        assert again.rendered == 0 and again.reused == again.pages
+        (out / "cr" / "601.html").unlink()
+        repaired = build_site(store, out)
+    assert repaired.rendered == 1 and (out / "cr" / "601.html").is_file()
+
+
+def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
+    """With histories and 更新履歴 pages in: editing one rule and one glossary entry of the newer version re-renders
+    a few pages (the term's preview shard among them), and the result equals a full build."""
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日")
+    newer = tmp_path / "JPN_CR_20240301.txt"
+    newer.write_text(later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"), encoding="utf-8")
+    kb_dir, site = tmp_path / "kb", tmp_path / "site"
+    with Store.open(kb_dir) as store:
+        ingest_sources(store, [str(JA_CR), str(newer)])
+        first = build_site(store, site)
+        assert (site / "changes" / "feed.xml").is_file()
+        term_old = "スタックに積み、コストを支払うこと。"
+        edited = later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみになる。")
+        newer.write_text(edited.replace(term_old, "スタックに置き、コストを支払うこと。"), encoding="utf-8")
+        ingest_sources(store, [str(newer)])
+        second = build_site(store, site)
+        full = build_site(store, tmp_path / "full")
+    # the rule's section and pages, the term's page, two preview shards, the 更新履歴 page, index and feed
+    assert 0 < second.rendered <= 12 < first.pages / 5
+    shard = (site / "previews" / f"gl-{ord('唱'):x}.js").read_text(encoding="utf-8")
+    assert "スタックに置き" in json.loads(shard[shard.index(",") + 1:shard.rindex(")")])["唱える"]
+    for path in (tmp_path / "full").rglob("*"):
+        rel = path.relative_to(tmp_path / "full")
+        if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
+            assert filecmp.cmp(path, site / rel, shallow=False), rel
+
+
+def test_another_producer_is_not_mistaken_for_unchanged_inputs(sample_kb, tmp_path):
+    out = tmp_path / "site"
+    with Store.open(sample_kb) as store:
+        build_site(store, out, producers=[*PAGE_PRODUCERS, lambda s: [Page("extra.html", "404.html", "one", "x", {})]])
+        again = build_site(store, out, producers=[*PAGE_PRODUCERS, lambda s: [Page("extra.html", "404.html", "two", "x", {})]])
+    assert again.rendered == 1 and "two |" in (out / "extra.html").read_text(encoding="utf-8")

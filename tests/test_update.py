@@ -195,3 +195,14 @@ def test_site_update_uses_conditional_requests(tmp_path, httpserver):
 def test_site_never_fetched_is_an_error(tmp_path):
     with pytest.raises(KbError, match="never fetched"):
         run_update(tmp_path / "kb", sites=["mjmj"])
+
+
+def test_update_publishes_under_the_base_url(deployed):
+    kb_dir, site, later = deployed
+    result = CliRunner().invoke(main, ["--kb-dir", str(kb_dir), "update", str(later), "--out", str(site),
+                                       "--base-url", "https://example.org/rules"])
+    assert result.exit_code == 0, result.output
+    sitemap = (site / "sitemap.xml").read_text(encoding="utf-8")
+    assert "<loc>https://example.org/rules/cr/601.2f.html</loc>" in sitemap
+    feed = (site / "changes" / "feed.xml").read_text(encoding="utf-8")
+    assert "https://example.org/rules/changes/ja-20231117.0-20240301.0.html" in feed

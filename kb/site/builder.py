@@ -6,16 +6,22 @@ which holds the texts of the nodes it shows and the URLs of those it links to â€
 templates), and the links and ids it contains. A page whose inputs hash is unchanged is hard-linked (or copied) from
 the previous site instead of rendered; search shards are rewritten only when their content changes.
 
+When the inputs fingerprint (every node's content hash, the references, the documents, the templates and the code â€”
+see :func:`inputs_fingerprint`) equals the previous build's and its files are all there, nothing is gathered or
+written at all.
+
 Atomic: everything is written to a staging folder beside ``out``; only a complete, checked build replaces ``out``
 (rename the old site away, rename staging in, delete the old one), so a failed build leaves the previous site whole.
 """
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import marshal
 import os
 import shutil
+import stat
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -25,11 +31,11 @@ from urllib.parse import unquote, urlsplit
 from kb.errors import KbError
 from kb.site.gather import gather_site
 from kb.site.pages import PAGE_PRODUCERS, Page, Producer
-from kb.site.render import TEMPLATES, Renderer, page_links
+from kb.site.render import TEMPLATES, Renderer, page_links, templates_hash
 from kb.store import Store
 
 MANIFEST = ".kb-build/manifest.marshal"  # marshal: loads and dumps plain data many times faster than JSON
-MANIFEST_FORMAT = 2
+MANIFEST_FORMAT = 3
 
 
 @dataclass
@@ -46,15 +52,34 @@ class BuildReport:
 
 
 def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, producers: list[Producer] | None = None,
-               templates: Path = TEMPLATES) -> BuildReport:
+               templates: Path = TEMPLATES, base_url: str | None = None) -> BuildReport:
     """Build the site for ``store`` into ``out``; raises KbError (leaving ``out`` untouched) when it cannot, or when
-    ``strict`` and a link is broken or a reference unresolved."""
+    ``strict`` and a link is broken or a reference unresolved. With ``base_url`` (where the site will be served,
+    e.g. ``https://example.org/rules/``) the sitemap, the Atom feed, ``<link rel="canonical">`` and the 404 page use
+    absolute URLs; links between pages stay relative."""
+    # the objects alive before the build (a whole ingest's, in `kb update`) are left out of garbage collection
+    # meanwhile: scanning them again and again was a large part of a small rebuild
+    gc.freeze()
+    try:
+        return _build(store, out, strict, producers, templates, base_url)
+    finally:
+        gc.unfreeze()
+
+
+def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[Producer] | None, templates: Path,
+           base_url: str | None) -> BuildReport:
     started = time.perf_counter()
     out = Path(out).resolve()
     _check_out(out)
-    site = gather_site(store)
-    pages = _produce(site, producers if producers is not None else PAGE_PRODUCERS)
+    base_url = normalize_base_url(base_url)
+    producers = producers if producers is not None else PAGE_PRODUCERS
     previous = _load_manifest(out)
+    inputs = inputs_fingerprint(store, templates, producers, base_url)
+    if previous.get("inputs") == inputs and _site_whole(out, previous["files"]):
+        return _unchanged(out, previous, strict, started)
+    site = gather_site(store)
+    site.base_url = base_url
+    pages = _produce(site, producers)
     staging = out.parent / f".{out.name}.staging-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -64,14 +89,15 @@ def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, pr
         files: dict[str, dict] = {}
         made_dirs: set[str] = set()
         old_files = previous.get("files", {})
+        template_key = f"{renderer.template_hash}|{base_url or ''}"
         for page in pages:
-            digest = _page_hash(renderer.template_hash, page)
+            digest = _page_hash(template_key, page)
             old = old_files.get(page.path)
             if old and old["hash"] == digest and _reuse(f"{out}/{page.path}", f"{staging}/{page.path}", made_dirs):
                 files[page.path] = old
                 report.reused += 1
                 continue
-            html = renderer.render(page, {})
+            html = renderer.render(page, {"base_url": base_url})
             _write(staging / page.path, html)
             links, ids = page_links(html)
             files[page.path] = {"hash": digest, "links": resolve_links(page.path, links), "ids": ids}
@@ -82,24 +108,83 @@ def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, pr
                 (staging / rel).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copyfile(path, staging / rel)
                 files[rel] = {"hash": "", "links": [], "ids": []}
-        sitemap = _sitemap(pages)
+        sitemap = _sitemap(pages, base_url)
         _write(staging / "sitemap.xml", sitemap)
         files["sitemap.xml"] = {"hash": "", "links": [], "ids": []}
         search_state = _export_search(site, previous, out, staging, files, report, made_dirs)
         report.broken = check_links(files)
-        if strict and (report.broken or report.unresolved):
-            problems = report.broken or report.unresolved
-            raise KbError(f"{out}: build failed (--strict): {len(report.broken)} broken links, "
-                          f"{len(report.unresolved)} unresolved references; first: {problems[0]}")
+        if strict:
+            _fail_on_problems(report)
         manifest = staging / MANIFEST
         manifest.parent.mkdir(parents=True, exist_ok=True)
-        manifest.write_bytes(marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state}))
+        manifest.write_bytes(marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state,
+                                            "inputs": inputs, "pages": report.pages, "broken": report.broken,
+                                            "unresolved": report.unresolved}))
         _swap(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+_KB = Path(__file__).resolve().parent.parent
+# the code pages are made by (the search analysis is not here: its results are cached by text, as before)
+_CODE = sorted([*(_KB / "site").glob("*.py"), *(_KB / name for name in (
+    "site_paths.py", "changes_pages.py", "history.py", "diff.py", "rulenum.py", "model.py"))])
+
+
+def normalize_base_url(base_url: str | None) -> str | None:
+    """``base_url`` checked (http or https, a host, no query or fragment) and ending with ``/``; None stays None."""
+    if not base_url:
+        return None
+    parts = urlsplit(base_url)
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
+        raise KbError(f"--base-url {base_url}: not an http(s) URL of a folder (e.g. https://example.org/rules/)")
+    return base_url if base_url.endswith("/") else base_url + "/"
+
+
+def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer], base_url: str | None = None) -> str:
+    """A hash of everything a build reads: every node's content hash, the references, the documents (versions, dates,
+    when ingested), the templates, the page producers, the code that makes pages and the base URL. Equal to the previous
+    build's: nothing to do."""
+    digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|".encode())
+    for producer in producers:  # by name and code (two lambdas share a name)
+        code = getattr(producer, "__code__", None)
+        digest.update(f"{producer.__module__}.{producer.__qualname__}|".encode())
+        digest.update(marshal.dumps((code.co_code, repr(code.co_consts))) if code else b"")
+    for path in _CODE:
+        digest.update(path.read_bytes())
+    # references are made and resolved when documents are ingested (which sets ingested_at); relinking also
+    # replaces rows (new rowids). Hashing every reference would cost more than the rest.
+    for sql in ("SELECT version, lang, id, content_hash FROM nodes ORDER BY version, lang, id",
+                "SELECT count(*), max(rowid) FROM refs",  # relinking replaces rows: new rowids
+                "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at"
+                " FROM documents ORDER BY id"):
+        digest.update(marshal.dumps(store.db.execute(sql).fetchall()))
+    return digest.hexdigest()[:32]
+
+
+def _site_whole(out: Path, files: dict) -> bool:
+    """Every file the previous build wrote is still there (a deleted file is rebuilt, not trusted)."""
+    base = str(out)
+    return all(os.path.isfile(f"{base}/{rel}") for rel in files)
+
+
+def _unchanged(out: Path, previous: dict, strict: bool, started: float) -> BuildReport:
+    report = BuildReport(out, pages=previous["pages"], reused=previous["pages"], broken=list(previous["broken"]),
+                         unresolved=list(previous["unresolved"]), search_files=len(previous["search"].get("files", [])))
+    if strict:
+        _fail_on_problems(report)
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _fail_on_problems(report: BuildReport) -> None:
+    if report.broken or report.unresolved:
+        problems = report.broken or report.unresolved
+        raise KbError(f"{report.out}: build failed (--strict): {len(report.broken)} broken links, "
+                      f"{len(report.unresolved)} unresolved references; first: {problems[0]}")
 
 
 def _check_out(out: Path) -> None:
@@ -136,7 +221,10 @@ def _load_manifest(out: Path) -> dict:
 
 def _reuse(old_s: str, new_s: str, made_dirs: set[str]) -> bool:
     """Hard-link (else copy) the previous build's file into staging; False when it is gone."""
-    if not os.path.isfile(old_s) or os.path.islink(old_s):
+    try:
+        if not stat.S_ISREG(os.lstat(old_s).st_mode):
+            return False
+    except OSError:
         return False
     folder = os.path.dirname(new_s)
     if folder not in made_dirs:
@@ -193,12 +281,13 @@ def _export_search(site, previous: dict, out: Path, staging: Path, files: dict, 
     return state
 
 
-def _sitemap(pages: list[Page]) -> str:
+def _sitemap(pages: list[Page], base_url: str | None) -> str:
+    """Relative ``<loc>``s, or absolute ones under ``base_url`` (what search engines require)."""
     from xml.sax.saxutils import escape
 
     from kb.site_paths import href
 
-    urls = "".join(f"  <url><loc>{escape(href('', p.path))}</loc></url>\n" for p in pages if p.in_sitemap)
+    urls = "".join(f"  <url><loc>{escape((base_url or '') + href('', p.path))}</loc></url>\n" for p in pages if p.in_sitemap)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
             f"{urls}</urlset>\n")
 

@@ -17,6 +17,7 @@ from urllib.parse import quote
 from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
 from kb.site_paths import page_for_id, url_for
+from kb.termlinks import REF_AUTO_TERM
 from kb.store import NodeKey, Store
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
@@ -66,6 +67,7 @@ class SiteData:
     others: dict[str, Entry] = field(default_factory=dict)  # unversioned nodes by id
     unresolved: list[str] = field(default_factory=list)  # "rule 601.2 refers to rule 728" …
     changes: object = None  # kb.changes_pages.ChangesData: version diffs and rule histories
+    base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
 
 
 def gather_site(store: Store) -> SiteData:
@@ -174,47 +176,58 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
             for name in (node.title, node.english):
                 if name:
                     by_title.setdefault((entry.kind, name.casefold()), entry)
-    grouped: dict[tuple[NodeKey, int, int], list] = defaultdict(list)
-    for stored in store.refs():
-        if stored.source_key in shown:
-            grouped[(stored.source_key, stored.ref.start, stored.ref.end)].append(stored)
+    # (source key, start, end) → [(kind, target, resolved key or None)], read as plain rows (tens of thousands of
+    # references: building Ref records for them costs more than the rest of the linking)
+    grouped: dict[tuple[tuple, int, int], list[tuple]] = defaultdict(list)
+    by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
+    shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
+    for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
+        rows = store.db.execute(
+            "SELECT version, lang, node_id, kind, target, start, end_, resolved_version, resolved_lang, resolved_id"
+            f" FROM refs WHERE version=?{' AND lang=?' if lang else ''} ORDER BY version, lang, node_id, seq",
+            (version, lang) if lang else (version,))
+        for s_version, s_lang, node_id, kind, target, start, end, r_version, r_lang, r_id in rows:
+            source_key = (s_version, s_lang, node_id)
+            if source_key in by_key:
+                resolved = (r_version, r_lang, r_id) if r_id is not None else None
+                grouped[(source_key, start, end)].append((kind, target, resolved))
     cited: dict[int, dict[str, str]] = defaultdict(dict)
     for (source_key, start, end), refs in grouped.items():
-        source = shown[source_key]
+        source, source_lang = by_key[source_key], source_key[1]
         target = None
-        for stored in refs:
-            target = _target_entry(site, shown, by_title, stored)
+        for ref_kind, ref_target, resolved in refs:
+            target = _target_entry(site, by_key, by_title, ref_kind, ref_target, resolved)
             if target is not None:
                 break
-        ref = refs[0].ref
+        ref_kind, ref_target, _ = refs[0]
         if target is None:
-            if ref.kind not in OUTSIDE_KINDS:
-                site.unresolved.append(f"{source.label} [{source_key.lang}] refers to {ref.kind} {ref.target}")
-            if start < 0 or ref.kind == REF_TERM:  # an unknown term is just a word
+            if ref_kind not in OUTSIDE_KINDS:
+                site.unresolved.append(f"{source.label} [{source_lang}] refers to {ref_kind} {ref_target}")
+            if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
                 continue
-            outside = MTGWIKI + quote(ref.target.replace(" ", "_"), safe="/:()") if ref.kind in ("wiki", "redlink") else None
-            source.links.setdefault(source_key.lang, []).append(Link(start, end, outside, kind=ref.kind))
+            outside = MTGWIKI + quote(ref_target.replace(" ", "_"), safe="/:()") if ref_kind in ("wiki", "redlink") else None
+            source.links.setdefault(source_lang, []).append(Link(start, end, outside, kind=ref_kind))
             continue
         if target is not source:
             cited[id(target)].setdefault(source.url, source.label)
         if start >= 0:
-            source.links.setdefault(source_key.lang, []).append(Link(start, end, target.url, ref.kind))
+            kind = REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind  # terms found in the text look like parsed ones
+            source.links.setdefault(source_lang, []).append(Link(start, end, target.url, kind))
     for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
         entry.cited_by = list(cited.get(id(entry), {}).items())
         for links in entry.links.values():
             links.sort(key=lambda l: (l.start, -l.end))
 
 
-def _target_entry(site: SiteData, shown: dict[NodeKey, Entry], by_title: dict, stored) -> Entry | None:
-    ref, key = stored.ref, stored.target_key
-    if ref.kind in (REF_RULE, REF_SECTION):
-        number = key.id.partition(":")[2] if key else ref.target
+def _target_entry(site: SiteData, by_key: dict[tuple, Entry], by_title: dict, kind: str, target: str,
+                  key: tuple[str, str, str] | None) -> Entry | None:
+    """The entry a reference (``kind``, ``target``, resolved to ``key`` = (version, lang, id) or None) points at."""
+    if kind in (REF_RULE, REF_SECTION):
+        number = key[2].partition(":")[2] if key else target
         return site.rules.get(number)
-    if key is not None and key in shown:
-        return shown[key]
+    if key is not None and key in by_key:
+        return by_key[key]
     if key is not None:  # resolved into a version the site does not show: find the same thing by name
-        kind = GLOSSARY if key.id.startswith("gl:") else None
-        name = key.id.partition(":")[2].casefold()
-        if kind:
-            return by_title.get((kind, name))
+        if key[2].startswith("gl:"):
+            return by_title.get((GLOSSARY, key[2].partition(":")[2].casefold()))
     return None

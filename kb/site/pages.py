@@ -213,15 +213,27 @@ def other_pages(site: SiteData) -> Iterable[Page]:
 PREVIEW_CHARS = 160
 
 
+def _preview_text(text: str) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+
+
 def preview_pages(site: SiteData) -> Iterable[Page]:
     """Texts for the hover previews, one script per section (``previews/601.js``: the section and every rule under
-    it; ``previews/chapters.js``: the chapters), loaded by the browser only when a reference is hovered or tapped."""
+    it; ``previews/chapters.js``: the chapters) and, for glossary terms, one per first character of the term page's
+    file name (``previews/gl-5531.js``: ``唱える`` → its definition, keyed by the file name without ``.html``), loaded
+    by the browser only when a reference is hovered or tapped. Changing one rule or term rewrites one of them."""
     files: dict[str, dict[str, str]] = {}
     for number, entry in site.rules.items():
         node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
-        text = " ".join((node.title or node.text).split())
         name = number.split(".")[0] if len(number) >= 3 else "chapters"
-        files.setdefault(name, {})[number] = text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
+        files.setdefault(name, {})[number] = _preview_text(node.title or node.text)
+    for entry in site.terms.values():
+        folder, _, file_name = entry.url.rpartition("/")
+        if folder == "glossary" and file_name.endswith(".html"):
+            key = file_name[: -len(".html")]
+            node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+            files.setdefault(f"gl-{ord(key[0]):x}", {})[key] = _preview_text(node.text or node.title or "")
     for name, texts in files.items():
         yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
 

@@ -1,7 +1,8 @@
 """Render :class:`kb.site.pages.Page` records to HTML with the Jinja2 templates in ``site_templates/``.
 
 Every link a template writes goes through the ``rel`` filter (site-relative target → relative href from the page
-being rendered), so the site works under any sub-path and from ``file://``. Linked text (rule references, glossary
+being rendered), so the site works under any sub-path and from ``file://``; ``absolute`` (with the build's
+``base_url``) writes the few absolute URLs (canonical links). Linked text (rule references, glossary
 terms) is rendered by the ``linked`` filter from the segments made in :mod:`kb.site.pages`; MTG Wiki HTML by
 :func:`article_html` (called by the page producer, so the result is part of the page's inputs), which points links
 at our pages when the article exists here and at mtgwiki.com otherwise, links rule numbers, and drops anything that
@@ -18,17 +19,32 @@ from urllib.parse import quote, unquote, urlsplit
 from kb.site.gather import MTGWIKI
 from kb.site_paths import href
 
-TEMPLATES = Path(__file__).resolve().parent.parent.parent / "site_templates"
+def templates_folder() -> Path:
+    """``site_templates/`` of the source checkout (or an editable install), else the copy a wheel installs under
+    ``<prefix>/share/kb/site_templates`` (see pyproject.toml), for the environment's or the user's prefix."""
+    import sysconfig
+
+    checkout = Path(__file__).resolve().parent.parent.parent / "site_templates"
+    installed = [Path(sysconfig.get_path("data", scheme)) / "share" / "kb" / "site_templates"
+                 for scheme in (sysconfig.get_default_scheme(), sysconfig.get_preferred_scheme("user"))]
+    return next((folder for folder in (checkout, *installed) if (folder / "base.html").is_file()), checkout)
+
+
+TEMPLATES = templates_folder()
 _WIKI_HOSTS = {"mtgwiki.com", "www.mtgwiki.com", "wiki.mtg-jp.com"}
 
 
 class Renderer:
     def __init__(self, templates: Path = TEMPLATES):
-        from jinja2 import Environment, FileSystemLoader, StrictUndefined, pass_context, select_autoescape
+        from jinja2 import (Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, pass_context,
+                            select_autoescape)
 
         self.templates = templates
+        # compiled templates are cached in a private per-user temporary folder: compiling them costs more than
+        # rendering the few pages of a small rebuild in a fresh process (each `kb build`)
         self.env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(["html", "xml"]),
-                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                               undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                               bytecode_cache=FileSystemBytecodeCache())
 
         @pass_context
         def rel(ctx, target: str) -> str:
@@ -38,7 +54,11 @@ class Renderer:
         def linked(ctx, segments: list) -> str:
             return self.linked(ctx["page_path"], segments)
 
-        self.env.filters.update(rel=rel, linked=linked)
+        @pass_context
+        def absolute(ctx, target: str) -> str:
+            return ctx["base_url"] + href("", target)
+
+        self.env.filters.update(rel=rel, linked=linked, absolute=absolute)
         self.template_hash = templates_hash(templates)
 
     @classmethod
@@ -52,7 +72,8 @@ class Renderer:
         return renderer
 
     def render(self, page, template_vars: dict) -> str:
-        return self.env.get_template(page.template).render(page_path=page.path, page=page, **template_vars, **page.context)
+        variables = {"base_url": None, **template_vars, **page.context}
+        return self.env.get_template(page.template).render(page_path=page.path, page=page, **variables)
 
     def linked(self, page_path: str, segments: list) -> str:
         from markupsafe import Markup, escape

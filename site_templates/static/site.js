@@ -1,4 +1,4 @@
-/* MTG総合ルール — the English toggle, hover/tap previews of referenced rules, and the static search.
+/* MTG総合ルール — the English toggle, hover/tap previews of referenced rules and glossary terms, and the static search.
    Everything is local: search shards are plain scripts under search/ loaded with <script> tags, so the search
    works from any static server and from file://. The query is analysed like kb search does it (see
    kb/site/search_export.py): NFKC + lower case, Latin words stemmed, Japanese runs segmented by longest match
@@ -27,12 +27,24 @@
 
   /* -- previews ------------------------------------------------------------------------------------------ */
   var pop = null, popFor = null, hideTimer = 0, lastPointer = "mouse";
-  var PREVIEWABLE = "a.ref-rule, a.ref-section";
+  var PREVIEWABLE = "a.ref-rule, a.ref-section, a.ref-term, a.ref-auto-term";
   function closestPreview(el) { return el && el.closest ? el.closest(PREVIEWABLE) : null; }
   function ruleOf(a) {  // cr/601.html#601.2f → 601.2f; cr/601.html → 601
     var url = new URL(a.href, location.href);
     var number = url.hash ? decodeURIComponent(url.hash.slice(1)) : url.pathname.split("/").pop().replace(/\.html$/, "");
     return /^[1-9](\d\d(\.\d+[a-z]?)?)?$/.test(number) ? number : null;
+  }
+  function termOf(a) {  // glossary/唱える.html → 唱える (the term page's file name: the key in previews/gl-*.js)
+    var m = /\/glossary\/([^\/]+)\.html$/.exec(new URL(a.href, location.href).pathname);
+    return m ? decodeURIComponent(m[1]) : null;
+  }
+  function previewShard(a) {  // [shard, key] of the text a reference previews (see kb/site/pages.py), or null
+    if (a.matches("a.ref-rule, a.ref-section")) {
+      var number = ruleOf(a);
+      return number && ["pv/" + (number.length >= 3 ? number.slice(0, 3) : "chapters"), number];
+    }
+    var term = termOf(a);
+    return term && ["pv/gl-" + term.codePointAt(0).toString(16), term];
   }
   function hidePreview() { if (pop) { pop.remove(); } pop = null; popFor = null; }
   function scheduleHide() { clearTimeout(hideTimer); hideTimer = setTimeout(hidePreview, 300); }
@@ -46,12 +58,10 @@
     var head = document.createElement("strong");
     head.textContent = a.textContent;
     var body = document.createElement("div");
-    var number = ruleOf(a);
+    var shard = previewShard(a);
     body.textContent = "…";
-    if (number) {
-      load("pv/" + (number.length >= 3 ? number.slice(0, 3) : "chapters")).then(function (texts) {
-        body.textContent = (texts && texts[number]) || "";
-      });
+    if (shard) {
+      load(shard[0]).then(function (texts) { body.textContent = (texts && texts[shard[1]]) || ""; });
     }
     var go = document.createElement("a");
     go.className = "go";
