@@ -33,19 +33,27 @@ Positions count the kept mode-C terms (and Latin words), so a quoted phrase matc
 Terms depend on the Sudachi dictionary (``sudachidict-core``, pinned by the environment); an exported vocabulary
 is therefore tied to the index it was exported from.
 
-Whoosh glue: :class:`KbTokenizer` | :class:`JapaneseFormFilter` | :class:`EnglishStemFilter` |
-:class:`StopAndPositionFilter` is :func:`text_analyzer`; :class:`BigramTokenizer` is :func:`bigram_analyzer`.
-The Sudachi tokenizer is created lazily (the analyzers are pickled with the schema).
+Steps 1–4 run in one pass per text (:func:`_terms`); only Japanese runs reach Sudachi, and a mode-C word's
+mode-A parts come from ``Morpheme.split``, not from a second tokenisation.
+Whoosh glue: :class:`KbTokenizer` is :func:`text_analyzer`, :class:`BigramTokenizer` is :func:`bigram_analyzer`.
+The index stores their fields with :class:`PreAnalysedPositions`, which takes a :class:`PreAnalysed` value
+(:func:`index_pairs`, :func:`bigram_pairs`) as it is: the index build analyses each text once, and text without
+Japanese (most of the English CR) takes a shorter path to the same terms. The Sudachi tokenizer is created
+lazily (the analyzers are pickled with the schema).
 """
 
 from __future__ import annotations
 
+import operator
+import pickle
 import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from whoosh.analysis import Filter, Token, Tokenizer
+from whoosh.analysis import Token, Tokenizer
+from whoosh.formats import Positions
+from whoosh.system import pack_uint
 
 ENGLISH_STOP_WORDS = frozenset(
     "a an and are as at be by for from in is it its of on or that the this to with".split())
@@ -56,6 +64,7 @@ LONG_VOWEL = "ー"
 
 _RUN = re.compile(r"(?P<number>(?<![0-9.])[1-9][0-9][0-9]\.[0-9]{1,3}[a-z]?(?![a-z0-9]))|(?P<word>[a-z0-9]+)"
                   r"|(?P<ja>(?:(?![\x00-\x7f])[\w・･])+)")
+_JAPANESE_CHAR = re.compile(r"(?:(?![\x00-\x7f])[\w・･])")  # what a Japanese run is made of
 _KATAKANA = re.compile(r"^[\u30a1-\u30fa\u30fc]+$")
 _KATAKANA_DOTTED = re.compile(r"[\u30a1-\u30fa\u30fc]+(?:[・･][\u30a1-\u30fa\u30fc]+)+")
 
@@ -73,13 +82,21 @@ class Term:
 # -- folding -----------------------------------------------------------------------------------------------
 def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
     """NFKC + lower-case, character by character; ``starts[i]``/``ends[i]`` is the original span of folded char i."""
+    folded, starts, ends = _fold(text)
+    if starts is None:
+        return folded, list(range(len(text))), list(range(1, len(text) + 1))
+    return folded, starts, ends
+
+
+def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
+    """:func:`fold_with_offsets`, with None for the offsets when every character kept its place."""
     if unicodedata.is_normalized("NFKC", text):
         lowered = text.lower()
         if len(lowered) == len(text):
-            return lowered, list(range(len(text))), list(range(1, len(text) + 1))
+            return lowered, None, None
     pieces = [_fold_char(ch) for ch in text]
     if all(len(p) == 1 for p in pieces) and not any(p in _VOICED_MARKS for p in pieces):
-        return "".join(pieces), list(range(len(text))), list(range(1, len(text) + 1))
+        return "".join(pieces), None, None
     out: list[str] = []
     starts: list[int] = []
     ends: list[int] = []
@@ -107,7 +124,7 @@ def _fold_char(ch: str) -> str:
 
 def fold(text: str) -> str:
     """The folded text alone (see :func:`fold_with_offsets`)."""
-    return fold_with_offsets(text)[0]
+    return _fold(text)[0]
 
 
 def _runs(folded: str):
@@ -188,86 +205,110 @@ def _japanese_words(folded: str, start: int, end: int, *, index: bool):
                            p.part_of_speech()[0] in DROPPED_POS)
 
 
-# -- Whoosh tokenizer and filters ----------------------------------------------------------------------------
-def _token(positions, chars, mode, kwargs, text, start, end, start_char) -> Token:
+# -- the analysis in one pass ----------------------------------------------------------------------------------
+def _terms(text: str, *, index: bool) -> list[tuple[str, int, int, int]]:
+    """(term, position, start, end) for each kept word of ``text`` (steps 1–4; offsets into the original text).
+
+    Function words and stop words are dropped before numbering, so positions count the kept words; an extra index
+    term (a mode-A part, a joined dotted word) shares its word's position."""
+    terms, starts, ends = _folded_terms(text, index=index)
+    if starts is None:
+        return terms
+    return [(term, pos, starts[a], ends[b - 1]) for term, pos, a, b in terms]
+
+
+def _folded_terms(text: str, *, index: bool):
+    """:func:`_terms` with offsets into the folded text, and the folded-to-original offset maps (None: the same)."""
+    folded, starts, ends = _fold(text)
+    out: list[tuple[str, int, int, int]] = []
+    append = out.append
+    pos = -1
+    for m in _RUN.finditer(folded):
+        kind = m.lastgroup
+        if kind == "ja":
+            s, e = m.span()
+            for _, normalized, a, b, extra, function_word in _japanese_words(folded, s, e, index=index):
+                if function_word or normalized in JAPANESE_STOP_FORMS:
+                    continue
+                if not extra:
+                    pos += 1
+                append((katakana_fold(normalized), max(pos, 0), a, b))
+            continue
+        word = m.group() if kind == "number" else _latin_term(m.group())
+        if word is None:
+            continue
+        pos += 1
+        append((word, pos, m.start(), m.end()))
+    return out, starts, ends
+
+
+@lru_cache(maxsize=65536)
+def _latin_term(word: str) -> str | None:
+    """The term of a Latin word other than a rule number (step 3); None for a stop word or a one-letter word."""
+    if word in ENGLISH_STOP_WORDS or (len(word) == 1 and word.isalpha()):
+        return None
+    return light_stem(word)
+
+
+# -- Whoosh glue ------------------------------------------------------------------------------------------------
+class PreAnalysed(tuple):
+    """A field value already analysed: (term, [positions]) pairs, each term once. The index build analyses each
+    text once and hands Whoosh these instead of the text (see :func:`kb.search.index.node_fields`)."""
+
+    @classmethod
+    def of(cls, pairs) -> PreAnalysed:
+        """From (term, position) pairs in position order."""
+        positions: dict[str, list[int]] = {}
+        for term, pos in pairs:
+            found = positions.get(term)
+            if found is None:
+                positions[term] = [pos]
+            else:
+                found.append(pos)
+        return cls(positions.items())
+
+
+class PreAnalysedPositions(Positions):
+    """Whoosh's ``Positions`` format (what ``TEXT(phrase=True)`` stores) that also takes a :class:`PreAnalysed`
+    value as it is, without running the field's analyzer again; the encoded postings are Whoosh's, byte for byte
+    (the number of positions, then the pickled position deltas)."""
+
+    def word_values(self, value, analyzer, **kwargs):
+        if not isinstance(value, PreAnalysed):
+            yield from super().word_values(value, analyzer, **kwargs)
+            return
+        for term, count, weight, encoded in self.postings(value):
+            yield term.decode("utf-8"), count, weight, encoded
+
+    def postings(self, value: PreAnalysed) -> list[tuple[bytes, int, float, bytes]]:
+        """(term as UTF-8, frequency, weight, encoded positions) for each term: what Whoosh's ``field.index``
+        gives for the text (the index build calls this directly, see :class:`kb.search.codec.BulkWriter`)."""
+        boost = self.field_boost
+        out = []
+        for term, poslist in value:
+            count = len(poslist)
+            deltas = poslist if count == 1 else [poslist[0], *map(operator.sub, poslist[1:], poslist)]
+            out.append((term.encode("utf-8"), count, count * boost, pack_uint(count) + pickle.dumps(deltas, 2)))
+        return out
+
+
+def _tokens(terms, positions, chars, mode, kwargs):
     token = Token(positions, chars, removestops=True, mode=mode, **kwargs)
-    token.text = text
     token.boost = 1.0
     token.stopped = False
-    token.pos = 0
-    token.startchar = start_char + start
-    token.endchar = start_char + end
-    return token
+    for token.text, token.pos, token.startchar, token.endchar in terms:
+        yield token
 
 
 class KbTokenizer(Tokenizer):
-    """Segments text into words (step 1–2 of the contract, Sudachi mode C/A for Japanese runs).
-
-    Each token carries ``text`` (the folded surface), ``normalized`` (Sudachi's normalized form, or the word),
-    ``script`` ('latin' | 'ja'), ``rule_number``, ``extra`` (an index-only sub-word or joined word) and
-    ``function_word``; char offsets are in the original text. ``mode='query'`` gives the query-side words.
-    """
+    """The analyzer of the ``title`` and ``body`` fields: :func:`analyze` as Whoosh tokens (``mode='query'`` gives
+    the query-side terms)."""
 
     def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
                  start_char=0, tokenize=True, mode="", **kwargs):
-        folded, starts, ends = fold_with_offsets(value)
-        index = mode != "query"
-        for kind, s, e in _runs(folded):
-            if kind != "ja":
-                word = folded[s:e]
-                token = _token(positions, chars, mode, kwargs, word, starts[s], ends[e - 1], start_char)
-                token.normalized, token.script, token.rule_number = word, "latin", kind == "number"
-                token.extra = token.function_word = False
-                yield token
-            else:
-                for surface, normalized, a, b, extra, function_word in _japanese_words(folded, s, e, index=index):
-                    token = _token(positions, chars, mode, kwargs, surface, starts[a], ends[b - 1], start_char)
-                    token.normalized, token.script, token.rule_number = normalized, "ja", False
-                    token.extra, token.function_word = extra, function_word
-                    yield token
-
-
-class JapaneseFormFilter(Filter):
-    """Japanese words become their normalized form with the katakana long-vowel fold (step 4)."""
-
-    def __call__(self, tokens):
-        for token in tokens:
-            if token.script == "ja":
-                token.text = katakana_fold(token.normalized)
-            yield token
-
-
-class EnglishStemFilter(Filter):
-    """Latin words other than rule numbers go through :func:`light_stem` (step 3)."""
-
-    def __call__(self, tokens):
-        for token in tokens:
-            if token.script == "latin" and not token.rule_number:
-                token.text = light_stem(token.text)
-            yield token
-
-
-class StopAndPositionFilter(Filter):
-    """Drops function words and stop words, then numbers the kept words; extra terms share their word's position.
-
-    Stop words are tested before stemming would matter: English stop words by the folded word, Japanese by the
-    normalized form, plus one-letter English words.
-    """
-
-    def __call__(self, tokens):
-        pos = -1
-        for token in tokens:
-            if token.function_word:
-                continue
-            if token.script == "latin" and (token.normalized in ENGLISH_STOP_WORDS
-                                            or (len(token.normalized) == 1 and token.normalized.isalpha())):
-                continue
-            if token.script == "ja" and token.normalized in JAPANESE_STOP_FORMS:
-                continue
-            if not token.extra:
-                pos += 1
-            token.pos = max(pos, 0)
-            yield token
+        terms = ((term, start_pos + pos, start_char + a, start_char + b)
+                 for term, pos, a, b in _terms(value, index=mode != "query"))
+        return _tokens(terms, positions, chars, mode, kwargs)
 
 
 class BigramTokenizer(Tokenizer):
@@ -275,15 +316,13 @@ class BigramTokenizer(Tokenizer):
 
     def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
                  start_char=0, tokenize=True, mode="", **kwargs):
-        for term in bigrams(value):
-            token = _token(positions, chars, mode, kwargs, term.text, term.start, term.end, start_char)
-            token.pos = start_pos + term.pos
-            yield token
+        terms = ((t.text, start_pos + t.pos, start_char + t.start, start_char + t.end) for t in bigrams(value))
+        return _tokens(terms, positions, chars, mode, kwargs)
 
 
 def text_analyzer():
-    """The analyzer of the ``title`` and ``body`` fields: tokenizer and filter chain."""
-    return KbTokenizer() | JapaneseFormFilter() | EnglishStemFilter() | StopAndPositionFilter()
+    """The analyzer of the ``title`` and ``body`` fields."""
+    return KbTokenizer()
 
 
 def bigram_analyzer():
@@ -291,16 +330,34 @@ def bigram_analyzer():
     return BigramTokenizer()
 
 
-@lru_cache(maxsize=1)
-def _analyzer():
-    return text_analyzer()
+def index_pairs(text: str) -> PreAnalysed:
+    """The ``title``/``body`` field value of ``text`` for the index: its index terms and their positions."""
+    folded = _fold(text)[0]
+    if _JAPANESE_CHAR.search(folded):
+        return PreAnalysed.of((term, pos) for term, pos, _, _ in _folded_terms(text, index=True)[0])
+    positions: dict[str, list[int]] = {}  # Latin words only (the bulk of the English CR): as _folded_terms does
+    pos = 0
+    for number, word, _ in _RUN.findall(folded):
+        term = number or _latin_term(word)
+        if term is not None:
+            found = positions.get(term)
+            if found is None:
+                positions[term] = [pos]
+            else:
+                found.append(pos)
+            pos += 1
+    return PreAnalysed(positions.items())
+
+
+def bigram_pairs(text: str) -> PreAnalysed:
+    """The ``grams`` field value of ``text`` for the index."""
+    return PreAnalysed.of((term, pos) for term, pos, _, _ in _bigrams(text))
 
 
 # -- plain functions -----------------------------------------------------------------------------------------
 def analyze(text: str, *, index: bool = True) -> list[Term]:
     """Terms of ``text`` with positions and ORIGINAL offsets; ``index=False`` gives the query-side terms."""
-    return [Term(t.text, t.pos, t.startchar, t.endchar)
-            for t in _analyzer()(text, positions=True, chars=True, mode="index" if index else "query")]
+    return [Term(*t) for t in _terms(text, index=index)]
 
 
 def index_terms(text: str) -> list[str]:
@@ -324,19 +381,28 @@ def surface_terms(text: str) -> list[tuple[str, str]]:
 
 def bigram_terms(text: str) -> list[str]:
     """Character bigrams of the Japanese runs of ``text`` (the fallback field; same for index and query)."""
-    return [t.text for t in bigrams(text)]
+    return [term for term, _, _, _ in _bigrams(text)]
 
 
 def bigrams(text: str) -> list[Term]:
     """:func:`bigram_terms` with positions and original offsets."""
-    folded, starts, ends = fold_with_offsets(text)
-    out: list[Term] = []
+    return [Term(*t) for t in _bigrams(text)]
+
+
+def _bigrams(text: str) -> list[tuple[str, int, int, int]]:
+    """(bigram, position, start, end) for :func:`bigrams`."""
+    folded, starts, ends = _fold(text)
+    if not _JAPANESE_CHAR.search(folded):
+        return []
+    if starts is None:
+        starts, ends = range(len(folded)), range(1, len(folded) + 1)
+    out: list[tuple[str, int, int, int]] = []
     for kind, s, e in _runs(folded):
         if kind != "ja":
             continue
         idx = [i for i in range(s, e) if folded[i] not in MIDDLE_DOTS]
         if len(idx) == 1:
-            out.append(Term(folded[idx[0]], len(out), starts[idx[0]], ends[idx[0]]))
+            out.append((folded[idx[0]], len(out), starts[idx[0]], ends[idx[0]]))
         for i, j in zip(idx, idx[1:]):
-            out.append(Term(folded[i] + folded[j], len(out), starts[i], ends[j]))
+            out.append((folded[i] + folded[j], len(out), starts[i], ends[j]))
     return out

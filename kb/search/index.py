@@ -6,24 +6,31 @@ Entry point :func:`update_index` (called by :func:`kb.pipeline.ingest_documents`
 
 One document per node key (version, lang, id). Fields:
 
-- ``key`` — ``version\\tlang\\tid`` (unique); ``kind``, ``number`` — exact values; ``scope`` — ``lang:version``
-  (the version and language filter; ``ja:`` for unversioned Japanese nodes); ``id``, ``version``, ``lang`` — stored;
+- ``key`` — ``version\\tlang\\tid``, stored only (a hit is read from the store by it; an updated or removed
+  node's document is found by it); ``kind``, ``number`` — exact values; ``scope`` — ``lang:version`` (the version
+  and language filter; ``ja:`` for unversioned Japanese nodes);
 - ``title`` — title/term, aliases and English name, analysed by :func:`kb.search.analysis.text_analyzer`;
 - ``body`` — text and examples, same analyzer;
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
-- ``names`` — :func:`name_forms` of the title, aliases and English name (whole-name lookup: glossary terms);
+- ``names`` — glossary entries only: :func:`name_forms` of the term, aliases and English name (whole-name
+  lookup);
 - ``hash`` — the store's content hash (stored only).
+
+Building is the costly part of an ingest, so :func:`node_fields` analyses each text once and hands Whoosh the
+terms (:class:`kb.search.analysis.PreAnalysed`); :class:`kb.search.codec.BulkWriter` writes them with
+:class:`kb.search.codec.IndexCodec`. An index an older kb wrote (other fields or formats) is rebuilt.
 """
 
 from __future__ import annotations
 
 import os
+import pickle
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from kb.errors import KbError
-from kb.model import Node
+from kb.model import GLOSSARY, Node
 from kb.store import NodeKey, Store
 
 INDEX_DIR = "index"
@@ -56,24 +63,32 @@ def index_dir(store: Store) -> Path:
 
 
 def schema():
-    from whoosh.fields import ID, KEYWORD, STORED, TEXT, Schema
+    from whoosh.fields import ID, KEYWORD, STORED, Schema
 
     from kb.search.analysis import bigram_analyzer, text_analyzer
 
     return Schema(
-        key=ID(stored=True, unique=True),
-        id=STORED(),
-        kind=ID(stored=True),
-        version=STORED(),
-        lang=STORED(),
+        key=STORED(),
+        kind=ID(),
         scope=ID(),
-        number=ID(stored=True),
-        title=TEXT(analyzer=text_analyzer(), phrase=True),
-        body=TEXT(analyzer=text_analyzer(), phrase=True),
-        grams=TEXT(analyzer=bigram_analyzer(), phrase=True),
+        number=ID(),
+        title=_text_field(text_analyzer()),
+        body=_text_field(text_analyzer()),
+        grams=_text_field(bigram_analyzer()),
         names=KEYWORD(),
         hash=STORED(),
     )
+
+
+def _text_field(analyzer):
+    """A phrase-searchable text field that also takes pre-analysed values (see :func:`node_fields`)."""
+    from whoosh.fields import TEXT
+
+    from kb.search.analysis import PreAnalysedPositions
+
+    field = TEXT(analyzer=analyzer, phrase=True)
+    field.format = PreAnalysedPositions(field_boost=field.format.field_boost)
+    return field
 
 
 def key_string(key: NodeKey) -> str:
@@ -86,43 +101,63 @@ def scope(version: str, lang: str) -> str:
 
 
 def node_fields(node: Node, content_hash: str) -> dict:
-    """The index document of one node."""
+    """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
+    :class:`kb.search.analysis.PreAnalysed` terms."""
+    from kb.search import analysis
+
     names = [x for x in (node.title, *node.aliases, node.english) if x]
     body = "\n".join([node.text, *node.examples])
-    fields = dict(key=key_string(NodeKey(node.version, node.lang, node.id)), id=node.id, kind=node.kind,
-                  version=node.version, lang=node.lang, scope=scope(node.version, node.lang), hash=content_hash,
-                  grams="\n".join([*names, body]))
+    fields = dict(key=key_string(NodeKey(node.version, node.lang, node.id)), kind=node.kind,
+                  scope=scope(node.version, node.lang), hash=content_hash)
+    grams = analysis.bigram_pairs("\n".join([*names, body]))
+    if grams:
+        fields["grams"] = grams
     if node.number:
         fields["number"] = node.number
     if names:
-        fields["title"] = "\n".join(names)
-        fields["names"] = " ".join(sorted({form for name in names for form in name_forms(name)}))
+        fields["title"] = analysis.index_pairs("\n".join(names))
+        if node.kind == GLOSSARY:
+            fields["names"] = " ".join(sorted({form for name in names for form in name_forms(name)}))
     if body.strip():
-        fields["body"] = body
+        fields["body"] = analysis.index_pairs(body)
     return fields
 
 
 def open_index(store: Store):
-    """The index for ``store`` (KbError when there is none yet)."""
+    """The index for ``store`` (KbError when there is none yet, or it was written by an older kb)."""
+    path = index_dir(store)
+    ix = _open_existing(path)
+    if ix is None:
+        raise KbError(f"{path}: no search index; run 'kb index' (or 'kb ingest' again)")
+    return ix
+
+
+def _open_existing(path: Path):
+    """The index in ``path``, None when there is none; KbError when it cannot be read (written by an older kb)."""
     from whoosh import index
 
-    path = index_dir(store)
-    if not index.exists_in(path, INDEX_NAME):
-        raise KbError(f"{path}: no search index; run 'kb index' (or 'kb ingest' again)")
-    return index.open_dir(path, indexname=INDEX_NAME)
+    try:
+        return index.open_dir(path, indexname=INDEX_NAME) if index.exists_in(path, INDEX_NAME) else None
+    except (AttributeError, ImportError, EOFError, pickle.UnpicklingError, index.IndexError) as error:
+        raise KbError(f"{path}: the search index was written by an older kb; run 'kb index --rebuild'") from error
 
 
 def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     """Bring the index in line with the store, touching only nodes whose content hash changed.
 
-    An index written with other fields (an older kb) is rebuilt whole."""
+    An index written with other fields or field formats (an older kb) is rebuilt whole."""
     from whoosh import index
+
+    from kb.search.codec import BulkWriter, IndexCodec
 
     path = index_dir(store)
     os.makedirs(path, exist_ok=True)
     current = schema()
-    ix = index.open_dir(path, indexname=INDEX_NAME) if index.exists_in(path, INDEX_NAME) else None
-    if rebuild or ix is None or sorted(ix.schema.names()) != sorted(current.names()):  # new, asked for, or outdated
+    try:
+        ix = None if rebuild else _open_existing(path)
+    except KbError:  # unreadable: outdated
+        ix = None
+    if ix is None or ix.schema != current:  # new, asked for, or outdated
         ix = index.create_in(path, current, indexname=INDEX_NAME)
         indexed: dict[str, str] = {}
     else:
@@ -133,17 +168,15 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     removed = [k for k in indexed if k not in wanted]
     if not changed and not removed:
         return IndexReport(0, 0, 0, len(wanted))
-    writer = ix.writer(limitmb=256)
+    writer = BulkWriter(ix, limitmb=256, codec=IndexCodec())
     try:
-        for k in removed:
-            writer.delete_by_term("key", k)
+        if indexed:  # drop the documents of changed and removed nodes (found by their stored key)
+            for docnum, stored in writer.searcher().reader().iter_docs():
+                if stored["key"] in changed or stored["key"] not in wanted:
+                    writer.delete_document(docnum)
         for node in store.nodes():
             k = key_string(NodeKey(node.version, node.lang, node.id))
-            if k not in changed:
-                continue
-            if k in indexed:
-                writer.update_document(**node_fields(node, wanted[k]))
-            else:
+            if k in changed:
                 writer.add_document(**node_fields(node, wanted[k]))
     except BaseException:
         writer.cancel()

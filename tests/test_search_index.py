@@ -1,0 +1,109 @@
+"""kb.search.index: what the index holds is exactly the analysis of each node, and updates keep it so."""
+
+from __future__ import annotations
+
+import shutil
+from collections import defaultdict
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from whoosh import index as whoosh_index
+from whoosh.fields import ID, TEXT, Schema
+
+from kb.pipeline import ingest_sources
+from kb.search import Searcher
+from kb.search.analysis import analyze, bigram_pairs, bigrams, index_pairs
+from kb.search.index import INDEX_NAME, index_dir, key_string, open_index, update_index
+from kb.store import NodeKey, Store
+
+from conftest import DATA
+
+SAMPLE = DATA / "JPN_CR_20231117.txt"
+
+
+def _postings(store: Store, field: str) -> dict[str, dict[str, list[int]]]:
+    """key → term → positions, read back from the index."""
+    ix = open_index(store)
+    out: dict[str, dict[str, list[int]]] = defaultdict(dict)
+    with ix.searcher() as searcher:
+        reader = searcher.reader()
+        keys = {docnum: stored["key"] for docnum, stored in reader.iter_docs()}
+        for term in reader.field_terms(field):
+            matcher = reader.postings(field, term)
+            while matcher.is_active():
+                if matcher.id() in keys:
+                    out[keys[matcher.id()]][term] = list(matcher.value_as("positions"))
+                matcher.next()
+    return out
+
+
+def _expected(terms) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = defaultdict(list)
+    for term in terms:
+        out[term.text].append(term.pos)
+    return dict(out)
+
+
+FRAGMENTS = ["Casting", " the ", "spells", " 601.2f", " rule 702.6.", "—", "“quoted”", " a ", "ｶﾞ", "Æther", "①",
+             "呪文を唱えた", "マナ・コスト", "状況起因処理", "。", "\n", " 120.4", "abilities", "ＡＢＣ", "㍻"]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12))
+def test_pre_analysed_values_are_the_analysis(parts):
+    text = "".join(parts)
+    assert {term: positions for term, positions in index_pairs(text)} == _expected(analyze(text))
+    assert {term: positions for term, positions in bigram_pairs(text)} == _expected(bigrams(text))
+
+
+def test_index_holds_each_node_s_analysis_with_positions(tmp_path):
+    with Store.open(tmp_path) as store:
+        ingest_sources(store, [str(SAMPLE)])
+        body, title, grams = (_postings(store, f) for f in ("body", "title", "grams"))
+        nodes = list(store.nodes())
+        assert len(nodes) > 50
+        for node in nodes:
+            key = key_string(NodeKey(node.version, node.lang, node.id))
+            names = "\n".join(x for x in (node.title, *node.aliases, node.english) if x)
+            text = "\n".join([node.text, *node.examples])
+            assert body.get(key, {}) == _expected(analyze(text)), node.id
+            assert title.get(key, {}) == _expected(analyze(names)), node.id
+            assert grams.get(key, {}) == _expected(bigrams("\n".join(x for x in (names, text) if x))), node.id
+
+
+def _hits(store: Store, queries: list[str]) -> dict[str, set[str]]:
+    with Searcher(store) as searcher:
+        return {q: {h.id for h in searcher.search(q, limit=200)} for q in queries}
+
+
+def test_updated_and_removed_nodes_leave_no_stale_documents(tmp_path):
+    source = tmp_path / "JPN_CR_20231117.txt"
+    shutil.copy(SAMPLE, source)
+    queries = ["詠唱", "唱える", "コスト", "呪文を唱える", "マナ能力", "601.2f", "予示"]
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(source)])
+        total = open_index(store).doc_count()
+        lines = source.read_text(encoding="utf-8-sig").replace(
+            "コストを変える呪文を唱えても", "コストを変える呪文を詠唱しても").split("\n")
+        source.write_text("\n".join(line for line in lines if not line.startswith("601.5.")), encoding="utf-8")
+        report = ingest_sources(store, [str(source)])
+        assert report.index.removed == 1 and report.index.updated >= 1
+        assert open_index(store).doc_count() == total - 1
+        incremental = _hits(store, queries)
+        assert "cr:601.7" in incremental["詠唱"] and "cr:601.7" not in incremental["唱える"]
+        assert "cr:601.5" not in set().union(*incremental.values())
+        update_index(store, rebuild=True)
+        assert _hits(store, queries) == incremental
+
+
+def test_an_index_with_other_field_formats_is_rebuilt(tmp_path):
+    with Store.open(tmp_path) as store:
+        ingest_sources(store, [str(SAMPLE)])
+        total = open_index(store).doc_count()
+        names = open_index(store).schema.names()
+        older = Schema(**{name: TEXT() if name in ("title", "body", "grams") else ID(stored=True) for name in names})
+        whoosh_index.create_in(index_dir(store), older, indexname=INDEX_NAME)
+        report = update_index(store)
+        assert report.added == report.total == total
+        with Searcher(store) as searcher:
+            assert "cr:601" in {h.id for h in searcher.search("唱えた")}
