@@ -107,3 +107,18 @@ def test_an_index_with_other_field_formats_is_rebuilt(tmp_path):
         assert report.added == report.total == total
         with Searcher(store) as searcher:
             assert "cr:601" in {h.id for h in searcher.search("唱えた")}
+
+
+def test_segments_with_single_document_terms_merge(tmp_path):
+    """Two incremental updates make two segments; merging them reads inlined postings back (regression: Whoosh
+    returned "" for an inlined term without values and its merge refused it)."""
+    sample = DATA / "JPN_CR_20231117.txt"
+    store = Store.open(tmp_path / "kb")
+    copy = tmp_path / sample.name
+    for edit in ("変える0", "変える1"):
+        copy.write_bytes(sample.read_bytes().replace("601.7. コストを変える".encode(), f"601.7. コストを{edit}".encode()))
+        ingest_sources(store, [str(copy)])
+    ix = open_index(store)
+    ix.optimize()
+    assert ix.doc_count() == len(list(store.nodes()))
+    assert [h.number for h in Searcher(store).search("601.7")][:1] == ["601.7"]

@@ -50,11 +50,17 @@ class InliningPostingsWriter(W3PostingsWriter):
                 self._maxlength = length
 
     def finish_postings(self):
-        if self.written() or len(self) >= self._inlinelimit:
-            return super().finish_postings()
-        terminfo, self._terminfo = self._terminfo, None
-        terminfo.add_block(self)
-        terminfo.set_inlined(self._ids, self._weights, self._values)
+        terminfo = self._terminfo
+        # Only postings with values are inlined: Whoosh reads an inlined term without values back as "" (a str),
+        # which its own segment merge then refuses.
+        if not self.written() and len(self) < self._inlinelimit and len(self._values) == len(self._ids):
+            terminfo.add_block(self)
+            terminfo.set_inlined(self._ids, self._weights, self._values)
+        else:  # Whoosh's own path: the postings go to the postings file
+            if self._ids:
+                self._write_block(last=True)
+            terminfo.set_extent(self._startoffset, self._postfile.tell() - self._startoffset)
+        self._terminfo = None
         return terminfo
 
 
