@@ -312,9 +312,9 @@ def _verb_stem(name: str) -> tuple[str | None, str | None]:
 
 def _morphemes(text: str) -> list[tuple[int, int, str]]:
     """Sudachi's words of ``text``: (start, end, dictionary form)."""
-    from kb.search.analysis import _sudachi
+    from kb.search.analysis import sudachi_tokenizer
 
-    return [(m.begin(), m.end(), m.dictionary_form()) for m in _sudachi().tokenize(text)]
+    return [(m.begin(), m.end(), m.dictionary_form()) for m in sudachi_tokenizer().tokenize(text)]
 
 
 def _is_verb_at(words: list[tuple[int, int, str]], stem_end: int, verb: str) -> bool:

@@ -8,8 +8,8 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.search.analysis import (analyze, bigram_terms, fold_with_offsets, index_terms, light_stem, query_terms,
-                                surface_terms, text_analyzer)
+from kb.search.analysis import (analyze, bigram_terms, fold_with_offsets, index_pairs, index_terms, light_stem,
+                                query_terms, surface_terms, text_analyzer)
 
 
 def test_inflections_share_the_dictionary_form():
@@ -76,6 +76,21 @@ def test_the_analyzer_survives_pickling():
     assert [t.text for t in analyzer("唱えた", mode="query")] == ["唱える"]
 
 
+def test_the_analyzer_is_a_whoosh_tokenizer_and_filter_chain_picklable_before_and_after_use():
+    from whoosh.analysis import CompositeAnalyzer, Filter, Tokenizer
+
+    analyzer = text_analyzer()
+    assert isinstance(analyzer, CompositeAnalyzer)
+    assert isinstance(analyzer.items[0], Tokenizer)
+    assert len(analyzer.items) > 2 and all(isinstance(f, Filter) for f in analyzer.items[1:])
+    before = pickle.loads(pickle.dumps(analyzer))
+    used = [t.text for t in analyzer("呪文を唱えた", mode="query")]
+    after = pickle.loads(pickle.dumps(analyzer))
+    assert before == after == analyzer
+    assert [t.text for t in before("呪文を唱えた", mode="query")] == used == ["呪文", "唱える"]
+    assert [t.text for t in after("状況起因処理", mode="index")] == index_terms("状況起因処理")
+
+
 FRAGMENTS = ["呪文", "を", "唱えた", "マナ・コスト", "状況起因処理", "プレイヤー", "は", "601.2f", "rule", "Casting",
              "spells", "、", "。", "ﾏﾅ", "ｺｽﾄ", "予示された", "2/2", "クリーチャー・カード", " ", "コントローラ", "の"]
 
@@ -97,3 +112,37 @@ def test_terms_do_not_depend_on_character_width(parts):
     text = "".join(parts)
     assert index_terms(_to_full_width(text)) == index_terms(text)
     assert index_terms(unicodedata.normalize("NFKC", text)) == index_terms(text)
+
+
+MIXED = st.lists(st.one_of(
+    st.sampled_from(FRAGMENTS),
+    st.text(alphabet="あいカタナ漢字ｶﾞﾏﾅ・･ーabcXYZ0123456789.／ ,、。", min_size=1, max_size=8),
+    st.from_regex(r"[1-9][0-9]{2}\.[0-9]{1,3}[a-f]?", fullmatch=True),
+    st.integers(min_value=0, max_value=99999).map(str)), min_size=1, max_size=10)
+
+
+def _chain_tokens(text, mode, start_pos=0, start_char=0):
+    analyzer = text_analyzer()
+    return [(t.text, t.pos, t.startchar, t.endchar)
+            for t in analyzer(text, positions=True, chars=True, mode=mode, start_pos=start_pos,
+                              start_char=start_char)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(MIXED, st.integers(min_value=0, max_value=5), st.integers(min_value=0, max_value=50))
+def test_the_whoosh_chain_gives_exactly_the_terms_of_analyze(parts, start_pos, start_char):
+    text = " ".join(parts) if len(parts) % 2 else "".join(parts)
+    for mode, index in (("index", True), ("query", False)):
+        expected = [(t.text, t.pos, t.start, t.end) for t in analyze(text, index=index)]
+        assert _chain_tokens(text, mode) == expected
+        shifted = [(term, pos + start_pos, a + start_char, b + start_char) for term, pos, a, b in expected]
+        assert _chain_tokens(text, mode, start_pos, start_char) == shifted
+    assert dict(index_pairs(text)) == _positions_by_term(analyze(text, index=True))
+
+
+def _positions_by_term(terms):
+    positions: dict[str, list[int]] = {}
+    for t in terms:
+        positions.setdefault(t.text, []).append(t.pos)
+    return positions
+

@@ -33,13 +33,19 @@ Positions count the kept mode-C terms (and Latin words), so a quoted phrase matc
 Terms depend on the Sudachi dictionary (``sudachidict-core``, pinned by the environment); an exported vocabulary
 is therefore tied to the index it was exported from.
 
-Steps 1–4 run in one pass per text (:func:`_terms`); only Japanese runs reach Sudachi, and a mode-C word's
-mode-A parts come from ``Morpheme.split``, not from a second tokenisation.
-Whoosh glue: :class:`KbTokenizer` is :func:`text_analyzer`, :class:`BigramTokenizer` is :func:`bigram_analyzer`.
-The index stores their fields with :class:`PreAnalysedPositions`, which takes a :class:`PreAnalysed` value
-(:func:`index_pairs`, :func:`bigram_pairs`) as it is: the index build analyses each text once, and text without
-Japanese (most of the English CR) takes a shorter path to the same terms. The Sudachi tokenizer is created
-lazily (the analyzers are pickled with the schema).
+Each step is one function, written once: :func:`runs` (steps 1–2), :func:`japanese_words` (step 4, Sudachi:
+only Japanese runs reach it, and a mode-C word's mode-A parts come from ``Morpheme.split``, not from a second
+tokenisation), :func:`kept` (stop words, one-letter words, dropped parts of speech, Japanese stop forms),
+:func:`stemmed` (step 3) and :func:`next_position`. Whoosh's way, :func:`text_analyzer` chains them as a
+``Tokenizer | Filter …`` (:class:`RunTokenizer`, :class:`JapaneseFormFilter`, :class:`StopWordFilter`,
+:class:`EnglishStemFilter`, :class:`PositionFilter`; each filter maps its step over the tokens, and Whoosh's
+``mode="query"`` selects the query side). :func:`analyze` composes the same functions over plain tuples, without
+Whoosh tokens, in one pass per text (:func:`_terms`): the chain and the plain path give the same terms, positions
+and offsets. :class:`BigramTokenizer` is :func:`bigram_analyzer`. The index stores the text fields with
+:class:`PreAnalysedPositions`, which takes a :class:`PreAnalysed` value (:func:`index_pairs`,
+:func:`bigram_pairs`) as it is: the index build analyses each text once, and text without Japanese (most of the
+English CR) skips the offsets. The analyzers are picklable (Whoosh pickles them with the schema): they hold no
+state, and the Sudachi tokenizer is created on first use (:func:`sudachi_tokenizer`).
 """
 
 from __future__ import annotations
@@ -51,7 +57,7 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from whoosh.analysis import Token, Tokenizer
+from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
 from whoosh.system import pack_uint
 
@@ -127,12 +133,6 @@ def fold(text: str) -> str:
     return _fold(text)[0]
 
 
-def _runs(folded: str):
-    """(kind, start, end) over folded text; kind is 'number' (a rule number), 'word' (Latin) or 'ja' (a run)."""
-    for m in _RUN.finditer(folded):
-        yield m.lastgroup, m.start(), m.end()
-
-
 # -- English ------------------------------------------------------------------------------------------------
 @lru_cache(maxsize=65536)
 def light_stem(word: str) -> str:
@@ -160,7 +160,8 @@ def light_stem(word: str) -> str:
 
 # -- Japanese -----------------------------------------------------------------------------------------------
 @lru_cache(maxsize=1)
-def _sudachi():
+def sudachi_tokenizer():
+    """The one SudachiPy tokenizer of the process (``sudachidict-core``), created on first use."""
     from sudachipy import Dictionary
 
     return Dictionary().tokenizer()
@@ -180,74 +181,103 @@ def katakana_fold(term: str) -> str:
     return term
 
 
-def _japanese_words(folded: str, start: int, end: int, *, index: bool):
-    """(surface, normalized, start, end, is_extra, is_function_word) in folded offsets for one Japanese run."""
+# -- the steps: each one function, mapped by a Whoosh filter (below) and composed by :func:`_terms` ---------------
+# A piece is a plain tuple (kind, text, start, end, char offsets), start and end into the original text. Only a
+# Japanese run from step 1 has char offsets (None when the folded run's characters are start, start + 1, …): the
+# original span of each of its characters, which step 4 needs.
+NUMBER, WORD, JAPANESE_RUN = "number", "word", "ja"  # step 1: the kinds of run (the groups of _RUN)
+FORM, PART, FUNCTION = "form", "part", "function"  # step 4: a positioned word, an extra index term, a dropped POS
+
+
+def runs(text: str, *, offsets: bool = True) -> list[tuple]:
+    """Steps 1–2: fold ``text`` and cut it into runs, (kind, folded run, start, end, char offsets) each; with
+    ``offsets=False``, (kind, folded run) pairs alone, cheaper (for the index build, which needs no offsets)."""
+    folded, starts, ends = _fold(text)
+    if not offsets:
+        return [(NUMBER, number) if number else (WORD, word) if word else (JAPANESE_RUN, japanese)
+                for number, word, japanese in _RUN.findall(folded)]
+    if starts is None:
+        return [(m.lastgroup, m.group(), m.start(), m.end(), None) for m in _RUN.finditer(folded)]
+    out = []
+    for m in _RUN.finditer(folded):
+        a, b = m.span()
+        char_offsets = (starts[a:b], ends[a:b]) if m.lastgroup == JAPANESE_RUN else None
+        out.append((m.lastgroup, m.group(), starts[a], ends[b - 1], char_offsets))
+    return out
+
+
+def japanese_words(run, *, index: bool) -> list[tuple[str, str, int, int, None]]:
+    """Step 4 on one Japanese run: Sudachi mode-C normalized forms (katakana-folded) as FORM pieces, particles and
+    the like (:data:`DROPPED_POS`) as FUNCTION pieces; with ``index``, mode-A parts and the parts of a dotted
+    katakana compound as PART pieces. A dotted compound's joined word is a FORM at its first part."""
+    _, chunk, start, _, offsets = run
+    if offsets is None:
+        def span(b, e):
+            return start + b, start + e
+    else:
+        def span(b, e):
+            return offsets[0][b], offsets[1][e - 1]
     mode_a, mode_c = _modes()
-    chunk = folded[start:end]
     dotted = [(m.start(), m.end(), re.sub(f"[{MIDDLE_DOTS}]", "", m.group(0)))
               for m in _KATAKANA_DOTTED.finditer(chunk)]
-    for m in _sudachi().tokenize(chunk, mode_c):
+    out: list[tuple[str, str, int, int, None]] = []
+    for m in sudachi_tokenizer().tokenize(chunk, mode_c):
         b, e = m.begin(), m.end()
-        function_word = m.part_of_speech()[0] in DROPPED_POS
+        kind = FUNCTION if m.part_of_speech()[0] in DROPPED_POS else FORM
         compound = next((d for d in dotted if d[0] <= b < d[1]), None)
         if compound is not None:
             if b == compound[0]:  # the joined word, at the first part's position
-                yield compound[2], compound[2], start + compound[0], start + compound[1], False, False
+                out.append((FORM, katakana_fold(compound[2]), *span(compound[0], compound[1]), None))
             if index:
-                yield m.surface(), m.normalized_form(), start + b, start + e, True, function_word
+                out.append((PART if kind == FORM else FUNCTION, katakana_fold(m.normalized_form()), *span(b, e), None))
             continue
-        yield m.surface(), m.normalized_form(), start + b, start + e, False, function_word
-        if index and not function_word:
+        out.append((kind, katakana_fold(m.normalized_form()), *span(b, e), None))
+        if index and kind == FORM:
             parts = m.split(mode_a)
             if len(parts) > 1:
                 for p in parts:
-                    yield (p.surface(), p.normalized_form(), start + p.begin(), start + p.end(), True,
-                           p.part_of_speech()[0] in DROPPED_POS)
+                    out.append((FUNCTION if p.part_of_speech()[0] in DROPPED_POS else PART,
+                                katakana_fold(p.normalized_form()), *span(p.begin(), p.end()), None))
+    return out
 
 
-# -- the analysis in one pass ----------------------------------------------------------------------------------
-def _terms(text: str, *, index: bool) -> list[tuple[str, int, int, int]]:
-    """(term, position, start, end) for each kept word of ``text`` (steps 1–4; offsets into the original text).
-
-    Function words and stop words are dropped before numbering, so positions count the kept words; an extra index
-    term (a mode-A part, a joined dotted word) shares its word's position."""
-    terms, starts, ends = _folded_terms(text, index=index)
-    if starts is None:
-        return terms
-    return [(term, pos, starts[a], ends[b - 1]) for term, pos, a, b in terms]
+def kept(kind: str, text: str) -> bool:
+    """Steps 3–4, what is dropped: English stop words and one-letter words, FUNCTION pieces, Japanese stop forms."""
+    if kind == WORD:
+        return text not in ENGLISH_STOP_WORDS and not (len(text) == 1 and text.isalpha())
+    return kind == NUMBER or (kind != FUNCTION and text not in JAPANESE_STOP_FORMS)
 
 
-def _folded_terms(text: str, *, index: bool):
-    """:func:`_terms` with offsets into the folded text, and the folded-to-original offset maps (None: the same)."""
-    folded, starts, ends = _fold(text)
-    out: list[tuple[str, int, int, int]] = []
-    append = out.append
-    pos = -1
-    for m in _RUN.finditer(folded):
-        kind = m.lastgroup
-        if kind == "ja":
-            s, e = m.span()
-            for _, normalized, a, b, extra, function_word in _japanese_words(folded, s, e, index=index):
-                if function_word or normalized in JAPANESE_STOP_FORMS:
-                    continue
-                if not extra:
-                    pos += 1
-                append((katakana_fold(normalized), max(pos, 0), a, b))
-            continue
-        word = m.group() if kind == "number" else _latin_term(m.group())
-        if word is None:
-            continue
-        pos += 1
-        append((word, pos, m.start(), m.end()))
-    return out, starts, ends
+def stemmed(kind: str, text: str) -> str:
+    """Step 3, stemming: a Latin word through :func:`light_stem`; a rule number or a Japanese term as it is."""
+    return light_stem(text) if kind == WORD else text
+
+
+def next_position(pos: int, kind: str) -> int:
+    """Positions: each kept word takes the next position; a PART shares its word's."""
+    return pos if kind == PART else pos + 1
 
 
 @lru_cache(maxsize=65536)
-def _latin_term(word: str) -> str | None:
-    """The term of a Latin word other than a rule number (step 3); None for a stop word or a one-letter word."""
-    if word in ENGLISH_STOP_WORDS or (len(word) == 1 and word.isalpha()):
-        return None
-    return light_stem(word)
+def _term(kind: str, text: str) -> str | None:
+    """:func:`kept` then :func:`stemmed`: the term of a piece, or None when it is dropped."""
+    return stemmed(kind, text) if kept(kind, text) else None
+
+
+def _terms(text: str, *, index: bool) -> list[tuple[str, int, int, int]]:
+    """(term, position, start, end) of each kept word of ``text``: the steps composed over plain tuples, as the
+    Whoosh chain (:func:`text_analyzer`) runs them over tokens. Positions count the kept words (a dropped word takes
+    none); a PART shares its word's position."""
+    out: list[tuple[str, int, int, int]] = []
+    append = out.append
+    pos = -1
+    for run in runs(text):
+        for kind, word, start, end, _ in (japanese_words(run, index=index) if run[0] == JAPANESE_RUN else (run,)):
+            term = _term(kind, word)
+            if term is not None:
+                pos = next_position(pos, kind)
+                append((term, pos if pos >= 0 else 0, start, end))
+    return out
 
 
 # -- Whoosh glue ------------------------------------------------------------------------------------------------
@@ -292,23 +322,61 @@ class PreAnalysedPositions(Positions):
         return out
 
 
-def _tokens(terms, positions, chars, mode, kwargs):
-    token = Token(positions, chars, removestops=True, mode=mode, **kwargs)
-    token.boost = 1.0
-    token.stopped = False
-    for token.text, token.pos, token.startchar, token.endchar in terms:
-        yield token
-
-
-class KbTokenizer(Tokenizer):
-    """The analyzer of the ``title`` and ``body`` fields: :func:`analyze` as Whoosh tokens (``mode='query'`` gives
-    the query-side terms)."""
+class RunTokenizer(Tokenizer):
+    """Steps 1–2 (:func:`runs`): one token per run, ``kind`` and ``runoffsets`` beside Whoosh's attributes;
+    ``startchar``/``endchar`` are offsets into ``value`` until :class:`PositionFilter`."""
 
     def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
                  start_char=0, tokenize=True, mode="", **kwargs):
-        terms = ((term, start_pos + pos, start_char + a, start_char + b)
-                 for term, pos, a, b in _terms(value, index=mode != "query"))
-        return _tokens(terms, positions, chars, mode, kwargs)
+        token = Token(positions, chars, removestops=removestops, mode=mode, start_pos=start_pos,
+                      start_char=start_char, **kwargs)
+        for token.kind, token.text, token.startchar, token.endchar, token.runoffsets in runs(value):
+            yield token
+
+
+class JapaneseFormFilter(Filter):
+    """Step 4 (:func:`japanese_words`): a Japanese run becomes its words; mode-A and dotted parts in ``"index"``
+    mode only (Whoosh passes ``mode="query"`` when parsing a query)."""
+
+    def __call__(self, tokens):
+        for t in tokens:
+            if t.kind != JAPANESE_RUN:
+                yield t
+                continue
+            run = (t.kind, t.text, t.startchar, t.endchar, t.runoffsets)
+            for t.kind, t.text, t.startchar, t.endchar, t.runoffsets in japanese_words(run, index=t.mode != "query"):
+                yield t
+
+
+class StopWordFilter(Filter):
+    """Drops (:func:`kept`): English stop words, one-letter words, function words, Japanese stop forms."""
+
+    def __call__(self, tokens):
+        for t in tokens:
+            if kept(t.kind, t.text):
+                yield t
+
+
+class EnglishStemFilter(Filter):
+    """Step 3 (:func:`stemmed`): light stemming of Latin words."""
+
+    def __call__(self, tokens):
+        for t in tokens:
+            t.text = stemmed(t.kind, t.text)
+            yield t
+
+
+class PositionFilter(Filter):
+    """Positions (:func:`next_position`) counting the kept words, from ``start_pos``; offsets from ``start_char``."""
+
+    def __call__(self, tokens):
+        pos = -1
+        for t in tokens:
+            pos = next_position(pos, t.kind)
+            t.pos = t.start_pos + max(pos, 0)
+            t.startchar += t.start_char
+            t.endchar += t.start_char
+            yield t
 
 
 class BigramTokenizer(Tokenizer):
@@ -316,13 +384,17 @@ class BigramTokenizer(Tokenizer):
 
     def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
                  start_char=0, tokenize=True, mode="", **kwargs):
-        terms = ((t.text, start_pos + t.pos, start_char + t.start, start_char + t.end) for t in bigrams(value))
-        return _tokens(terms, positions, chars, mode, kwargs)
+        token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
+        for text, pos, start, end in _bigrams(value):
+            token.text, token.pos = text, start_pos + pos
+            token.startchar, token.endchar = start_char + start, start_char + end
+            yield token
 
 
 def text_analyzer():
-    """The analyzer of the ``title`` and ``body`` fields."""
-    return KbTokenizer()
+    """The analyzer of the ``title`` and ``body`` fields: the steps as a Whoosh chain (picklable; Sudachi is created
+    on first use), giving what :func:`analyze` gives, in ``"index"`` or ``"query"`` mode."""
+    return RunTokenizer() | JapaneseFormFilter() | StopWordFilter() | EnglishStemFilter() | PositionFilter()
 
 
 def bigram_analyzer():
@@ -331,21 +403,21 @@ def bigram_analyzer():
 
 
 def index_pairs(text: str) -> PreAnalysed:
-    """The ``title``/``body`` field value of ``text`` for the index: its index terms and their positions."""
-    folded = _fold(text)[0]
-    if _JAPANESE_CHAR.search(folded):
-        return PreAnalysed.of((term, pos) for term, pos, _, _ in _folded_terms(text, index=True)[0])
-    positions: dict[str, list[int]] = {}  # Latin words only (the bulk of the English CR): as _folded_terms does
-    pos = 0
-    for number, word, _ in _RUN.findall(folded):
-        term = number or _latin_term(word)
+    """The ``title``/``body`` field value of ``text`` for the index: its index terms and their positions, as
+    :func:`_terms` gives them; text without Japanese (most of the English CR) skips the offsets."""
+    positions: dict[str, list[int]] = {}
+    pos = -1
+    for kind, run in runs(text, offsets=False):
+        if kind == JAPANESE_RUN:  # Sudachi's words need the offsets of the run
+            return PreAnalysed.of((term, pos) for term, pos, _, _ in _terms(text, index=True))
+        term = _term(kind, run)
         if term is not None:
+            pos = next_position(pos, kind)
             found = positions.get(term)
             if found is None:
                 positions[term] = [pos]
             else:
                 found.append(pos)
-            pos += 1
     return PreAnalysed(positions.items())
 
 
@@ -397,9 +469,10 @@ def _bigrams(text: str) -> list[tuple[str, int, int, int]]:
     if starts is None:
         starts, ends = range(len(folded)), range(1, len(folded) + 1)
     out: list[tuple[str, int, int, int]] = []
-    for kind, s, e in _runs(folded):
-        if kind != "ja":
+    for m in _RUN.finditer(folded):
+        if m.lastgroup != JAPANESE_RUN:
             continue
+        s, e = m.span()
         idx = [i for i in range(s, e) if folded[i] not in MIDDLE_DOTS]
         if len(idx) == 1:
             out.append((folded[idx[0]], len(out), starts[idx[0]], ends[idx[0]]))
