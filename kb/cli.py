@@ -100,7 +100,7 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
         if len(report.links.diagnostics) > 50:
             click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
-    click.echo(f"sources: {len(report.documents)} parsed ({report.stored} stored, {report.unchanged} unchanged), "
+    click.echo(f"sources: {report.stored + report.unchanged} read ({report.stored} stored, {report.unchanged} unchanged), "
                f"{len(report.failed)} failed")
     click.echo(f"nodes: {kinds or 'none'}")
     click.echo(f"references: {report.links.total_resolved} resolved, {report.links.total_unresolved} unresolved")

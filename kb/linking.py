@@ -151,9 +151,31 @@ def link(store: Store) -> LinkReport:
     return report
 
 
+def stored_report(store: Store) -> LinkReport:
+    """The report :func:`link` gave for the store as it is, read back without linking again (for an ingest that
+    changed nothing)."""
+    report = LinkReport()
+    for kind, resolved, count in store.db.execute(
+            "SELECT kind, resolved_id IS NOT NULL, count(*) FROM refs GROUP BY kind, resolved_id IS NOT NULL"):
+        if kind not in OUTSIDE_KINDS:
+            (report.resolved if resolved else report.unresolved)[kind] += count
+    rows = store.db.execute(
+        "SELECT r.version, r.lang, r.node_id, r.kind, r.target, d.source FROM refs r"
+        " JOIN nodes n ON n.version=r.version AND n.lang=r.lang AND n.id=r.node_id JOIN documents d ON d.id=n.doc_id"
+        " WHERE r.resolved_id IS NULL ORDER BY r.version, r.lang, r.node_id, r.seq")
+    for version, lang, node_id, kind, target, source in rows:
+        if kind not in OUTSIDE_KINDS:
+            report.diagnostics.append(_unresolved_at(source, NodeKey(version, lang, node_id), kind, target))
+    return report
+
+
 def _unresolved(index: LinkIndex, source: NodeKey, ref: Ref) -> Diagnostic:
+    return _unresolved_at(index.sources.get(source, ""), source, ref.kind, ref.target)
+
+
+def _unresolved_at(path: str, source: NodeKey, kind: str, target: str) -> Diagnostic:
     name = source.id.split(":", 1)[1]
     label = {"cr": "rule", "gl": "glossary entry", "wiki": "article", "note": "release note"}.get(source.id.split(":")[0], "node")
-    what = {REF_RULE: "rule ", REF_SECTION: "section "}.get(ref.kind, f"{ref.kind} ")
+    what = {REF_RULE: "rule ", REF_SECTION: "section "}.get(kind, f"{kind} ")
     version = f" [{source.version} {source.lang}]" if source.version else ""
-    return Diagnostic(index.sources.get(source, ""), "", f"{label} {name}{version} refers to {what}{ref.target}, which does not exist")
+    return Diagnostic(path, "", f"{label} {name}{version} refers to {what}{target}, which does not exist")

@@ -91,6 +91,6 @@ class Document:
     version: str = UNVERSIONED  # '20231117.0' (Japanese), '20231117' (English, from the effective date)
     effective_date: str | None = None  # ISO date
     sync_date: str | None = None  # Wisdom Guild "最終同期"
-    content_hash: str = ""
+    content_hash: str = ""  # sha256 of the source's bytes: an unchanged source is not parsed again
     diagnostics: tuple[Diagnostic, ...] = ()
     title: str | None = None

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -13,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.errors import KbError
-from kb.linking import LinkReport, link
+from kb.linking import LinkReport, link, stored_report
 from kb.model import Diagnostic, Document
 from kb.store import Store
 
@@ -122,6 +123,12 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
                 report.stored += 1
             else:
                 report.unchanged += 1
+        if not report.stored:  # the store is as it was: so are its links and its search index
+            report.links = stored_report(store)
+            if strict and (report.warnings or report.failed or report.links.total_unresolved):
+                raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
+                              f"{len(report.failed)} failed sources")
+            return report
         report.links = link(store)
         if strict and (report.warnings or report.failed or report.links.total_unresolved):
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
@@ -141,7 +148,11 @@ def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = N
         if progress:
             progress(source)
         try:
-            documents.append(parse_source(source, read_source(source, store.path.parent), kind))
+            data = read_source(source, store.path.parent)
+            if kind is None and store.has_document(source, hashlib.sha256(data).hexdigest()):
+                report.unchanged += 1  # the same bytes were ingested from here before: nothing to parse
+                continue
+            documents.append(parse_source(source, data, kind))
         except KbError as exc:
             report.failed.append(str(exc))
     if strict and report.failed:

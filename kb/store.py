@@ -148,6 +148,11 @@ class Store:
         self.db.execute("COMMIT")
 
     # -- writing -----------------------------------------------------------------------------------------
+    def has_document(self, source: str, content_hash: str) -> bool:
+        """Whether ``source`` was ingested from bytes with this hash (its parse would change nothing)."""
+        return self.db.execute("SELECT 1 FROM documents WHERE source=? AND content_hash=? LIMIT 1",
+                               (source, content_hash)).fetchone() is not None
+
     def put_document(self, doc: Document) -> bool:
         """Store ``doc``, replacing an earlier ingest of the same (source, version, lang). False if unchanged."""
         row = self.db.execute("SELECT id, content_hash FROM documents WHERE source=? AND version=? AND lang=?",

@@ -23,7 +23,7 @@ def run(tmp_path, *args):
 def test_ingest_prints_a_summary(tmp_path):
     result = run(tmp_path, "ingest", JA)
     assert result.exit_code == 0
-    assert "sources: 1 parsed (1 stored, 0 unchanged), 0 failed" in result.output
+    assert "sources: 1 read (1 stored, 0 unchanged), 0 failed" in result.output
     assert "nodes: chapter 3, glossary 10, rule 10, section 4, subrule 24" in result.output
     assert "refers to rule 728, which does not exist" in result.output  # the excerpt's dangling refs are reported
 

@@ -390,9 +390,9 @@ def test_ingest_from_cache_parses_only_changed_pages(site, tmp_path):
     runner = CliRunner()
     first = runner.invoke(main, ["--kb-dir", str(tmp_path), "ingest", "--from-cache", "mjmj", "-q"])
     assert first.exit_code == 0, first.output
-    assert "sources: 1 parsed (1 stored, 0 unchanged)" in first.output
+    assert "sources: 1 read (1 stored, 0 unchanged)" in first.output
     second = runner.invoke(main, ["--kb-dir", str(tmp_path), "ingest", "--from-cache", "-q"])
-    assert "sources: 0 parsed (0 stored, 1 unchanged)" in second.output
+    assert "sources: 1 read (0 stored, 1 unchanged)" in second.output
 
     changed = JA_CR.read_text(encoding="utf-8").replace("予示する", "予示する（改訂）", 1).encode()
     site.page("/data/CR/JPN_CR_20231117.txt", changed, "text/plain; charset=UTF-8")
@@ -417,7 +417,7 @@ def test_kb_ingest_url_fetches_politely_through_the_cache(site, tmp_path):
     env = {"KB_HOME": str(tmp_path)}
     result = runner.invoke(main, ["ingest", "-q", site.base + "files/JPN_CR_20231117.txt"], env=env)
     assert result.exit_code == 0, result.output
-    assert "sources: 1 parsed (1 stored" in result.output
+    assert "sources: 1 read (1 stored" in result.output
     assert [h.path for h in site.log] == ["/robots.txt", "/files/JPN_CR_20231117.txt"]
     host_cache = SiteCache(tmp_path, "127.0.0.1_%d" % site.server.server_address[1])
     assert [e.url for e in host_cache.entries()] == [site.base + "files/JPN_CR_20231117.txt"]

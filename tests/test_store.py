@@ -115,3 +115,13 @@ def test_cr_text_outranks_a_wisdom_guild_page_of_the_same_version(tmp_path):
         node = store.node(NodeKey("20231117.0", "ja", "cr:701.34a"))
         terms = [r for r in node.refs if r.kind == "term"]
         assert terms and all(node.text[r.start : r.end] == r.text for r in terms)
+
+
+def test_unchanged_sources_are_not_parsed_or_linked_again(tmp_path):
+    store = Store.open(tmp_path)
+    first = ingest_sources(store, [str(JA)])
+    again = ingest_sources(store, [str(JA)])
+    assert (again.documents, again.unchanged, again.stored) == ([], 1, 0)
+    # the summary still tells the truth about the store's references
+    assert again.links.resolved == first.links.resolved and again.links.unresolved == first.links.unresolved
+    assert [str(d) for d in again.links.diagnostics] == [str(d) for d in first.links.diagnostics]
