@@ -271,7 +271,6 @@ def find_retargeted(changes: list[Change], old_refs: dict[str, list[Ref]], new_r
     if not where_now:
         return []
     new_ids = {c.new_id for c in changes if c.new_id}
-    origin = {c.new_id: c.old_id for c in changes if c.new_id and c.old_id}
     survivor = {c.old_id: c.new_id for c in changes if c.old_id}
     out: list[RetargetedRef] = []
 

@@ -166,7 +166,7 @@ def test_incremental_rebuild_equals_full_build(tmp_path):
         second = build_site(store, tmp_path / "site")
         assert 0 < second.rendered <= 4  # the section page, the rule's page, its parent rule's page, the previews
         assert 0 < second.search_written < first.search_files / 4
-        full = build_site(store, tmp_path / "full")
+        build_site(store, tmp_path / "full")  # a full build to compare the incremental one with
     assert "竜巻ミョルニル" in (tmp_path / "site" / "cr" / "601.html").read_text(encoding="utf-8")
     assert "竜巻ミョルニル" in (tmp_path / "site" / "cr" / "601.2f.html").read_text(encoding="utf-8")
     ignore = {"manifest.marshal"}
@@ -242,7 +242,7 @@ def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
         newer.write_text(edited.replace(term_old, "スタックに置き、コストを支払うこと。"), encoding="utf-8")
         ingest_sources(store, [str(newer)])
         second = build_site(store, site)
-        full = build_site(store, tmp_path / "full")
+        build_site(store, tmp_path / "full")  # a full build to compare the incremental one with
     # the rule's section and pages, the term's page, two preview shards, the 更新履歴 page, index and feed
     assert 0 < second.rendered <= 12 < first.pages / 5
     shard = (site / "previews" / f"gl-{ord('唱'):x}.js").read_text(encoding="utf-8")
