@@ -3,7 +3,7 @@ translation ``JPN_CR_*.txt``) into a :class:`Document` of chapter, section, rule
 
 Pure function of the bytes: :func:`parse_cr_text`. The contents list is skipped (``Glossary``/``Credits``
 appear there too); the body runs from the first chapter heading before rule ``100.1`` to the glossary, the
-glossary to the credits. Rule references are found here but resolved later (``kb.linking``).
+glossary to the credits. Rule references are found here but resolved later (``kb.link.resolve``).
 """
 
 from __future__ import annotations
