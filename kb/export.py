@@ -1,10 +1,15 @@
-"""Export stored nodes as JSON records (the dataset shape documented in the README)."""
+"""Export stored nodes as JSON records (the dataset shape documented in the README).
+
+Rules and glossary entries of the version the site shows (:mod:`kb.versions.current`) carry ``ja_status``
+(``current``/``outdated``/``missing``) and, when translated, ``ja`` (the Japanese node's id and version); the
+Japanese nodes shown with them carry the same ``ja_status`` and ``current`` (the id they are shown under)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from kb.store import NodeKey, Store
+from kb.versions.current import SHOWN_KINDS, current_view
 
 
 def export_records(store: Store, *, version: str | None = None, lang: str | None = None,
@@ -23,6 +28,9 @@ def export_records(store: Store, *, version: str | None = None, lang: str | None
         })
         if target:
             cited_by.setdefault(target, []).append(_key_dict(sr.source_key) | {"kind": sr.ref.kind})
+    view = current_view(store)
+    shown_version = view.english.version if view.english else view.shown.version if view.shown else None
+    shown_lang = "en" if view.english else "ja"
     for node in store.nodes(version, lang, kinds):
         key = NodeKey(node.version, node.lang, node.id)
         rec = {
@@ -32,6 +40,13 @@ def export_records(store: Store, *, version: str | None = None, lang: str | None
             "english": node.english, "refs": refs_by.get(key, []), "cited_by": _dedupe(cited_by.get(key, [])),
             "source": sources.get(doc_of.get((node.version, node.lang, node.id))),
         }
+        if node.kind in SHOWN_KINDS and (node.version, node.lang) == (shown_version, shown_lang):
+            rec["ja_status"] = view.status(node.id)
+            if node.id in view.ja:
+                rec["ja"] = _key_dict(view.ja[node.id].key)
+        elif key in view.current_ids and view.ja[view.current_ids[key]].key == key:
+            rec["ja_status"] = view.status(view.current_ids[key])
+            rec["current"] = view.current_ids[key]
         if node.html is not None:
             rec["html"] = node.html
         if node.meta:

@@ -138,23 +138,36 @@ def history(ctx, rule, lang, version, as_json):
         kb history 701.34 --version 20231117
         kb history Blight --json
     """
-    from kb.versions.history import rule_history
+    from kb.store import NodeKey
+    from kb.versions.current import bilingual_history, current_view
 
     with _store(ctx) as store:
-        result = rule_history(store, rule, lang=lang, version=version)
+        found = bilingual_history(store, rule, lang=lang, version=version)
+        view = current_view(store)
     if as_json:
-        _echo_json(result.to_json())
+        _echo_json(found[0].to_json() | {"other_languages": [h.to_json() for h in found[1:]]})
         return
-    for e in result.entries:
-        how = {"first": "", "added": "added", "unchanged": "unchanged", "changed": "text changed",
-               "removed": "removed"}.get(e.status)
-        if e.status == "moved":
-            how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (", text changed" if e.ops else "")
-        click.echo(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}")
-        if e.ops:
-            click.echo("    " + render_ops(e.ops).replace("\n", "\n    "))
-        elif e.status in ("first", "added"):
-            click.echo("    " + _clip(e.text))
+    for i, result in enumerate(found):
+        if len(found) > 1:
+            click.echo(("" if i == 0 else "\n") + _LANG_NAMES.get(result.lang, result.lang) + ":")
+        for e in result.entries:
+            how = {"first": "", "added": "added", "unchanged": "unchanged", "changed": "text changed",
+                   "removed": "removed"}.get(e.status)
+            if e.status == "moved":
+                how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (", text changed" if e.ops else "")
+            click.echo(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}")
+            if e.ops:
+                click.echo("    " + render_ops(e.ops).replace("\n", "\n    "))
+            elif e.status in ("first", "added"):
+                click.echo("    " + _clip(e.text))
+        last = result.entries[-1] if result.entries else None
+        shown_id = view.current_ids.get(NodeKey(last.version, "ja", last.node_id)) if last and result.lang == "ja" else None
+        if shown_id and view.english:
+            click.echo(f"  shown with {shown_id.split(':', 1)[1]} of {view.english.version} "
+                       f"(translation {view.status(shown_id)})")
+
+
+_LANG_NAMES = {"en": "English", "ja": "Japanese"}
 
 
 @click.command()

@@ -14,10 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kb.model import GLOSSARY
 from kb.site.page import Page
 from kb.site.paths import href
-from kb.store import Store
+from kb.store import NodeKey, Store
 from kb.versions.diff import VersionDiff
 from kb.versions.history import consecutive_diffs, histories
 
@@ -59,14 +58,15 @@ def gather_changes(store: Store, shown: Iterable[tuple[str | None, str | None]])
     return data
 
 
-def history_context(site, number_or_id: str) -> list[dict]:
-    """The history blocks for one rule (by number) or term (by node id), one per shown language that has one."""
+def history_context(site, names: dict[str, str]) -> list[dict]:
+    """The history blocks for one rule or term: ``names`` maps each shown language to the rule number or term id
+    its node has there (a Japanese text may carry an older number: 701.34 shown under 701.40)."""
     changes = getattr(site, "changes", None)
     if not changes:
         return []
     out = []
-    for lang in dict.fromkeys(x for x in (site.primary_lang, "en") if x):
-        entries = changes.history.get((lang, number_or_id))
+    for lang in ("ja", "en"):
+        entries = changes.history.get((lang, names[lang])) if lang in names else None
         if entries:
             out.append({"lang": lang, "lang_name": LANG_NAMES.get(lang, lang), "entries": entries})
     return out
@@ -77,13 +77,13 @@ def change_pages(site) -> Iterable:
     changes = getattr(site, "changes", None)
     if not changes or not changes.pairs:
         return
-    shown = {(site.primary_version, site.primary_lang), (site.english_version, "en")}
+    shown = {(site.english_version, "en")} | {(ja.key.version, "ja") for ja in (site.view.ja.values() if site.view else ())}
     site_ctx = {"version": site.primary_version, "effective_date": site.effective_date}
     yield Page(INDEX_PAGE, "changes_index.html", "更新履歴", "総合ルールの版ごとの変更点の一覧。",
                {"site": site_ctx, "pairs": [_summary(p) for p in changes.pairs], "feed": FEED_PAGE})
     for pair in changes.pairs:
         linkable = (pair["new"]["version"], pair["lang"]) in shown
-        items = {status: [_linked(site, item, linkable) for item in pair["items"] if item["status"] == status]
+        items = {status: [_linked(site, item, pair if linkable else None) for item in pair["items"] if item["status"] == status]
                  for status in SHOWN_STATUSES}
         yield Page(pair["path"], "changes.html", f"更新履歴 {pair['old']['version']} → {pair['new']['version']}",
                    f"総合ルール{LANG_NAMES.get(pair['lang'], '')}版 {pair['old']['version']} から {pair['new']['version']} "
@@ -151,15 +151,12 @@ def _counts_text(counts: dict) -> str:
     return "、".join(f"{STATUS_NAMES[s]} {counts[s]}" for s in SHOWN_STATUSES)
 
 
-def _linked(site, item: dict, linkable: bool) -> dict:
-    """The item with ``url``: the page of its new rule or term on this site, when the site shows that version."""
+def _linked(site, item: dict, pair: dict | None) -> dict:
+    """The item with ``url``: the page of its new rule or term on this site, when the site shows ``pair``'s new
+    version (None: it does not)."""
     url = None
-    if linkable and item["new"]:
-        name = item["new"].split(":", 1)[1]
-        if item["kind"] == GLOSSARY:
-            entry = site.terms.get(item["new"])
-        else:
-            entry = site.rules.get(name)
+    if pair and item["new"]:
+        entry = site.entry_for(NodeKey(pair["new"]["version"], pair["lang"], item["new"]))
         url = entry.url if entry else None
     return item | {"url": url}
 

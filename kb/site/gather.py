@@ -19,6 +19,7 @@ from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
 from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
+from kb.versions.current import MISSING, CurrentView, JaText, current_view
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
 # Reference kinds whose target lies outside the site by nature (MTG Wiki articles not ingested link to mtgwiki.com):
@@ -47,6 +48,15 @@ class Entry:
     children: list[str] = field(default_factory=list)  # ids of child entries in order (rules)
     cited_by: list[tuple[str, str]] = field(default_factory=list)  # (url, label), in order, unique
     number: str | None = None  # rule number (rules only)
+    ja: JaText | None = None  # rules and terms: the Japanese text shown and its status (None: 未翻訳)
+
+    @property
+    def ja_status(self) -> str:
+        return self.ja.status if self.ja else MISSING
+
+    def main_node(self) -> Node:
+        """The node whose title names the entry: the Japanese one when there is one."""
+        return self.nodes.get("ja") or self.nodes.get("en") or next(iter(self.nodes.values()))
 
     def text(self, lang: str) -> str:
         node = self.nodes.get(lang)
@@ -55,10 +65,13 @@ class Entry:
 
 @dataclass
 class SiteData:
-    primary_lang: str | None = None
+    primary_lang: str | None = None  # the language and version of the rules shown (kb.versions.current)
     primary_version: str | None = None
-    english_version: str | None = None  # the English CR paired with a Japanese primary (same effective date)
+    english_version: str | None = None  # the English version shown (the primary one, or the same date's)
     effective_date: str | None = None
+    translation_version: str | None = None  # the newest Japanese translation, and its effective date
+    translation_date: str | None = None
+    view: CurrentView | None = None
     sync_date: str | None = None
     cr_title: str | None = None
     rules: dict[str, Entry] = field(default_factory=dict)  # by rule number, document order
@@ -68,12 +81,17 @@ class SiteData:
     unresolved: list[str] = field(default_factory=list)  # "rule 601.2 refers to rule 728" …
     changes: object = None  # kb.site.changes.ChangesData: version diffs and rule histories
     base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
+    shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
+
+    def entry_for(self, key: NodeKey) -> Entry | None:
+        """The entry that shows the stored node ``key`` (None: the site does not show it)."""
+        return self.shown.get(key)
 
 
 def gather_site(store: Store) -> SiteData:
     site = SiteData()
     _choose_versions(store, site)
-    shown: dict[NodeKey, Entry] = {}
+    shown = site.shown
     if site.primary_version:
         _gather_rules(store, site, shown)
         _gather_terms(store, site, shown)
@@ -90,24 +108,25 @@ def gather_site(store: Store) -> SiteData:
 
 
 def _choose_versions(store: Store, site: SiteData) -> None:
-    cr_docs = [d for d in store.documents() if d.kind == "cr-text" or d.version != UNVERSIONED]
-    if not cr_docs:
+    view = site.view = current_view(store)
+    if view.shown is None:
         return
-    ja = sorted((d for d in cr_docs if d.lang == "ja"), key=lambda d: d.version, reverse=True)
-    en = sorted((d for d in cr_docs if d.lang == "en"), key=lambda d: d.version, reverse=True)
-    main_doc = ja[0] if ja else en[0]
-    site.primary_lang, site.primary_version = main_doc.lang, main_doc.version
-    site.effective_date, site.cr_title = main_doc.effective_date, main_doc.title
-    site.sync_date = max((d.sync_date for d in cr_docs if d.version == main_doc.version and d.sync_date), default=None)
-    if ja and main_doc.effective_date:
-        pair = next((d for d in en if d.effective_date == main_doc.effective_date), None)
-        site.english_version = pair.version if pair else None
+    site.primary_lang, site.primary_version = view.shown.lang, view.shown.version
+    site.effective_date = view.shown.effective_date
+    site.english_version = view.english.version if view.english else None
+    if view.translation:
+        site.translation_version, site.translation_date = view.translation.version, view.translation.effective_date
+    docs = [d for d in store.documents() if d.version == view.shown.version and d.lang == view.shown.lang]
+    site.cr_title = next((d.title for d in docs if d.title), None)
+    site.sync_date = max((d.sync_date for d in store.documents() if d.version == site.translation_version and d.sync_date),
+                         default=None)
 
 
 def _languages(site: SiteData) -> list[tuple[str, str]]:
-    pairs = [(site.primary_version, site.primary_lang)]
-    if site.english_version:
-        pairs.append((site.english_version, "en"))
+    """The (version, lang) pairs whose nodes the site shows: the shown English version and each translation used."""
+    pairs = [(site.english_version, "en")] if site.english_version else []
+    view = site.view
+    pairs += sorted({(j.key.version, "ja") for j in view.ja.values()}, reverse=True) if view else []
     return pairs
 
 
@@ -125,24 +144,39 @@ def _cr_nodes(store: Store, version: str, lang: str, kinds) -> list[Node]:
             for id_, kind, number, title, text, parent, order, examples, aliases, english in rows]
 
 
+def _shown_nodes(store: Store, site: SiteData, kinds) -> list[tuple[str, str, Node]]:
+    """(shown node id, lang, node) for every node of ``kinds`` shown: the English version's in document order, then
+    the Japanese texts paired with them (see :mod:`kb.versions.current`)."""
+    out = []
+    if site.english_version:
+        out += [(n.id, "en", n) for n in _cr_nodes(store, site.english_version, "en", kinds)]
+    wanted: dict[str, dict[str, str]] = defaultdict(dict)  # ja version → ja id → shown id
+    for shown_id, ja in site.view.ja.items():
+        wanted[ja.key.version][ja.key.id] = shown_id
+    for version, ids in sorted(wanted.items(), reverse=True):
+        out += [(ids[n.id], "ja", n) for n in _cr_nodes(store, version, "ja", kinds) if n.id in ids]
+    return out
+
+
 def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
-    for version, lang in _languages(site):
-        for node in _cr_nodes(store, version, lang, RULE_KINDS):
-            number = node.number or node.id.partition(":")[2]
-            entry = site.rules.get(number)
-            if entry is None:
-                entry = site.rules[number] = Entry(node.id, node.kind, "", number, number=number)
-            entry.nodes[lang] = node
-            shown[NodeKey(version, lang, node.id)] = entry
+    for shown_id, lang, node in _shown_nodes(store, site, RULE_KINDS):
+        number = shown_id.partition(":")[2]
+        entry = site.rules.get(number)
+        if entry is None:
+            entry = site.rules[number] = Entry(shown_id, node.kind, "", number, number=number)
+        entry.nodes[lang] = node
+        shown[NodeKey(node.version, lang, node.id)] = entry
     parsed = {number: rulenum.parse(number) for number in site.rules}
     ordered = sorted(site.rules.values(), key=lambda e: parsed[e.number].sort_key() if parsed[e.number] else (99, e.number))
     site.rules = {e.number: e for e in ordered}
     for entry in ordered:
         number = parsed[entry.number]
         entry.url = url_for(entry)
-        node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
-        if node.title:
-            entry.label = f"{entry.number}. {node.title}"
+        entry.ja = site.view.ja.get(entry.id)
+        node = entry.main_node()
+        title = node.title or entry.nodes[next(iter(entry.nodes))].title
+        if title:
+            entry.label = f"{entry.number}. {title}"
         parent = str(number.parent) if number and number.parent else None
         if parent in site.rules:
             site.rules[parent].children.append(entry.number)
@@ -151,21 +185,17 @@ def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
 
 
 def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
-    by_english: dict[str, Entry] = {}
-    for node in _cr_nodes(store, site.primary_version, site.primary_lang, [GLOSSARY]):
-        entry = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:], {node.lang: node})
-        site.terms[node.id] = entry
-        shown[NodeKey(site.primary_version, site.primary_lang, node.id)] = entry
-        if node.english:
-            by_english[node.english.casefold()] = entry
-    if site.english_version:
-        for node in _cr_nodes(store, site.english_version, "en", [GLOSSARY]):
-            entry = by_english.get((node.title or "").casefold())
-            if entry is None:
-                entry = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:])
-                site.terms[node.id] = entry
-            entry.nodes["en"] = node
-            shown[NodeKey(site.english_version, "en", node.id)] = entry
+    """Glossary entries: the shown English entry with its Japanese text; the page is named by the Japanese term
+    when there is one (``glossary/唱える.html``)."""
+    by_shown: dict[str, Entry] = {}
+    for shown_id, lang, node in sorted(_shown_nodes(store, site, [GLOSSARY]), key=lambda x: x[1] != "ja"):
+        entry = by_shown.get(shown_id)
+        if entry is None:
+            entry = by_shown[shown_id] = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:])
+            entry.ja = site.view.ja.get(shown_id)
+            site.terms[node.id] = entry
+        entry.nodes[lang] = node
+        shown[NodeKey(node.version, lang, node.id)] = entry
 
 
 def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
@@ -196,7 +226,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
         source, source_lang = by_key[source_key], source_key[1]
         target = None
         for ref_kind, ref_target, resolved in refs:
-            target = _target_entry(site, by_key, by_title, ref_kind, ref_target, resolved)
+            target = _target_entry(site, by_key, by_title, ref_kind, ref_target, resolved, source_key)
             if target is not None:
                 break
         ref_kind, ref_target, _ = refs[0]
@@ -220,13 +250,18 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
 
 
 def _target_entry(site: SiteData, by_key: dict[tuple, Entry], by_title: dict, kind: str, target: str,
-                  key: tuple[str, str, str] | None) -> Entry | None:
-    """The entry a reference (``kind``, ``target``, resolved to ``key`` = (version, lang, id) or None) points at."""
-    if kind in (REF_RULE, REF_SECTION):
-        number = key[2].partition(":")[2] if key else target
-        return site.rules.get(number)
+                  key: tuple[str, str, str] | None, source_key: tuple[str, str, str]) -> Entry | None:
+    """The entry a reference (``kind``, ``target``, resolved to ``key`` = (version, lang, id) or None) of the node
+    ``source_key`` points at. A rule cited by an older translation is the rule its number meant then."""
     if key is not None and key in by_key:
         return by_key[key]
+    if kind in (REF_RULE, REF_SECTION):
+        number = key[2].partition(":")[2] if key else target
+        renumbered = site.view.renumbered if site.view else {}
+        if (source_key[0], f"cr:{number}") in renumbered:
+            now = renumbered[(source_key[0], f"cr:{number}")]
+            return site.rules.get(now.partition(":")[2]) if now else None
+        return site.rules.get(number)
     if key is not None:  # resolved into a version the site does not show: find the same thing by name
         if key[2].startswith("gl:"):
             return by_title.get((GLOSSARY, key[2].partition(":")[2].casefold()))

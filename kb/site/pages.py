@@ -19,6 +19,7 @@ from kb.site.gather import Entry, Link, SiteData
 from kb.site.page import Page
 from kb.site.paths import rule_page
 from kb.site.render import article_html
+from kb.versions.current import JA_STATUSES
 
 
 def segments(text: str, links: list[Link]) -> list:
@@ -38,9 +39,9 @@ def segments(text: str, links: list[Link]) -> list:
 
 
 def _langs(site: SiteData, entry: Entry) -> list[dict]:
-    order = [site.primary_lang, "en", "ja"]
+    """The texts of an entry, Japanese first."""
     out = []
-    for lang in dict.fromkeys(x for x in order if x):
+    for lang in ("ja", "en"):
         node = entry.nodes.get(lang)
         if node is None:
             continue
@@ -54,17 +55,33 @@ def rule_context(site: SiteData, entry: Entry, memo: dict[str, dict]) -> dict:
     if entry.number not in memo:
         memo[entry.number] = {"number": entry.number, "kind": entry.kind, "label": entry.label, "url": entry.url,
                               "page": rule_page(entry.number), "langs": _langs(site, entry), "cited_by": entry.cited_by,
-                              "history": history_context(site, entry.number)}
+                              "history": history_context(site, {lang: node.number or node.id for lang, node in entry.nodes.items()}),
+                              **ja_context(site, entry)}
     return memo[entry.number]
+
+
+JA_STATUS_NOTES = {"outdated": "英語原文が更新されています（和訳は旧版のもの）", "missing": "未翻訳"}
+
+
+def ja_context(site: SiteData, entry: Entry) -> dict:
+    """How current the Japanese text of a rule or term is: its status, a note when it is not current, the
+    translation's version, the number it had there when it differs, and the English changes since."""
+    ja = entry.ja
+    node = entry.nodes.get("ja")
+    return {"ja_status": entry.ja_status, "ja_note": JA_STATUS_NOTES.get(entry.ja_status),
+            "ja_version": ja.key.version if ja else None,
+            "ja_number": node.number if node and node.number != entry.number else None,
+            "ja_ops": [[o.op, o.text] for o in ja.ops] if ja else []}
 
 
 def _site_context(site: SiteData) -> dict:
     return {"version": site.primary_version, "english_version": site.english_version, "lang": site.primary_lang,
-            "effective_date": site.effective_date, "sync_date": site.sync_date, "cr_title": site.cr_title}
+            "effective_date": site.effective_date, "sync_date": site.sync_date, "cr_title": site.cr_title,
+            "translation_version": site.translation_version, "translation_date": site.translation_date}
 
 
 def _plain(entry: Entry, site: SiteData, limit: int = 120) -> str:
-    node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+    node = entry.main_node()
     text = " ".join((node.title or node.text or "").split()) if entry.kind in (CHAPTER, SECTION) else " ".join(node.text.split())
     return text[:limit]
 
@@ -75,7 +92,10 @@ def home_pages(site: SiteData) -> Iterable[Page]:
                               for s in site.rules[n].children]} for n in site.chapters]
     counts = {"rules": sum(1 for e in site.rules.values() if e.kind not in (CHAPTER, SECTION)), "terms": len(site.terms),
               **{kind: sum(1 for e in site.others.values() if e.kind == kind) for kind in ("article", "note", "card")}}
-    description = f"マジック：ザ・ギャザリング総合ルール {site.primary_version or ''} の全文、用語集、関連記事を相互リンクで読めるサイト。"
+    if site.english_version:
+        rules = [e for e in site.rules.values() if e.kind not in (CHAPTER, SECTION)]
+        counts["ja"] = {status: sum(1 for e in rules if e.ja_status == status) for status in JA_STATUSES}
+    description = f"マジック：ザ・ギャザリング総合ルール {site.effective_date or site.primary_version or ''} 版の全文、用語集、関連記事を相互リンクで読めるサイト。"
     yield Page("index.html", "home.html", "マジック総合ルール", description,
                {"site": _site_context(site), "chapters": chapters, "counts": counts,
                 "others": _other_lists(site), "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None})
@@ -167,7 +187,7 @@ def glossary_pages(site: SiteData) -> Iterable[Page]:
     for entry in entries:
         yield Page(entry.url, "term.html", f"{entry.label}（用語集）", f"{entry.label}：{_plain(entry, site)}",
                    {"site": site_ctx, "term": {"label": entry.label, "english": _english_name(entry), "langs": _langs(site, entry),
-                                             "cited_by": entry.cited_by}})
+                                             "cited_by": entry.cited_by, **ja_context(site, entry)}})
 
 
 def _english_name(entry: Entry) -> str | None:
@@ -215,14 +235,14 @@ def preview_pages(site: SiteData) -> Iterable[Page]:
     by the browser only when a reference is hovered or tapped. Changing one rule or term rewrites one of them."""
     files: dict[str, dict[str, str]] = {}
     for number, entry in site.rules.items():
-        node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+        node = entry.main_node()
         name = number.split(".")[0] if len(number) >= 3 else "chapters"
         files.setdefault(name, {})[number] = _preview_text(node.title or node.text)
     for entry in site.terms.values():
         folder, _, file_name = entry.url.rpartition("/")
         if folder == "glossary" and file_name.endswith(".html"):
             key = file_name[: -len(".html")]
-            node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+            node = entry.main_node()
             files.setdefault(f"gl-{ord(key[0]):x}", {})[key] = _preview_text(node.text or node.title or "")
     for name, texts in files.items():
         yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)

@@ -2,7 +2,8 @@
 
 :func:`list_versions` is the entry point. Versions are named as ``kb versions`` prints them: the version id
 (``20231117.0`` Japanese, ``20260116`` English, from the effective date); :func:`resolve_version` also accepts
-the ISO effective date (``2026-01-16``) and picks the language with ``lang`` when a name fits several.
+the ISO effective date (``2026-01-16``) and an id's date digits (``20231117`` names ``20231117.0`` when no version
+has that exact id), and picks the language with ``lang`` when a name fits several.
 """
 
 from __future__ import annotations
@@ -93,8 +94,12 @@ def previous_version(store: Store, version: VersionInfo) -> VersionInfo | None:
 
 
 def _matches(versions: list[VersionInfo], name: str, lang: str | None) -> list[VersionInfo]:
+    """The versions ``name`` names: by id or ISO effective date; failing that, by the date digits of an id
+    (``20231117`` → ``20231117.0``) or an effective date written without dashes."""
     name = name.strip()
-    return [v for v in versions if (lang is None or v.lang == lang) and name in (v.version, v.effective_date)]
+    versions = [v for v in versions if lang is None or v.lang == lang]
+    exact = [v for v in versions if name in (v.version, v.effective_date)]
+    return exact or [v for v in versions if name in (v.version.split(".")[0], (v.effective_date or "").replace("-", ""))]
 
 
 def _pick_language(matches: list[VersionInfo]) -> list[VersionInfo]:
