@@ -43,6 +43,8 @@ def search(ctx, query, as_json, limit, kind, lang, version):
         return
     for hit in hits:
         label = " ".join(x for x in (hit.number, hit.title) if x) or hit.id
+        if hit.shown_as:
+            label += f" (now {hit.shown_as})"
         where = f"  ({hit.section})" if hit.section and hit.section != label else ""
         click.echo(f"{click.style(label, bold=True)} [{hit.kind} {hit.lang} {hit.version or '-'}] {hit.url}{where}")
         click.echo("    " + _highlighted(hit.snippet, hit.highlights).replace("\n", " "))

@@ -6,7 +6,10 @@ A query is, in this order of precedence:
    ``６０１．２ｆ``, ``CR:601.2f``, ``rule 601.2f``): that rule and its subrules (``120.4``), the rule alone with a
    trailing period (``120.4.``), or a range (``601.2a-d``, ``601.2a-601.2d``). ``702.6`` never matches ``702.60``.
 2. **Glossary terms** — the whole query is a glossary term, alias or English name (``予示``, ``Manifest``,
-   ``マナコスト``): the rule that defines it (the entry's first rule reference) first, then the entry; Japanese first.
+   ``マナコスト``), its reading (``よし``), or a Japanese name whose English name is one (the wiki title ``接死`` →
+   Deathtouch; :mod:`kb.search.names`): the rule that defines it (the entry's first rule reference) first, then the
+   entry, in each language; Japanese first. The English names of a Japanese name (a card's too) are also searched
+   as phrases after the words, so Japanese queries reach English-only rules.
 3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; a node must hold every term (in ``title`` or
    ``body``; a term the index does not know is looked up as a bigram phrase of what was typed in ``grams`` — of
    the whole word when Sudachi left a single character), ranked by BM25F with title hits boosted; nodes holding
@@ -18,8 +21,10 @@ Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrule
 language by default; ``V`` picks the versions equal to V or starting with ``V.`` (``20231117`` → the English
 20231117 and the Japanese 20231117.0); unversioned nodes (wiki, notes, cards) are always searched.
 
-Each :class:`Hit` carries kind, number/title, version, language, score, the site URL
-(:func:`kb.site.paths.url_for`), a snippet with highlight offsets, and the parent and section it sits in.
+Each :class:`Hit` carries kind, number/title, version, language, score, the URL of the page the site shows it on
+(:class:`kb.site.where.Locator`: a translated rule is shown under its current number, ``shown_as``; older
+versions are in the ``v/<version>/`` archive), a snippet with highlight offsets, and the parent and section it sits
+in. Two hits never share a URL (a rule and its translation: the first found, Japanese first, stands for both).
 Bad queries (empty, longer than :data:`MAX_QUERY_CHARS`, unbalanced quotes, control characters) raise KbError.
 """
 
@@ -69,13 +74,14 @@ class Hit:
     version: str
     lang: str
     score: float  # BM25F for word matches; 1.0 for number and term matches, which always come first
-    url: str  # site-relative (kb.site.paths.url_for)
+    url: str  # site-relative: where the site shows the node (kb.site.where; older versions: the v/<version>/ archive)
     snippet: str
     highlights: tuple[tuple[int, int], ...]  # offsets into ``snippet``
     parent_number: str | None
     parent_title: str | None
     section: str | None  # '601 呪文を唱えること': the nearest titled ancestor
     match: str  # 'number' | 'term' | 'words' | 'some words'
+    shown_as: str | None = None  # the number the site shows the rule under, when the node's differs (a translation)
 
     @property
     def key(self) -> NodeKey:
@@ -155,11 +161,17 @@ class Searcher:
 
         from kb.search.index import open_index
 
+        from kb.search.names import name_table
+        from kb.site.where import Locator
+        from kb.versions.current import current_view
+
         self.store = store
         self.index = open_index(store)
         self.whoosh = self.index.searcher(weighting=scoring.BM25F())
         self._scopes: dict[tuple, set[int]] = {}
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
+        self.names = name_table(store)
+        self.locator = Locator(current_view(store))
 
     def close(self) -> None:
         self.whoosh.close()
@@ -177,16 +189,21 @@ class Searcher:
         q = parse_query(query, kind=kind, lang=lang, version=version)
         versions = self._chosen_versions(q)
         found: list[tuple[NodeKey, float, str]] = []
+        english = () if q.numbers or q.phrases else self.names.english_names(q.text)
         if q.numbers:
             found = self._by_number(q, versions, limit)
         if not found and not q.phrases:
-            found = self._by_term(q, versions)
+            found = self._by_term(q, versions, english)
         words = [] if q.numbers and found else self._by_words(q, versions, limit + len(found))
+        for name in english:  # the English names of a Japanese name reach English-only text
+            words += self._by_words(ParsedQuery("", (name,), q.kinds, q.lang, q.version), versions, limit)
         seen = {k for k, _, _ in found}
-        found += [f for f in words if f[0] not in seen]
-        terms = set() if q.numbers else set(analysis.query_terms(" ".join([q.text, *q.phrases])))
-        hits = (self._hit(key, score, match, terms, q) for key, score, match in found)
-        return list(islice((hit for hit in hits if hit is not None), limit))
+        found += [f for f in words if f[0] not in seen and not seen.add(f[0])]
+        terms = set() if q.numbers else set(analysis.query_terms(" ".join([q.text, *q.phrases, *english])))
+        hits = (self._hit(key, score, match, terms, q, english) for key, score, match in found)
+        urls: set[str] = set()  # one hit per place on the site: a rule and its translation share one
+        return list(islice((hit for hit in hits if hit is not None and hit.url not in urls and not urls.add(hit.url)),
+                           limit))
 
     # versions ---------------------------------------------------------------------------------------------------
     def _chosen_versions(self, q: ParsedQuery) -> set[tuple[str, str]]:
@@ -232,12 +249,15 @@ class Searcher:
         return [(key, 1.0, "number") for *_, key in rows[:limit]]
 
     # 2. glossary terms -------------------------------------------------------------------------------------------
-    def _by_term(self, q: ParsedQuery, versions) -> list[tuple[NodeKey, float, str]]:
+    def _by_term(self, q: ParsedQuery, versions, english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
+        """The glossary entries the whole query names — in Japanese, in English, by reading, or through the English
+        name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it."""
         from whoosh import query as wq
 
         from kb.search.index import name_forms
 
-        lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in name_forms(q.text)])])
+        forms = {f for name in (q.text, *self.names.japanese_names(q.text), *english) for f in name_forms(name)}
+        lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in sorted(forms)])])
         entries = [_key(self.whoosh.stored_fields(n)["key"]) for n in self.whoosh.docs_for_query(lookup)]
         entries = sorted((k for k in entries if self._allowed(k, None, q, versions)),
                          key=lambda k: (LANG_ORDER.get(k.lang, 9), k.id))
@@ -332,10 +352,9 @@ class Searcher:
         return wq.Or([wq.Phrase("title", texts, slop=1, boost=TITLE_BOOST), wq.Phrase("body", texts, slop=1)])
 
     # results ---------------------------------------------------------------------------------------------------
-    def _hit(self, key: NodeKey, score: float, match: str, terms: set[str], q: ParsedQuery) -> Hit | None:
+    def _hit(self, key: NodeKey, score: float, match: str, terms: set[str], q: ParsedQuery,
+             english: tuple[str, ...] = ()) -> Hit | None:
         """The result for one node; None when the store no longer has it (an index not yet updated)."""
-        from kb.site.paths import url_for
-
         node = self.store.node(key)
         if node is None:
             return None
@@ -343,9 +362,12 @@ class Searcher:
         section = parent
         while section is not None and not section.title and section.parent:
             section = self.store.node(NodeKey(key.version, key.lang, section.parent))
-        snippet, highlights = make_snippet(node, terms, [] if q.numbers else [*q.phrases, q.text])
+        snippet, highlights = make_snippet(node, terms, [] if q.numbers else [*q.phrases, q.text, *english])
+        shown = self.locator.shown_id(key)
+        shown_number = shown.partition(":")[2] if shown and shown.startswith("cr:") else None
         return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
-                   lang=node.lang, score=round(score, 4), url=url_for(key), snippet=snippet, highlights=highlights,
+                   lang=node.lang, score=round(score, 4), url=self.locator.url(key, node.kind), snippet=snippet,
+                   highlights=highlights, shown_as=shown_number if shown_number != node.number else None,
                    parent_number=parent.number if parent else None,
                    parent_title=(parent.title or _first_line(parent.text)) if parent else None,
                    section=f"{section.number or ''} {section.title}".strip() if section and section.title else None,

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from kb.site.page import Page
 from kb.site.paths import href
+from kb.site.where import archive_root
 from kb.store import NodeKey, Store
 from kb.versions.diff import VersionDiff
 from kb.versions.history import consecutive_diffs, histories
@@ -80,7 +81,8 @@ def change_pages(site) -> Iterable:
     shown = {(site.english_version, "en")} | {(ja.key.version, "ja") for ja in (site.view.ja.values() if site.view else ())}
     site_ctx = {"version": site.primary_version, "effective_date": site.effective_date}
     yield Page(INDEX_PAGE, "changes_index.html", "更新履歴", "総合ルールの版ごとの変更点の一覧。",
-               {"site": site_ctx, "pairs": [_summary(p) for p in changes.pairs], "feed": FEED_PAGE})
+               {"site": site_ctx, "pairs": [_summary(p) | _version_urls(site, p) for p in changes.pairs], "feed": FEED_PAGE,
+                "versions": _all_versions(site)})
     for pair in changes.pairs:
         linkable = (pair["new"]["version"], pair["lang"]) in shown
         items = {status: [_linked(site, item, pair if linkable else None) for item in pair["items"] if item["status"] == status]
@@ -145,6 +147,21 @@ def _pair(diff: VersionDiff) -> dict:
 
 def _summary(pair: dict) -> dict:
     return {k: pair[k] for k in ("lang", "path", "old", "new", "counts")} | {"lang_name": LANG_NAMES.get(pair["lang"], pair["lang"])}
+
+
+def _all_versions(site) -> list[dict]:
+    """The version shown (home page) and every archived one, newest first."""
+    shown = [{"version": site.primary_version, "lang_name": LANG_NAMES.get(site.primary_lang, ""),
+              "effective_date": site.effective_date, "url": "index.html", "current": True}]
+    return shown + [{"version": a.version, "lang_name": LANG_NAMES.get(a.lang, a.lang), "effective_date": a.effective_date,
+                     "url": archive_root(a.version) + "index.html", "current": False} for a in getattr(site, "archives", [])]
+
+
+def _version_urls(site, pair: dict) -> dict:
+    """Where each version of a pair can be read: the home page for the version shown, else its archive."""
+    archived = {(a.version, a.lang) for a in getattr(site, "archives", [])}
+    return {f"{side}_url": archive_root(pair[side]["version"]) + "index.html"
+            if (pair[side]["version"], pair["lang"]) in archived else "index.html" for side in ("old", "new")}
 
 
 def _counts_text(counts: dict) -> str:

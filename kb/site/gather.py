@@ -19,6 +19,7 @@ from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
 from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
+from kb.versions.catalog import list_versions
 from kb.versions.current import MISSING, CurrentView, JaText, current_view
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
@@ -63,6 +64,17 @@ class Entry:
         return node.text if node else ""
 
 
+@dataclass(frozen=True)
+class Archive:
+    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.site.where`)."""
+
+    version: str
+    lang: str
+    effective_date: str | None
+    rules: tuple[Node, ...]  # document order
+    terms: tuple[Node, ...]
+
+
 @dataclass
 class SiteData:
     primary_lang: str | None = None  # the language and version of the rules shown (kb.versions.current)
@@ -82,6 +94,7 @@ class SiteData:
     changes: object = None  # kb.site.changes.ChangesData: version diffs and rule histories
     base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
     shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
+    archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""
@@ -100,6 +113,7 @@ def gather_site(store: Store) -> SiteData:
         site.others[node.id] = entry
         shown[NodeKey(node.version, node.lang, node.id)] = entry
     _link(store, site, shown)
+    site.archives = _gather_archives(store, site)
     if any(len(store.versions(lang)) > 1 for lang in ("ja", "en")):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
@@ -196,6 +210,13 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
             site.terms[node.id] = entry
         entry.nodes[lang] = node
         shown[NodeKey(node.version, lang, node.id)] = entry
+
+
+def _gather_archives(store: Store, site: SiteData) -> list[Archive]:
+    current = (site.english_version, "en") if site.english_version else (site.primary_version, site.primary_lang)
+    return [Archive(v.version, v.lang, v.effective_date, tuple(_cr_nodes(store, v.version, v.lang, RULE_KINDS)),
+                    tuple(_cr_nodes(store, v.version, v.lang, [GLOSSARY])))
+            for v in list_versions(store) if (v.version, v.lang) != current]
 
 
 def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:

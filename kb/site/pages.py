@@ -14,10 +14,12 @@ from functools import lru_cache
 
 from kb.model import CHAPTER, SECTION
 from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
+from kb.site.changes import LANG_NAMES
 from kb.site.changes import change_pages, history_context
 from kb.site.gather import Entry, Link, SiteData
 from kb.site.page import Page
-from kb.site.paths import rule_page
+from kb.site.paths import rule_page, section_page
+from kb.site.where import archive_glossary, archive_root, term_anchor
 from kb.site.render import article_html
 from kb.versions.current import JA_STATUSES
 
@@ -248,5 +250,36 @@ def preview_pages(site: SiteData) -> Iterable[Page]:
         yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
 
 
+def archive_pages(site: SiteData) -> Iterable[Page]:
+    """Every other stored version, readable as it was (plain text) under ``v/<version>/`` (:mod:`kb.site.where`):
+    a contents page, a page per chapter and section with each rule anchored by its number, and the glossary."""
+    for archive in site.archives:
+        root = archive_root(archive.version)
+        name = f"総合ルール {archive.version}（{archive.effective_date or '日付なし'} 発効・{LANG_NAMES.get(archive.lang, archive.lang)}）"
+        ctx = {"site": _site_context(site), "archive": {"name": name, "version": archive.version, "lang": archive.lang,
+                                                        "index": root + "index.html",
+                                                        "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None,
+                                                        "glossary": archive_glossary(archive.version) if archive.terms else None}}
+        pages: dict[str, list] = {}
+        for node in archive.rules:
+            number = node.number or node.id.partition(":")[2]
+            page = root + section_page(number)
+            pages.setdefault(page, []).append({"number": number, "kind": node.kind, "title": node.title,
+                                               "text": node.text, "examples": list(node.examples)})
+        toc = [{"url": page, "label": f"{blocks[0]['number']}. {blocks[0]['title'] or ''}".strip(),
+                "kind": blocks[0]["kind"]} for page, blocks in pages.items()]
+        yield Page(root + "index.html", "archive.html", name, f"{name}の目次（旧版）。", ctx | {"toc": toc, "blocks": []},
+                   in_sitemap=False)
+        for page, blocks in pages.items():
+            yield Page(page, "archive.html", f"{blocks[0]['number']}（{archive.version}）", f"{name} {blocks[0]['number']}",
+                       ctx | {"toc": [], "blocks": blocks}, in_sitemap=False)
+        if archive.terms:
+            terms = [{"anchor": term_anchor(n.id[3:]), "title": n.title or n.id[3:], "english": n.english,
+                      "text": n.text, "examples": []} for n in archive.terms]
+            yield Page(archive_glossary(archive.version), "archive.html", f"用語集（{archive.version}）", f"{name}の用語集",
+                       ctx | {"toc": [], "blocks": [], "terms": terms}, in_sitemap=False)
+
+
 Producer = Callable[[SiteData], Iterable[Page]]
-PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages]
+PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages,
+                                  archive_pages]

@@ -1,0 +1,91 @@
+"""Japanese names with their English names and readings: how a Japanese query reaches English-only text.
+
+Every pair a source gives is used: a Japanese glossary entry and its English name (``予示``/``Manifest``), an MTG
+Wiki article's title and English name (``接死``/``Deathtouch``), a card's Japanese and English names
+(``ドライアドの東屋``/``Dryad Arbor``). :func:`name_table` reads them from the store (every version; the newest
+wins nothing here: a name is a name). A name's reading is Sudachi's (katakana, :func:`reading_form`), so
+``よし`` finds 予示.
+
+Contract: :meth:`NameTable.english_names` of a query (its whole text, matched by
+:func:`kb.search.index.name_forms`) and :meth:`NameTable.japanese_names` of a reading are what ``kb search`` and the
+static search use; nothing else decides which English names a Japanese query stands for.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from kb.model import ARTICLE, CARD, GLOSSARY
+from kb.search import analysis
+from kb.store import Store
+
+_NAME_KINDS = (GLOSSARY, ARTICLE, CARD)
+_HIRAGANA = re.compile(r"[\u3041-\u3096]")
+_KANA_ONLY = re.compile(r"^[\u3041-\u3096\u30a1-\u30fa\u30fc]+$")
+
+
+@dataclass(frozen=True)
+class NameTable:
+    english: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name form of a Japanese name → English names
+    readings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # reading form → Japanese names
+
+    def english_names(self, text: str) -> tuple[str, ...]:
+        """The English names of the Japanese name ``text`` is (or whose reading it is)."""
+        from kb.search.index import name_forms
+
+        names = [text, *self.japanese_names(text)]
+        found = [e for name in names for form in sorted(name_forms(name)) for e in self.english.get(form, ())]
+        return tuple(dict.fromkeys(found))
+
+    def japanese_names(self, text: str) -> tuple[str, ...]:
+        """The Japanese names whose reading ``text`` is (kana; None of them when ``text`` is not all kana)."""
+        form = reading_form(text)
+        return self.readings.get(form, ()) if form else ()
+
+
+def name_table(store: Store) -> NameTable:
+    from kb.search.index import name_forms
+
+    english: dict[str, list[str]] = defaultdict(list)
+    readings: dict[str, list[str]] = defaultdict(list)
+    kinds = list(_NAME_KINDS)
+    rows = store.db.execute(
+        f"SELECT DISTINCT title, english FROM nodes WHERE lang='ja' AND kind IN ({','.join('?' * len(kinds))})"
+        " AND title IS NOT NULL AND english IS NOT NULL AND english != ''", kinds)
+    for title, english_name in rows:
+        if title.casefold() == english_name.casefold():
+            continue
+        for form in name_forms(title):
+            if english_name not in english[form]:
+                english[form].append(english_name)
+        reading = reading_of(title)
+        if reading and title not in readings[reading]:
+            readings[reading].append(title)
+    return NameTable({k: tuple(v) for k, v in english.items()}, {k: tuple(v) for k, v in readings.items()})
+
+
+def reading_of(name: str) -> str | None:
+    """The reading of a Japanese name as a reading form (katakana, no spaces or dots), when it is known: the name
+    is kana, or Sudachi's dictionary holds each of its parts as a word of two or more characters (a lone kanji's
+    reading is a guess: 瞬速 is not マドカソク); else None."""
+    parts = []
+    for morpheme in analysis.sudachi_tokenizer().tokenize(analysis.fold(name)):
+        surface, reading = morpheme.surface(), morpheme.reading_form()
+        if not any(c.isalnum() for c in surface):
+            continue
+        if _KANA_ONLY.match(surface):
+            parts.append(surface)
+        elif reading and not morpheme.is_oov() and len(surface) >= 2:
+            parts.append(reading)
+        else:
+            return None
+    return reading_form("".join(parts))
+
+
+def reading_form(text: str) -> str | None:
+    """Kana folded to katakana, spaces and middle dots removed; None unless ``text`` is all kana."""
+    folded = re.sub(rf"[\s{analysis.MIDDLE_DOTS}]", "", analysis.fold(text))
+    katakana = _HIRAGANA.sub(lambda m: chr(ord(m.group(0)) + 0x60), folded)
+    return katakana if katakana and _KANA_ONLY.match(katakana) else None
