@@ -24,7 +24,7 @@ language by default; ``V`` picks the versions equal to V or starting with ``V.``
 Each :class:`Hit` carries kind, number/title, version, language, score, the URL of the page the site shows it on
 (:class:`kb.site.where.Locator`: a translated rule is shown under its current number, ``shown_as``; older
 versions are in the ``v/<version>/`` archive), a snippet with highlight offsets, and the parent and section it sits
-in. Two hits never share a URL (a rule and its translation: the first found, Japanese first, stands for both).
+in. A rule and its translation are two hits (Japanese first) with one URL.
 Bad queries (empty, longer than :data:`MAX_QUERY_CHARS`, unbalanced quotes, control characters) raise KbError.
 """
 
@@ -201,9 +201,7 @@ class Searcher:
         found += [f for f in words if f[0] not in seen and not seen.add(f[0])]
         terms = set() if q.numbers else set(analysis.query_terms(" ".join([q.text, *q.phrases, *english])))
         hits = (self._hit(key, score, match, terms, q, english) for key, score, match in found)
-        urls: set[str] = set()  # one hit per place on the site: a rule and its translation share one
-        return list(islice((hit for hit in hits if hit is not None and hit.url not in urls and not urls.add(hit.url)),
-                           limit))
+        return list(islice((hit for hit in hits if hit is not None), limit))
 
     # versions ---------------------------------------------------------------------------------------------------
     def _chosen_versions(self, q: ParsedQuery) -> set[tuple[str, str]]:

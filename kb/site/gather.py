@@ -17,6 +17,7 @@ from urllib.parse import quote
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
+from kb.search.names import NameTable, name_table
 from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 from kb.versions.catalog import list_versions
@@ -95,6 +96,7 @@ class SiteData:
     base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
     shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
     archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
+    names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""
@@ -114,6 +116,7 @@ def gather_site(store: Store) -> SiteData:
         shown[NodeKey(node.version, node.lang, node.id)] = entry
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
+    site.names = name_table(store)
     if any(len(store.versions(lang)) > 1 for lang in ("ja", "en")):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 

@@ -32,7 +32,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from kb.model import CHAPTER, GLOSSARY, SECTION
+from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.site.gather import SiteData
 
 K1, B = 1.2, 0.75
@@ -51,6 +51,8 @@ class SearchDoc:
     snippet: str
     title: str
     body: str
+    kind: str = ""  # the kb search kind filter it answers to: rule, glossary, article, note, card
+    langs: str = ""  # the languages of its text: "ja", "en" or "ja en"
 
 
 def fnv1a(text: str) -> int:
@@ -63,9 +65,8 @@ def fnv1a(text: str) -> int:
 def search_docs(site: SiteData) -> list[SearchDoc]:
     """One document per rule, section, glossary term and unversioned node, as the site shows them."""
     docs = []
-    langs = [site.primary_lang, "en", "ja"]
     for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
-        nodes = [entry.nodes[lang] for lang in dict.fromkeys(x for x in langs if x) if lang in entry.nodes]
+        nodes = [entry.nodes[lang] for lang in ("ja", "en") if lang in entry.nodes]
         names = [x for n in nodes for x in (n.title, *n.aliases, n.english) if x]
         body = "\n".join(x for n in nodes for x in (n.text, *n.examples) if x)
         first = nodes[0]
@@ -73,7 +74,9 @@ def search_docs(site: SiteData) -> list[SearchDoc]:
         label = entry.label if entry.kind not in (CHAPTER, SECTION) or not first.title else f"{entry.number}. {first.title}"
         if entry.kind == GLOSSARY:
             label = entry.label + (f" / {first.english}" if first.english else "")
-        docs.append(SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body))
+        kind = "rule" if entry.kind in RULE_KINDS else entry.kind
+        docs.append(SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body, kind,
+                              " ".join(n.lang for n in nodes)))
     return docs
 
 
@@ -167,7 +170,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **entries}.items())))
     chunks: dict[int, list] = defaultdict(lambda: [None] * CHUNK)
     for doc_id, doc in by_id.items():
-        chunks[doc_id // CHUNK][doc_id % CHUNK] = [doc.url, doc.label, doc.snippet]
+        chunks[doc_id // CHUNK][doc_id % CHUNK] = [doc.url, doc.label, doc.snippet, doc.kind, doc.langs]
     for i, chunk in chunks.items():
         files[f"search/d/{i}.js"] = _script(f"d/{i}", chunk)
     names, name_cache = _names(site, ids, previous.get("names", {}))
@@ -185,26 +188,51 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
 
 def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:
-    """Whole-query glossary lookup, as ``kb search`` does it: each name form of a term (title, English name, alias;
-    :func:`kb.search.index.name_forms`) → [the rule the entry cites first, the entry], by the form's first character."""
+    """Whole-query lookup, as ``kb search`` does it, by the form's first character: each name form of a glossary
+    term (title, English name, alias; :func:`kb.search.index.name_forms`) → [the rule the entry cites first, the
+    entry]; each Japanese name with an English name (:mod:`kb.search.names`: a wiki title, a card) and each known
+    reading (katakana) → the same for the entries of those names; each rule number → its rule (so the browser
+    offers a jump only to a rule that has a page, at the URL the site gives it)."""
     from kb.search.index import name_forms
 
     tables: dict[str, dict[str, list[int]]] = defaultdict(dict)
     used: dict[str, list[str]] = {}
+
+    def forms_of(name: str) -> list[str]:
+        forms = used[name] = cache.get(name) or sorted(name_forms(name))
+        return forms
+
+    def add(form: str, docs: list[int]) -> None:
+        table = tables[f"{ord(form[0]):x}"]
+        table[form] = list(dict.fromkeys([*table.get(form, []), *docs]))
+
+    by_form: dict[str, list[int]] = {}
     for entry in site.terms.values():
         docs = []
-        for lang in dict.fromkeys(x for x in (site.primary_lang, "en", "ja") if x):
+        for lang in ("ja", "en"):
             rule = next((l.target for l in entry.links.get(lang, []) if l.kind == "rule" and l.target), None)
             if rule and rule in ids and ids[rule] not in docs:
                 docs.append(ids[rule])
         docs.append(ids[entry.url])
         for node in entry.nodes.values():
             for name in (node.title, node.english, *node.aliases):
-                if not name:
-                    continue
-                forms = used[name] = cache.get(name) or sorted(name_forms(name))
-                for form in forms:
-                    tables[f"{ord(form[0]):x}"].setdefault(form, docs)
+                if name:
+                    for form in forms_of(name):
+                        by_form.setdefault(form, docs)
+    for form, docs in by_form.items():
+        add(form, docs)
+    names = site.names
+    if names is not None:
+        for form, english in names.english.items():
+            docs = [d for name in english for f in forms_of(name) for d in by_form.get(f, [])]
+            if docs:
+                add(form, docs)
+        for reading, japanese in names.readings.items():
+            docs = [d for name in japanese for f in forms_of(name) for d in tables[f"{ord(f[0]):x}"].get(f, [])]
+            if docs:
+                add(reading, docs)
+    for number, entry in site.rules.items():
+        add(number, [ids[entry.url]])
     return tables, used
 
 

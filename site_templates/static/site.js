@@ -219,39 +219,110 @@
     return {number: number, url: m[3] ? page + "#" + number : page};
   }
 
-  /* -- search: scoring ---------------------------------------------------------------------------------- */
-  function search(query, limit) {
-    var chars = fold(query), folded = chars.join("");
-    var jump = ruleTarget(folded);
-    var pieces = runs(chars), firsts = {};
+  /* -- search: the query (filters, rule numbers and ranges, as kb/search/query.py) -------------------------- */
+  var KIND_NAMES = {rule: "ルール", glossary: "用語", article: "記事", note: "リリースノート", card: "カード"};
+  var FILTER = /(^|\s)(kind|lang|version):(\S*)/gi;
+  var LETTERS = "abcdefghijkmnpqrstuvwxyz";  // subrule letters skip l and o (kb/rulenum.py)
+  var RANGE = /^(?:(?:cr\s*[:：]?|rules?|ルール|総合ルール)\s*)?([1-9]\d\d\.\d{1,3})([a-km-np-z])\s*[-–~〜]\s*(?:([1-9]\d\d\.\d{1,3}))?([a-km-np-z])$/;
+  function parseQuery(query) {
+    var q = {kind: null, lang: null, version: null};
+    q.text = query.replace(FILTER, function (m, pre, name, value) { q[name.toLowerCase()] = value.toLowerCase(); return pre + " "; }).trim();
+    return q;
+  }
+  function ruleNumbers(folded) {  // the rule numbers a query asks for (a number in any form, or a range), or null
+    var t = ruleTarget(folded);
+    if (t) { return [t.number]; }
+    var m = RANGE.exec(folded.trim());
+    if (!m || (m[3] && m[3] !== m[1])) { return null; }
+    var a = LETTERS.indexOf(m[2]), b = LETTERS.indexOf(m[4]);
+    return b < a ? null : LETTERS.slice(a, b + 1).split("").map(function (c) { return m[1] + c; });
+  }
+  function katakana(s) { return s.replace(/[\u3041-\u3096]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) + 0x60); }); }
+  function firstShard(f) { return "n/" + f.codePointAt(0).toString(16); }
+
+  /* The analysis of a query, as kb.search.analysis.query_terms: index terms (Latin words stemmed, Japanese runs
+     segmented by the exported vocabulary), bigram groups for the rest, and the surfaces to highlight. */
+  function analyseQuery(text) {
+    var chars = fold(text), pieces = runs(chars), firsts = {};
     pieces.forEach(function (p) { if (p[0] === "ja") { p[1].forEach(function (c) { firsts[c] = 1; }); } });
     var firstChars = Object.keys(firsts);
-    return Promise.all([load("meta")].concat(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })))
-      .then(function (got) {
-        var meta = got[0], vocabs = {};
-        if (!meta) { return {jump: jump, results: jump ? [{url: jump.url, label: "ルール " + jump.number + " へ移動", snippet: ""}] : []}; }
-        firstChars.forEach(function (c, k) { vocabs[c] = got[k + 1]; });
-        var terms = [], grams = [];
-        pieces.forEach(function (p) {
-          if (p[0] === "latin") { terms = terms.concat(latinTerms(p[1])); return; }
-          var seg = segment(p[1], vocabs);
-          terms = terms.concat(seg.terms);
-          seg.rest.forEach(function (r) { if (Array.from(r).length > 1 || (!seg.terms.length && pieces.length === 1)) { grams.push(bigrams(r)); } });
+    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })).then(function (got) {
+      var vocabs = {}, terms = [], grams = [], marks = [];
+      firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
+      pieces.forEach(function (p) {
+        if (p[0] === "latin") {
+          terms = terms.concat(latinTerms(p[1]));
+          (p[1].match(/[a-z0-9]+(?:\.[a-z0-9]+)*/g) || []).forEach(function (w) { if (w.length > 1) { marks.push(w); } });
+          return;
+        }
+        var seg = segment(p[1], vocabs);
+        terms = terms.concat(seg.terms);
+        seg.terms.forEach(function (t) {  // every surface of the vocabulary that stands for the term
+          marks.push(t);
+          var vocab = vocabs[Array.from(t)[0]] || {};
+          Object.keys(vocab).forEach(function (s) { if ((vocab[s] === 1 ? s : vocab[s]) === t) { marks.push(s); } });
         });
-        terms = terms.filter(function (t, i) { return terms.indexOf(t) === i; });
-        var forms = [folded.replace(/[\s・･]/g, ""), terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
-        var lookups = terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1]; });
-        grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length]); }); });
-        var nameShards = forms.map(function (f) { return "n/" + f.codePointAt(0).toString(16); });
-        return Promise.all(lookups.map(function (l) { return load(l[0]); }).concat(nameShards.map(load))).then(function (tables) {
-          var named = [];  // the whole query is a glossary name: its rule, then the entry, first (as kb search)
-          forms.forEach(function (f, k) {
-            var hit = tables[lookups.length + k] && tables[lookups.length + k][f];
-            (hit || []).forEach(function (id) { if (named.indexOf(id) < 0) { named.push(id); } });
-          });
-          var scores = {};
+        seg.rest.forEach(function (r) {
+          if (Array.from(r).length > 1 || (!seg.terms.length && pieces.length === 1)) { grams.push(bigrams(r)); marks.push(r); }
+        });
+      });
+      terms = terms.filter(function (t, i) { return terms.indexOf(t) === i; });
+      return {folded: chars.join(""), terms: terms, grams: grams, marks: marks};
+    });
+  }
+  window.kbAnalyse = analyseQuery;
+
+  /* -- search: scoring ---------------------------------------------------------------------------------- */
+  function allowed(d, q) {
+    if (q.kind && d[3] !== q.kind) { return false; }
+    return !q.lang || (d[4] || "").split(" ").indexOf(q.lang) >= 0;
+  }
+  function docs(meta, ids, q, limit) {  // the first `limit` documents of `ids` that pass the filters, loading chunks as needed
+    var out = [], at = 0;
+    function next() {
+      if (out.length >= limit || at >= ids.length) { return Promise.resolve(out); }
+      var batch = ids.slice(at, at + Math.max(limit * 2, 16));
+      at += batch.length;
+      var chunks = batch.map(function (id) { return Math.floor(id / meta.c); }).filter(function (c, i, all) { return all.indexOf(c) === i; });
+      return Promise.all(chunks.map(function (c) { return load("d/" + c); })).then(function () {
+        batch.forEach(function (id) {
+          var chunk = loaded["d/" + Math.floor(id / meta.c)], d = chunk && chunk[id % meta.c];
+          if (d && out.length < limit && allowed(d, q)) { out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || ""}); }
+        });
+        return next();
+      });
+    }
+    return next();
+  }
+  function named(forms) {  // whole-query lookups (names, readings, rule numbers): document ids in order
+    return Promise.all(forms.map(function (f) { return load(firstShard(f)); })).then(function (tables) {
+      var ids = [];
+      forms.forEach(function (f, k) { ((tables[k] && tables[k][f]) || []).forEach(function (id) { if (ids.indexOf(id) < 0) { ids.push(id); } }); });
+      return ids;
+    });
+  }
+  function search(query, limit) {
+    var q = parseQuery(query);
+    if (!q.text) { return Promise.resolve({jump: null, results: [], marks: []}); }
+    var numbers = ruleNumbers(fold(q.text).join(""));
+    return Promise.all([load("meta"), numbers ? named(numbers) : Promise.resolve([])]).then(function (got) {
+      var meta = got[0], ruleIds = got[1];
+      if (!meta) { return {jump: null, results: [], marks: []}; }
+      if (ruleIds.length) {  // rule numbers that have pages: those rules, the first one to jump to
+        return docs(meta, ruleIds, q, limit).then(function (results) {
+          return {jump: numbers.length === 1 && results.length ? {number: numbers[0], url: results[0].url} : null,
+                  results: results, marks: []};
+        });
+      }
+      return analyseQuery(q.text).then(function (a) {
+        var plain = a.folded.replace(/[\s・･]/g, "");
+        var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
+        var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1]; });
+        a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length]); }); });
+        return Promise.all([named(forms)].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
+          var first = tables[0], scores = {};  // the whole query is a name: its rule, then its entry, first (as kb search)
           lookups.forEach(function (l, k) {
-            var post = tables[k] && tables[k][l[1]];
+            var post = tables[k + 1] && tables[k + 1][l[1]];
             if (!post) { return; }
             var df = post.length / 2, idf = Math.log(1 + (meta.n - df + 0.5) / (df + 0.5));
             var gram = l[0].charAt(0) === "g", id = 0;
@@ -262,35 +333,39 @@
               e[1] += (gram ? 0.5 : 1) * idf * post[i + 1] / 10;
             }
           });
-          var ranked = named.concat(Object.keys(scores).map(Number).filter(function (id) { return named.indexOf(id) < 0; }).sort(function (a, b) {
-            return (scores[b][0] - scores[a][0]) || (scores[b][1] - scores[a][1]) || (a - b);
-          })).slice(0, limit);
-          var chunks = ranked.map(function (id) { return Math.floor(id / meta.c); });
-          chunks = chunks.filter(function (c, i) { return chunks.indexOf(c) === i; });
-          return Promise.all(chunks.map(function (c) { return load("d/" + c); })).then(function () {
-            var results = ranked.map(function (id) {
-              var chunk = loaded["d/" + Math.floor(id / meta.c)], d = chunk && chunk[id % meta.c];
-              return d ? {url: d[0], label: d[1], snippet: d[2]} : null;
-            }).filter(Boolean);
-            if (jump) {  // a rule number: that rule first, as kb search does
-              results = [{url: jump.url, label: "ルール " + jump.number + " へ移動", snippet: ""}].concat(
-                results.filter(function (x) { return x.url !== jump.url; })).slice(0, limit);
-            }
-            return {jump: jump, results: results};
-          });
+          var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
+            return (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
+          }));
+          return docs(meta, ranked, q, limit).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
         });
       });
+    });
   }
   window.kbSearch = search;
 
-  function resultLink(url, label, snippet) {
+  function highlighted(text, marks) {  // a fragment: text with each mark (case-insensitive) in <mark>
+    var frag = document.createDocumentFragment();
+    var words = marks.filter(function (m, i) { return m && marks.indexOf(m) === i; }).sort(function (x, y) { return y.length - x.length; });
+    if (!words.length) { frag.appendChild(document.createTextNode(text)); return frag; }
+    var re = new RegExp(words.map(function (w) { return w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"); }).join("|"), "gi"), at = 0, m;
+    while ((m = re.exec(text)) !== null) {
+      if (!m[0]) { re.lastIndex++; continue; }
+      frag.appendChild(document.createTextNode(text.slice(at, m.index)));
+      var mark = document.createElement("mark"); mark.textContent = m[0]; frag.appendChild(mark);
+      at = m.index + m[0].length;
+    }
+    frag.appendChild(document.createTextNode(text.slice(at)));
+    return frag;
+  }
+  function resultLink(x, marks) {
     var a = document.createElement("a");
-    a.href = root + url;
+    a.href = root + x.url;
+    if (x.kind) { var k = document.createElement("span"); k.className = "kind kind-" + x.kind; k.textContent = KIND_NAMES[x.kind] || x.kind; a.appendChild(k); }
     var l = document.createElement("span");
     l.className = "label";
-    l.textContent = label;
+    l.appendChild(highlighted(x.label, marks || []));
     a.appendChild(l);
-    if (snippet) { var s = document.createElement("span"); s.className = "snippet"; s.textContent = snippet; a.appendChild(s); }
+    if (x.snippet) { var s = document.createElement("span"); s.className = "snippet"; s.appendChild(highlighted(x.snippet, marks || [])); a.appendChild(s); }
     return a;
   }
 
@@ -298,15 +373,14 @@
   var form = document.querySelector(".search-form");
   if (form) {
     var input = form.querySelector(".search-input"), box = form.querySelector(".search-results");
-    var timer = 0, serial = 0, current = null;
+    var timer = 0, serial = 0;
     var run = function () {
       var q = input.value, mine = ++serial;
-      if (!q.trim()) { box.hidden = true; box.textContent = ""; current = null; return; }
+      if (!q.trim()) { box.hidden = true; box.textContent = ""; return; }
       search(q, 8).then(function (r) {
         if (mine !== serial) { return; }
-        current = r;
         box.textContent = "";
-        r.results.forEach(function (x) { box.appendChild(resultLink(x.url, x.label, x.snippet)); });
+        r.results.forEach(function (x) { box.appendChild(resultLink(x, r.marks)); });
         if (!r.results.length) {
           var none = document.createElement("div"); none.className = "none"; none.textContent = "見つかりませんでした"; box.appendChild(none);
         }
@@ -327,9 +401,12 @@
       if (e.key === "ArrowDown") { e.preventDefault(); if (at + 1 < links.length) { links[at + 1].focus(); } }
       if (e.key === "ArrowUp") { e.preventDefault(); if (at > 0) { links[at - 1].focus(); } else { input.focus(); } }
     });
-    form.addEventListener("submit", function (e) {
-      var jump = ruleTarget(fold(input.value).join(""));
-      if (jump) { e.preventDefault(); location.href = root + jump.url; }
+    form.addEventListener("submit", function (e) {  // a rule number that has a page: go there; else the search page
+      e.preventDefault();
+      var q = input.value;
+      search(q, 1).then(function (r) {
+        location.href = r.jump ? root + r.jump.url : root + "search.html?q=" + encodeURIComponent(q);
+      });
     });
     document.addEventListener("click", function (e) { if (!form.contains(e.target)) { box.hidden = true; } });
   }
@@ -342,8 +419,11 @@
     pageInput.value = q;
     if (q.trim()) {
       search(q, 50).then(function (r) {
-        r.results.forEach(function (x) { var li = document.createElement("li"); li.appendChild(resultLink(x.url, x.label, x.snippet)); pageList.appendChild(li); });
-        if (!r.results.length) { var none = document.createElement("li"); none.textContent = "見つかりませんでした"; pageList.appendChild(none); }
+        r.results.forEach(function (x) { var li = document.createElement("li"); li.appendChild(resultLink(x, r.marks)); pageList.appendChild(li); });
+        if (!r.results.length) {  // said once, not as a numbered result
+          var none = document.createElement("p"); none.className = "none"; none.textContent = "見つかりませんでした";
+          pageList.parentNode.insertBefore(none, pageList.nextSibling);
+        }
       });
     }
   }
