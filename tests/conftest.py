@@ -31,3 +31,28 @@ def corpus_dir() -> Path:
             pytest.fail(message)
         pytest.skip(message)
     return path
+
+
+@pytest.fixture(scope="session")
+def bilingual_kb(corpus_dir, tmp_path_factory) -> Path:
+    """data/ (the 2023-11-17 Japanese excerpt), the MTG Wiki page 接死/Deathtouch and the three English CRs."""
+    from kb.pipeline import ingest_sources
+    from kb.store import Store
+
+    kb_dir = tmp_path_factory.mktemp("bilingual") / "kb"
+    with Store.open(kb_dir) as store:
+        ingest_sources(store, [str(DATA), str(FIXTURES / "mtgwiki" / "deathtouch.html"),
+                               *(str(corpus_dir / name) for name in CORPUS_FILES)])
+    return kb_dir
+
+
+@pytest.fixture(scope="session")
+def bilingual_site(bilingual_kb) -> Path:
+    from kb.site import build_site
+    from kb.store import Store
+
+    out = bilingual_kb.parent / "site"
+    with Store.open(bilingual_kb) as store:
+        report = build_site(store, out)
+    assert report.broken == []
+    return out

@@ -7,34 +7,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from lxml import html as lxml_html
 
 from kb.cli import main
-from kb.pipeline import ingest_sources
-from kb.site import build_site
+from kb.search import Searcher, analysis
+from kb.search.index import recorded_dictionary
 from kb.store import NodeKey, Store
 from kb.versions.current import current_view
 
-from conftest import CORPUS_FILES, DATA
-
-
-@pytest.fixture(scope="module")
-def bilingual_kb(corpus_dir, tmp_path_factory) -> Path:
-    kb_dir = tmp_path_factory.mktemp("bilingual") / "kb"
-    with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(DATA), *(str(corpus_dir / name) for name in CORPUS_FILES)])
-    return kb_dir
-
-
-@pytest.fixture(scope="module")
-def bilingual_site(bilingual_kb) -> Path:
-    out = bilingual_kb.parent / "site"
-    with Store.open(bilingual_kb) as store:
-        report = build_site(store, out)
-    assert report.broken == []
-    return out
+from conftest import DATA
 
 
 def _rule(site: Path, page: str, number: str):
@@ -138,3 +120,49 @@ def test_history_version_by_date_digits_with_only_the_translation(tmp_path):
         assert "予示する/Manifest" in result.output
     wrong = runner.invoke(main, [*kb, "history", "701.34", "--version", "20250101"])
     assert wrong.exit_code == 1 and "known versions: 20231117.0" in wrong.output
+
+
+def test_search_reaches_english_rules_from_japanese_names(bilingual_kb):
+    with Store.open(bilingual_kb, create=False) as store, Searcher(store) as searcher:
+        manifest = searcher.search("予示")
+        assert (manifest[0].lang, manifest[0].id, manifest[0].url) == ("ja", "cr:701.34", "cr/701.html#701.40")
+        assert manifest[0].shown_as == "701.40"
+        assert ("en", "cr:701.40") in [(h.lang, h.id) for h in manifest]
+        cast = searcher.search("lang:en 唱える")
+        assert (cast[0].lang, cast[0].id, cast[0].version) == ("en", "cr:601", "20260116")
+        deathtouch = searcher.search("lang:en 接死")  # the MTG Wiki title 接死/Deathtouch
+        assert deathtouch[0].id == "cr:702.2" and "Deathtouch" in [h.title for h in deathtouch]
+        by_reading = searcher.search("よじ")  # 予示 is read よじ
+        assert by_reading[0].url == "cr/701.html#701.40"
+        card = searcher.search("lang:en ドライアドの東屋")  # a card's English name in English rules
+        assert card and all("Dryad Arbor" in h.snippet for h in card[:3])
+
+
+def test_every_search_url_is_a_page_of_the_site(bilingual_kb, bilingual_site):
+    queries = ["予示", "lang:en 唱える", "接死", "601.2a-d", "version:20231117 601.2f", "version:20251114 manifest",
+               "version:20231117 Manifest", "kind:glossary マナ・コスト", "唱えた", "ドライアドの東屋"]
+    with Store.open(bilingual_kb, create=False) as store, Searcher(store) as searcher:
+        urls = {h.url for q in queries for h in searcher.search(q, limit=20)}
+    assert any(u.startswith("v/20231117/") for u in urls) and any(u.startswith("v/20231117.0/") or u.startswith("cr/") for u in urls)
+    missing = []
+    for url in sorted(urls):
+        path, _, anchor = url.partition("#")
+        page = bilingual_site / path
+        if not page.is_file():
+            missing.append(url)
+        elif anchor and not lxml_html.fromstring(page.read_bytes()).xpath(f'//*[@id="{anchor}"]'):
+            missing.append(url)
+    assert missing == [] and len(urls) > 30
+
+
+def test_glossary_terms_and_wiki_titles_are_single_words(bilingual_kb):
+    with Store.open(bilingual_kb, create=False) as store, Searcher(store) as searcher:
+        digest = recorded_dictionary(store)
+        assert digest and (bilingual_kb / "userdict" / f"{digest}.dic").is_file()
+        assert analysis.user_dictionary_id() == digest
+        terms = analysis.index_terms("接死を持つクリーチャー")
+        assert "接死" in terms and "死" not in terms
+        assert "起因" in analysis.index_terms("状況起因処理")  # a user word's pieces still find it
+        assert analysis.query_terms("状況起因処理") == ["状況起因処理"]
+        assert not [h for h in searcher.search("死", limit=50) if h.id == "wiki:接死"]
+        assert searcher.search("接死")[0].id in ("cr:702.2", "wiki:接死")

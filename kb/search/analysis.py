@@ -56,6 +56,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 
 from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
@@ -159,12 +160,45 @@ def light_stem(word: str) -> str:
 
 
 # -- Japanese -----------------------------------------------------------------------------------------------
-@lru_cache(maxsize=1)
+_user_dictionary: Path | None = None  # see use_user_dictionary
+
+
+def use_user_dictionary(path: Path | None) -> None:
+    """Make ``path`` (a compiled Sudachi user dictionary, :mod:`kb.search.userdict`; None: none) part of the
+    analysis from now on, in this process."""
+    global _user_dictionary
+    _user_dictionary = Path(path) if path else None
+
+
+def user_dictionary_id() -> str:
+    """Names the user dictionary in use ('' when none): analysis results depend on it."""
+    return _user_dictionary.stem if _user_dictionary else ""
+
+
 def sudachi_tokenizer():
-    """The one SudachiPy tokenizer of the process (``sudachidict-core``), created on first use."""
+    """The SudachiPy tokenizer of the analysis: ``sudachidict-core`` with the user dictionary in use, if any."""
+    return _tokenizer(_user_dictionary) if _user_dictionary else system_tokenizer()
+
+
+@lru_cache(maxsize=1)
+def system_tokenizer():
+    """The tokenizer of ``sudachidict-core`` alone (created on first use)."""
     from sudachipy import Dictionary
 
     return Dictionary().tokenizer()
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(user_dictionary: Path):
+    from sudachipy import Dictionary, config
+
+    return Dictionary(config=config.Config(user=[str(user_dictionary.resolve())])).tokenizer()
+
+
+def system_dictionary_path() -> Path:
+    import sudachidict_core
+
+    return Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
 
 
 @lru_cache(maxsize=1)
@@ -232,7 +266,11 @@ def japanese_words(run, *, index: bool) -> list[tuple[str, str, int, int, None]]
                 out.append((PART if kind == FORM else FUNCTION, katakana_fold(m.normalized_form()), *span(b, e), None))
             continue
         out.append((kind, katakana_fold(m.normalized_form()), *span(b, e), None))
-        if index and kind == FORM:
+        if index and kind == FORM and m.dictionary_id() > 0:  # a user word: its system pieces of 2+ characters
+            for p in system_tokenizer().tokenize(m.surface(), mode_c):
+                if len(p.surface()) >= 2 and p.part_of_speech()[0] not in DROPPED_POS:
+                    out.append((PART, katakana_fold(p.normalized_form()), *span(b + p.begin(), b + p.end()), None))
+        elif index and kind == FORM:
             parts = m.split(mode_a)
             if len(parts) > 1:
                 for p in parts:

@@ -18,7 +18,8 @@ One document per node key (version, lang, id). Fields:
 
 Building is the costly part of an ingest, so :func:`node_fields` analyses each text once and hands Whoosh the
 terms (:class:`kb.search.analysis.PreAnalysed`); :class:`kb.search.codec.BulkWriter` writes them with
-:class:`kb.search.codec.IndexCodec`. An index an older kb wrote (other fields or formats) is rebuilt.
+:class:`kb.search.codec.IndexCodec`. An index an older kb wrote (other fields or formats) is rebuilt, and so is one
+built with another Sudachi user dictionary (:mod:`kb.search.userdict`; recorded in ``userdict.txt``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from kb.store import NodeKey, Store
 
 INDEX_DIR = "index"
 INDEX_NAME = "nodes"
+USER_DICTIONARY_RECORD = "userdict.txt"
 
 
 @dataclass(frozen=True)
@@ -123,6 +125,19 @@ def node_fields(node: Node, content_hash: str) -> dict:
     return fields
 
 
+def recorded_dictionary(store: Store) -> str | None:
+    """The user dictionary (:mod:`kb.search.userdict` digest, '' for none) the index was built with; None when
+    unknown (no index yet, or one built before user dictionaries)."""
+    try:
+        return (index_dir(store) / USER_DICTIONARY_RECORD).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+
+
+def _record_dictionary(store: Store, digest: str) -> None:
+    (index_dir(store) / USER_DICTIONARY_RECORD).write_text(digest + "\n", encoding="utf-8")
+
+
 def open_index(store: Store):
     """The index for ``store`` (KbError when there is none yet, or it was written by an older kb)."""
     path = index_dir(store)
@@ -150,9 +165,13 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
 
     from kb.search.codec import BulkWriter, IndexCodec
 
+    from kb.search import userdict
+
     path = index_dir(store)
     os.makedirs(path, exist_ok=True)
     current = schema()
+    dictionary = userdict.prepare(store)  # the analysis changes with it: a change rebuilds the index
+    rebuild = rebuild or recorded_dictionary(store) != dictionary
     try:
         ix = None if rebuild else _open_existing(path)
     except KbError:  # unreadable: outdated
@@ -167,6 +186,7 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     changed = {k for k, h in wanted.items() if indexed.get(k) != h}
     removed = [k for k in indexed if k not in wanted]
     if not changed and not removed:
+        _record_dictionary(store, dictionary)
         return IndexReport(0, 0, 0, len(wanted))
     writer = BulkWriter(ix, limitmb=256, codec=IndexCodec())
     try:
@@ -182,5 +202,6 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
         writer.cancel()
         raise
     writer.commit()
+    _record_dictionary(store, dictionary)
     updated = sum(1 for k in changed if k in indexed)
     return IndexReport(len(changed) - updated, updated, len(removed), len(wanted))

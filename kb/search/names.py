@@ -68,10 +68,10 @@ def name_table(store: Store) -> NameTable:
 
 def reading_of(name: str) -> str | None:
     """The reading of a Japanese name as a reading form (katakana, no spaces or dots), when it is known: the name
-    is kana, or Sudachi's dictionary holds each of its parts as a word of two or more characters (a lone kanji's
-    reading is a guess: 瞬速 is not マドカソク); else None."""
+    is kana, or Sudachi's system dictionary holds each of its parts as a word of two or more characters (a lone
+    kanji's reading is a guess: 瞬速 is not マドカソク); else None."""
     parts = []
-    for morpheme in analysis.sudachi_tokenizer().tokenize(analysis.fold(name)):
+    for morpheme in analysis.system_tokenizer().tokenize(analysis.fold(name)):
         surface, reading = morpheme.surface(), morpheme.reading_form()
         if not any(c.isalnum() for c in surface):
             continue

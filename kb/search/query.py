@@ -165,6 +165,10 @@ class Searcher:
         from kb.site.where import Locator
         from kb.versions.current import current_view
 
+        from kb.search import userdict
+        from kb.search.index import recorded_dictionary
+
+        userdict.activate(store, recorded_dictionary(store) or "")  # the queries are analysed as the index was
         self.store = store
         self.index = open_index(store)
         self.whoosh = self.index.searcher(weighting=scoring.BM25F())

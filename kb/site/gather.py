@@ -17,6 +17,7 @@ from urllib.parse import quote
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
+from kb.search import userdict
 from kb.search.names import NameTable, name_table
 from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
@@ -104,6 +105,7 @@ class SiteData:
 
 
 def gather_site(store: Store) -> SiteData:
+    userdict.prepare(store)  # the static search and the 五十音 readings analyse with the store's user dictionary
     site = SiteData()
     _choose_versions(store, site)
     shown = site.shown

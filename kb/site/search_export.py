@@ -99,7 +99,10 @@ def analyse(doc: SearchDoc) -> dict:
 
 
 def _text_key(doc: SearchDoc) -> str:
-    return hashlib.sha1((doc.title + "\0" + doc.body).encode()).hexdigest()
+    """Names a document's analysis: its text and the user dictionary the analysis uses."""
+    from kb.search.analysis import user_dictionary_id
+
+    return hashlib.sha1((user_dictionary_id() + "\0" + doc.title + "\0" + doc.body).encode()).hexdigest()
 
 
 def _tf_weight(tf: int, length: int, ref_len: int = REF_LEN) -> float:

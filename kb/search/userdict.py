@@ -1,0 +1,109 @@
+"""The Sudachi user dictionary: glossary terms and MTG Wiki titles as single words of the search analysis.
+
+Sudachi's system dictionary does not know the game's words: it cuts 接死 into 接 + 死 and 瞬速 into 瞬 + 速, so the
+query 死 matched every rule about deathtouch. :func:`prepare` reads the stored Japanese glossary terms (with their
+aliases) and MTG Wiki article titles, keeps each one the system dictionary cuts into two or more pieces that are all
+nouns, prefixes or suffixes (a compound noun: 接死, 状況起因処理, 両面カード — not a phrase such as 戦場に出る or a
+verb such as 唱える), compiles them into ``<kb_dir>/userdict/<digest>.dic`` (``名詞,普通名詞,一般``, the reading
+:func:`kb.search.names.reading_of` knows, else Sudachi's reading of the pieces) and makes it the dictionary of
+:func:`kb.search.analysis.sudachi_tokenizer`. The digest covers the words and the system dictionary's version, so
+it names the analysis: the search index records it and is rebuilt when it changes, and the static search's
+analysis cache is keyed by it. The index still holds a user word's pieces of two or more characters (状況起因処理
+→ 起因), as it holds a system word's mode-A parts.
+
+Entry points: :func:`prepare` (build if needed, activate; called by the index update and the site build) and
+:func:`activate` (a recorded dictionary, for a searcher).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import tempfile
+from importlib.metadata import version as package_version
+from pathlib import Path
+
+from kb.model import ARTICLE, GLOSSARY
+from kb.search import analysis
+from kb.store import Store
+
+FOLDER = "userdict"
+KEEP = 4  # dictionaries kept (a searcher of another process may still use an older one)
+COMPOUND_POS = frozenset(["名詞", "接頭辞", "接尾辞"])
+POS = "名詞,普通名詞,一般,*,*,*"
+CONNECTION_ID = 5146  # the left and right connection id of 名詞,普通名詞,一般 in sudachidict-core
+COST = 3000  # below the cost of the pieces' path, so the whole word wins
+_WORD = re.compile(r"^(?:(?![\x00-\x7f])[\w])+$")  # Japanese word characters only: no spaces, dots, Latin
+
+
+def candidate_names(store: Store) -> list[str]:
+    """The Japanese glossary terms (and aliases) and MTG Wiki titles of the store, folded, each once, sorted."""
+    names: set[str] = set()
+    for title, aliases in store.db.execute(
+            "SELECT title, aliases FROM nodes WHERE lang='ja' AND kind IN (?, ?) AND title IS NOT NULL",
+            (GLOSSARY, ARTICLE)):
+        names.add(title)
+        if aliases and aliases != "[]":
+            names.update(json.loads(aliases))
+    return sorted({analysis.fold(n) for n in names})
+
+
+def user_words(names: list[str]) -> list[tuple[str, str]]:
+    """(word, reading) for each name the system dictionary cuts into compound-noun pieces (see the module doc)."""
+    from kb.search.names import reading_of
+
+    tokenizer = analysis.system_tokenizer()
+    _, mode_c = analysis._modes()
+    out = []
+    for name in names:
+        if not 2 <= len(name) <= 24 or not _WORD.match(name):
+            continue
+        pieces = tokenizer.tokenize(name, mode_c)
+        if len(pieces) < 2 or any(p.part_of_speech()[0] not in COMPOUND_POS for p in pieces):
+            continue
+        reading = reading_of(name) or "".join(p.reading_form() or p.surface() for p in pieces)
+        out.append((name, reading))
+    return out
+
+
+def lexicon(words: list[tuple[str, str]]) -> str:
+    """The Sudachi lexicon CSV of the words."""
+    return "".join(f"{w},{CONNECTION_ID},{CONNECTION_ID},{COST},{w},{POS},{r},{w},*,A,*,*,*,*\n" for w, r in words)
+
+
+def prepare(store: Store) -> str:
+    """Build (when missing) and activate the user dictionary of ``store``'s names; its digest ('' when no name
+    needs one: the system dictionary alone)."""
+    words = user_words(candidate_names(store))
+    if not words:
+        analysis.use_user_dictionary(None)
+        return ""
+    csv = lexicon(words)
+    digest = hashlib.sha256(f"{package_version('sudachidict-core')}\n{csv}".encode()).hexdigest()[:16]
+    folder = store.path.parent / FOLDER
+    path = folder / f"{digest}.dic"
+    if not path.is_file():
+        _build(csv, folder, path)
+    analysis.use_user_dictionary(path)
+    return digest
+
+
+def activate(store: Store, digest: str) -> None:
+    """Use the dictionary ``digest`` of ``store`` (as recorded by the index; '' = none)."""
+    path = store.path.parent / FOLDER / f"{digest}.dic"
+    analysis.use_user_dictionary(path if digest and path.is_file() else None)
+
+
+def _build(csv: str, folder: Path, path: Path) -> None:
+    from sudachipy import sudachipy as sudachi_core
+
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=folder) as tmp:
+        source, built = Path(tmp) / "lexicon.csv", Path(tmp) / "user.dic"
+        source.write_text(csv, encoding="utf-8")
+        sudachi_core.build_user_dic(system=analysis.system_dictionary_path(), lex=[source], output=built,
+                                    description="kb: glossary terms and MTG Wiki titles")
+        built.replace(path)
+    for stale in sorted(folder.glob("*.dic"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
+        stale.unlink(missing_ok=True)
