@@ -12,7 +12,7 @@ from kb.errors import KbError
 
 from conftest import DATA
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 SEED_000 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_40cb52731239ad1d.txt"
 
 

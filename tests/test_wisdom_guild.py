@@ -20,7 +20,7 @@ from kb.store import NodeKey, Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "wisdom_guild"
 DATA = Path(__file__).resolve().parent.parent / "data"
-JPN_CR = DATA / "JPN_CR_20231117.txt"
+JPN_CR = DATA / "JPN_CR_20231117_0.txt"
 SAMPLE = DATA / "wisdom-guild" / "cr_r_701.34.html"
 LAYOUTS = (SAMPLE, "cr_r_701.34_table_eucjp.html", "cr_r_701.34_div_sjis.html")
 CHROME = ("MJMJ", "最終同期", "総則", "キーワード能力", "トップページ", "広告", "Wisdom Guild", "©", "実行時間", "管理者連絡先",
