@@ -35,6 +35,7 @@ _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr
            "header", "footer", "main", "nav", "aside", "blockquote", "ul", "ol", "dl", "pre", "hr", "body", "td", "th",
            "figure", "figcaption", "address", "form"}
 _SPACES = re.compile(r"\s+")
+_SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
 
 
 def is_html(data: bytes) -> bool:
@@ -50,6 +51,7 @@ def decode_html(data: bytes, source: str) -> str:
         declared = _META_CHARSET.search(data[:4096])
         if declared:
             charset = declared.group(1).decode("ascii")
+            charset = "cp932" if charset.lower().replace("-", "_") in _SHIFT_JIS_LABELS else charset
             try:
                 return data.decode(charset)
             except LookupError:
