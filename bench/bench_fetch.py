@@ -95,8 +95,8 @@ def peak_memory(fn) -> int:
 def main() -> None:
     import httpx
 
-    from ingest.cache import ingest_from_cache
     from ingest.fetch import Politeness, crawl
+    from kb.pipeline import ingest_from_cache
     from kb.store import Store
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

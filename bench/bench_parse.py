@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import best_of, corpus_dir, peak_memory  # noqa: E402
 from ingest.cr_text import parse_cr_text  # noqa: E402
-from kb.linking import link  # noqa: E402
+from kb.link.resolve import link  # noqa: E402
 from kb.pipeline import ingest_sources  # noqa: E402
 from kb.store import Store  # noqa: E402
 

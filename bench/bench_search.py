@@ -24,12 +24,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 
+from search_eval import baseline, load_cases  # noqa: E402
+
 from bench._common import REPO, best_of, corpus_dir, peak_memory  # noqa: E402
 from kb.pipeline import ingest_sources  # noqa: E402
 from kb.search.index import node_fields, update_index  # noqa: E402
 from kb.search.query import Searcher  # noqa: E402
 from kb.store import Store  # noqa: E402
-from search_eval import baseline, load_cases  # noqa: E402
 
 KB = str(REPO / ".venv" / "bin" / "kb")
 

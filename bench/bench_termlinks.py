@@ -1,4 +1,4 @@
-"""Speed of automatic term linking (kb.termlinks) on the 2026-01-16 English CR, as a ratio to storing and linking
+"""Speed of automatic term linking (kb.link.termlinks) on the 2026-01-16 English CR, as a ratio to storing and linking
 the same file (parse + store + every link step, term links included) in the same run.
 
 Run: .venv/bin/python bench/bench_termlinks.py [--repeat N]
@@ -15,9 +15,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from bench._common import best_of, corpus_dir, peak_memory  # noqa: E402
 from ingest.cr_text import parse_cr_text  # noqa: E402
-from kb.linking import LinkIndex, link  # noqa: E402
+from kb.link.resolve import LinkIndex, link  # noqa: E402
+from kb.link.termlinks import REF_AUTO_TERM, link_terms  # noqa: E402
 from kb.store import Store  # noqa: E402
-from kb.termlinks import REF_AUTO_TERM, link_terms  # noqa: E402
 
 
 def main() -> None:

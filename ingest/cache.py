@@ -23,8 +23,6 @@ from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
-from kb.errors import KbError
-
 CACHE_DIR = "cache"
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
@@ -164,49 +162,3 @@ class SiteCache:
 def cached_sites(kb_dir: Path) -> list[str]:
     root = Path(kb_dir) / CACHE_DIR
     return sorted(p.name for p in root.iterdir() if (p / "pages").is_dir()) if root.is_dir() else []
-
-
-def ingest_from_cache(store, site: str | None, *, kb_dir=None, strict: bool = False):
-    """Parse the cached pages of ``site`` (all sites when None) whose bytes changed since they were last ingested,
-    store them with :func:`kb.pipeline.ingest_documents`, and return its :class:`kb.pipeline.IngestReport`."""
-    from ingest.sites import PAGE, PROFILES
-    from kb.pipeline import IngestReport, ingest_documents, parse_source
-    from kb.store import default_kb_dir
-
-    folder = default_kb_dir(kb_dir)
-    sites = cached_sites(folder)
-    if site is not None and site not in sites:
-        raise KbError(f"{folder / CACHE_DIR / site}: nothing cached for {site!r}; run 'kb fetch {site}' first")
-    if not sites:
-        raise KbError(f"{folder / CACHE_DIR}: nothing cached; run 'kb fetch SITE' first")
-    report = IngestReport()
-    stored_sources = {d.source for d in store.documents()}
-    documents, new_hashes = [], {}
-    for name in [site] if site else sites:
-        cache = SiteCache(folder, name)
-        done = cache.ingested()
-        profile = PROFILES.get(name)
-        for entry in cache.entries():
-            if entry.role != PAGE:
-                continue
-            if done.get(entry.url) == entry.content_hash and entry.url in stored_sources:
-                report.unchanged += 1
-                continue
-            body = cache.body(entry)
-            if body is None:
-                report.failed.append(f"{entry.url}: cached body missing or damaged; run 'kb fetch {name}' again")
-                continue
-            try:
-                documents.append(parse_source(entry.url, bytes_for_parser(entry, body),
-                                              profile.ingest_kind if profile else None))
-            except KbError as exc:
-                report.failed.append(str(exc))
-                continue
-            new_hashes.setdefault(name, {})[entry.url] = entry.content_hash
-    if strict and report.failed:
-        raise KbError(f"--strict: {len(report.failed)} cached pages failed; first: {report.failed[0]}")
-    ingest_documents(store, documents, report, strict=strict)
-    for name, hashes in new_hashes.items():
-        cache = SiteCache(folder, name)
-        cache.save_ingested({**cache.ingested(), **hashes})
-    return report

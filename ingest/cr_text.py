@@ -5,7 +5,7 @@ Pure function of the bytes: :func:`parse_cr_text`; :func:`parse_cr_lines` is the
 extracted (``ingest.cr_html`` gives it the lines of an HTML rules document). The contents list is skipped
 (``Glossary``/``Credits`` appear there too); the body runs from the first chapter heading before rule ``100.1`` to
 the glossary (``用語集``, ``10. 用語集``, ``Glossary``), the glossary to the credits. Rule references are found here
-but resolved later (``kb.linking``).
+but resolved later (``kb.link.resolve``).
 
 Versions: a Japanese translation is the version in its title ``マジック総合ルール(和訳 20250919.1 版)`` (a revision is
 its own version); its effective date is the date of the English rules it translates, from the line ``… が

@@ -336,17 +336,16 @@ def _visit(target: Target, profile: SiteProfile, cache: SiteCache, client: Polit
     return body, entry.final_url
 
 
-def fetch_url(url: str, *, kb_dir=None, politeness: Politeness | None = None) -> bytes:
+def fetch_url(url: str, *, kb_dir: Path, politeness: Politeness | None = None) -> bytes:
     """Fetch one URL politely (robots.txt, conditional request against the cache) and return its bytes as a parser
-    should see them (see :func:`ingest.cache.bytes_for_parser`). Raises KbError naming the URL on failure."""
-    from kb.store import default_kb_dir
-
+    should see them (see :func:`ingest.cache.bytes_for_parser`), cached under the kb folder ``kb_dir``. Raises
+    KbError naming the URL on failure."""
     url = canonical_url(url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):
         raise KbError(f"{url}: only http and https URLs can be fetched")
     profile = profile_for_url(url)
-    cache = SiteCache(default_kb_dir(kb_dir), profile.name if profile else parts.netloc.replace(":", "_"))
+    cache = SiteCache(Path(kb_dir), profile.name if profile else parts.netloc.replace(":", "_"))
     client = PoliteClient(politeness or Politeness(), f"{parts.scheme}://{parts.netloc}/")
     try:
         _, entry, body = client.fetch(Target(url, PAGE), profile, cache)

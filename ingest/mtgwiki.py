@@ -45,8 +45,20 @@ from lxml import etree
 
 from ingest.refs import find_rule_refs
 from kb import rulenum
-from kb.model import (ARTICLE, REF_CARD, REF_CATEGORY, REF_EXTERNAL, REF_REDLINK, REF_RULE, REF_WIKI, UNVERSIONED,
-                      Diagnostic, Document, Node, Ref)
+from kb.model import (
+    ARTICLE,
+    REF_CARD,
+    REF_CATEGORY,
+    REF_EXTERNAL,
+    REF_REDLINK,
+    REF_RULE,
+    REF_WIKI,
+    UNVERSIONED,
+    Diagnostic,
+    Document,
+    Node,
+    Ref,
+)
 
 WIKI_HOSTS = {"mtgwiki.com", "www.mtgwiki.com"}
 MAX_PAGE_BYTES = 3_000_000  # larger pages are cut here (with a warning): real articles are well under 1 MB

@@ -3,7 +3,7 @@
 Entry point: :func:`parse_release_notes` — a pure function of the bytes that never raises for bad input.
 A heading ``〜に関する一般的な情報`` followed by ``•`` bullets becomes one note ``note:<set>:<mechanic>`` with
 a ``mechanic`` reference to the mechanic it explains (resolved later to the glossary entry and the MTG Wiki
-article: ``kb.graph``). Bullets under any other heading (a card's own notes) become ``note:<set>:<heading>``
+article: ``kb.link.graph``). Bullets under any other heading (a card's own notes) become ``note:<set>:<heading>``
 (``notes-N`` when the heading is only a dash). Sections repeated verbatim, as release-note pages do, are
 stored once with ``meta['occurrences']``. Every ``《カード名》`` gives a ``card`` reference.
 

@@ -25,7 +25,7 @@ RULE_KINDS = (CHAPTER, SECTION, RULE, SUBRULE)
 REF_RULE = "rule"  # a rule number (also ranges, expanded: one Ref per rule)
 REF_SECTION = "section"  # "section 7" — a chapter
 REF_TERM = "term"  # glossary-term link inside rule text (Wisdom Guild), target = surface form
-REF_AUTO_TERM = "auto-term"  # a glossary term found in rule text by kb/termlinks.py (derived at every link)
+REF_AUTO_TERM = "auto-term"  # a glossary term found in rule text by kb/link/termlinks.py (derived at every link)
 REF_WIKI = "wiki"  # MTG Wiki link to an article
 REF_REDLINK = "redlink"  # MTG Wiki link to a page that does not exist
 REF_EXTERNAL = "external"
@@ -85,7 +85,7 @@ class Document:
     """Everything parsed from one source."""
 
     source: str  # file path or URL
-    kind: str  # cr-text | wisdom-guild | mtgwiki | release-notes | cards (card entities, made by kb.graph)
+    kind: str  # cr-text | wisdom-guild | mtgwiki | release-notes | cards (card entities, made by kb.link.graph)
     lang: str
     nodes: tuple[Node, ...]
     version: str = UNVERSIONED  # '20231117.0' (Japanese), '20231117' (English, from the effective date)

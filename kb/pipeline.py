@@ -13,10 +13,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites
+from ingest.sites import PAGE, PROFILES
 from kb.errors import KbError
-from kb.linking import LinkReport, link, stored_report
+from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import Diagnostic, Document
-from kb.store import Store
+from kb.store import Store, default_kb_dir
 
 if TYPE_CHECKING:
     from kb.search.index import IndexReport
@@ -159,3 +161,45 @@ def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = N
         raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
     return ingest_documents(store, documents, report, strict=strict)
 
+
+def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | None = None,
+                      strict: bool = False) -> IngestReport:
+    """Parse the cached pages of ``site`` (all sites when None) whose bytes changed since they were last ingested,
+    store them with :func:`ingest_documents`, and return its :class:`IngestReport`."""
+    folder = default_kb_dir(kb_dir)
+    sites = cached_sites(folder)
+    if site is not None and site not in sites:
+        raise KbError(f"{folder / CACHE_DIR / site}: nothing cached for {site!r}; run 'kb fetch {site}' first")
+    if not sites:
+        raise KbError(f"{folder / CACHE_DIR}: nothing cached; run 'kb fetch SITE' first")
+    report = IngestReport()
+    stored_sources = {d.source for d in store.documents()}
+    documents, new_hashes = [], {}
+    for name in [site] if site else sites:
+        cache = SiteCache(folder, name)
+        done = cache.ingested()
+        profile = PROFILES.get(name)
+        for entry in cache.entries():
+            if entry.role != PAGE:
+                continue
+            if done.get(entry.url) == entry.content_hash and entry.url in stored_sources:
+                report.unchanged += 1
+                continue
+            body = cache.body(entry)
+            if body is None:
+                report.failed.append(f"{entry.url}: cached body missing or damaged; run 'kb fetch {name}' again")
+                continue
+            try:
+                documents.append(parse_source(entry.url, bytes_for_parser(entry, body),
+                                              profile.ingest_kind if profile else None))
+            except KbError as exc:
+                report.failed.append(str(exc))
+                continue
+            new_hashes.setdefault(name, {})[entry.url] = entry.content_hash
+    if strict and report.failed:
+        raise KbError(f"--strict: {len(report.failed)} cached pages failed; first: {report.failed[0]}")
+    ingest_documents(store, documents, report, strict=strict)
+    for name, hashes in new_hashes.items():
+        cache = SiteCache(folder, name)
+        cache.save_ingested({**cache.ingested(), **hashes})
+    return report

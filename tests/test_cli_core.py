@@ -8,10 +8,9 @@ import subprocess
 import sys
 
 from click.testing import CliRunner
+from conftest import DATA, REPO
 
 from kb.cli import main
-
-from conftest import DATA, REPO
 
 JA = str(DATA / "JPN_CR_20231117_0.txt")
 
@@ -38,7 +37,7 @@ def test_export_shape(tmp_path):
     assert r["source"].endswith("JPN_CR_20231117_0.txt")
     assert r["refs"] == [{"kind": "rule", "target": "601.2b", "text": "601.2b", "resolved": True,
                           "node": {"id": "cr:601.2b", "version": "20231117.0", "lang": "ja"}},
-                         *({"kind": "auto-term", "target": term, "text": term, "resolved": True,  # kb/termlinks.py
+                         *({"kind": "auto-term", "target": term, "text": term, "resolved": True,  # kb/link/termlinks.py
                             "node": {"id": f"gl:{term}", "version": "20231117.0", "lang": "ja"}} for term in ("総コスト", "マナ・コスト"))]
     assert {c["id"] for c in r["cited_by"]} >= {"cr:601.2", "cr:601.2b", "cr:601.2i", "cr:601.5", "gl:総コスト"}
     assert records["gl:唱える"]["english"] == "Cast"

@@ -5,13 +5,12 @@ from __future__ import annotations
 import re
 
 import pytest
+from conftest import CORPUS_FILES
 
 from ingest.cr_text import parse_cr_text
-from kb.linking import link
+from kb.link.resolve import link
 from kb.model import CHAPTER, GLOSSARY, RULE, SECTION, SUBRULE
 from kb.store import Store
-
-from conftest import CORPUS_FILES
 
 # Independent counting: a numbered line in the body; the second 'Glossary' heading starts the glossary.
 # The real files have slips the parser must tolerate: "119.1d. In a two-player Brawl game" (subrule with a period),

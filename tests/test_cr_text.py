@@ -6,11 +6,10 @@ import codecs
 from pathlib import Path
 
 import pytest
+from conftest import DATA
 
 from ingest.cr_text import parse_cr_text
 from kb.errors import KbError
-
-from conftest import DATA
 
 JA = DATA / "JPN_CR_20231117_0.txt"
 SEED_000 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_40cb52731239ad1d.txt"

@@ -1,4 +1,4 @@
-"""kb.diff on small inputs: the classification rules, inline ops, and a Japanese version pair made from the bundled
+"""kb.versions.diff on small inputs: the classification rules, inline ops, and a Japanese version pair made from the bundled
 sample (character-level diff, a renumbered rule, ``kb diff`` on the command line)."""
 
 from __future__ import annotations
@@ -7,17 +7,16 @@ import json
 
 import pytest
 from click.testing import CliRunner
+from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kb.cli import main
-from kb.diff import MOVE_THRESHOLD, diff_nodes, diff_versions, inline_ops
 from kb.model import GLOSSARY, RULE, SECTION, SUBRULE, Node
 from kb.pipeline import ingest_sources
 from kb.store import Store
-from kb.versions import resolve_pair
-
-from conftest import DATA
+from kb.versions.catalog import resolve_pair
+from kb.versions.diff import MOVE_THRESHOLD, diff_nodes, diff_versions, inline_ops
 
 
 def rule(number: str, text: str, *, kind: str = SUBRULE, lang: str = "en", examples=()) -> Node:

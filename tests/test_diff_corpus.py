@@ -1,4 +1,4 @@
-"""kb.diff and kb.history on the three real English CR files, checked against an independent reading of the raw text
+"""kb.versions.diff and kb.versions.history on the three real English CR files, checked against an independent reading of the raw text
 files done here (rule numbers and texts straight from the lines, whitespace-normalised). The corpus is parsed once
 per module."""
 
@@ -11,13 +11,13 @@ import pytest
 from click.testing import CliRunner
 
 from kb.cli import main
-from kb.diff import diff_versions
-from kb.history import rule_history
+from kb.link.resolve import link
 from kb.model import GLOSSARY, RULE, SUBRULE
-from kb.linking import link
 from kb.pipeline import parse_source
 from kb.store import Store
-from kb.versions import list_versions, resolve_pair
+from kb.versions.catalog import list_versions, resolve_pair
+from kb.versions.diff import diff_versions
+from kb.versions.history import rule_history
 
 RULE_LINE = re.compile(r"^(\d{3}\.\d+[a-z]?)\.?(?:\s+(.*))?$")
 HEADING_LINE = re.compile(r"^\d{1,3}\.\s")

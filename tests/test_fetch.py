@@ -23,10 +23,11 @@ from urllib.parse import parse_qs, unquote
 import pytest
 from click.testing import CliRunner
 
-from ingest.cache import SiteCache, bytes_for_parser, ingest_from_cache
+from ingest.cache import SiteCache, bytes_for_parser
 from ingest.fetch import Politeness, crawl, fetch_url
 from kb.cli import main
 from kb.errors import KbError
+from kb.pipeline import ingest_from_cache
 from kb.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fetch"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from kb.cli import main
 from kb.export import export_records
-from kb.graph import CARDS_SOURCE, REF_TERM_ARTICLE
+from kb.link.graph import CARDS_SOURCE, REF_TERM_ARTICLE
 from kb.pipeline import ingest_sources
 from kb.store import NodeKey, Store
 

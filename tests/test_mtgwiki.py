@@ -9,8 +9,18 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from ingest.mtgwiki import (CR_TITLE_RE, MAX_PAGE_BYTES, decode_anchor, encode_anchor, normalize_title, parse_mtgwiki,
-                            parse_wiki_href, split_card_name, title_to_index_url, title_to_path)
+from ingest.mtgwiki import (
+    CR_TITLE_RE,
+    MAX_PAGE_BYTES,
+    decode_anchor,
+    encode_anchor,
+    normalize_title,
+    parse_mtgwiki,
+    parse_wiki_href,
+    split_card_name,
+    title_to_index_url,
+    title_to_path,
+)
 from ingest.refs import find_rule_refs
 from kb.pipeline import detect_kind, ingest_sources
 from kb.store import Store

@@ -8,6 +8,7 @@ import shutil
 
 import pytest
 from click.testing import CliRunner
+from conftest import DATA
 
 from kb.cli import main
 from kb.errors import KbError
@@ -16,8 +17,6 @@ from kb.search import Searcher, parse_query, search
 from kb.search.analysis import query_terms
 from kb.search.index import update_index
 from kb.store import Store
-
-from conftest import DATA
 
 SAMPLE = DATA / "JPN_CR_20231117_0.txt"
 

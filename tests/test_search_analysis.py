@@ -8,8 +8,17 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.search.analysis import (analyze, bigram_terms, fold_with_offsets, index_pairs, index_terms, light_stem,
-                                query_terms, surface_terms, text_analyzer)
+from kb.search.analysis import (
+    analyze,
+    bigram_terms,
+    fold_with_offsets,
+    index_pairs,
+    index_terms,
+    light_stem,
+    query_terms,
+    surface_terms,
+    text_analyzer,
+)
 
 
 def test_inflections_share_the_dictionary_form():

@@ -9,13 +9,12 @@ sources were added to data/; it still fails if a whole category (the 5–9 width
 from __future__ import annotations
 
 import pytest
+from conftest import DATA
+from search_eval import baseline, evaluate, load_cases, ours
 
 from kb.pipeline import ingest_sources
 from kb.search import Searcher
 from kb.store import Store
-
-from conftest import DATA
-from search_eval import baseline, evaluate, load_cases, ours
 
 RECALL_BAR = 0.9
 ENGLISH = "MagicCompRules-2026-01-16.txt"

@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 from collections import defaultdict
 
+from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from whoosh import index as whoosh_index
@@ -15,8 +16,6 @@ from kb.search import Searcher
 from kb.search.analysis import analyze, bigram_pairs, bigrams, index_pairs
 from kb.search.index import INDEX_NAME, index_dir, key_string, open_index, update_index
 from kb.store import NodeKey, Store
-
-from conftest import DATA
 
 SAMPLE = DATA / "JPN_CR_20231117_0.txt"
 

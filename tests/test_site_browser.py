@@ -212,7 +212,7 @@ def test_browser_search_agrees_with_kb_search(browser, site):
     import json
 
     from kb.search.query import search
-    from kb.site_paths import url_for
+    from kb.site.paths import url_for
     from kb.store import NodeKey
 
     kb_dir = site.parent / "kb"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.linking import link
+from kb.link.resolve import link
 from kb.model import Document, Node, Ref
 from kb.site import build_site
 from kb.store import Store

@@ -38,6 +38,7 @@ def test_wheel_contains_every_template(tmp_path):
 
 
 def test_templates_are_found_in_the_checkout():
-    from kb.site.render import TEMPLATES as found, templates_folder
+    from kb.site.render import TEMPLATES as found
+    from kb.site.render import templates_folder
 
     assert found == templates_folder() == TEMPLATES

@@ -9,7 +9,7 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.site_paths import MAX_NAME_BYTES, href, page_for_id, rule_page, safe_name, url_for
+from kb.site.paths import MAX_NAME_BYTES, href, page_for_id, rule_page, safe_name, url_for
 from kb.store import NodeKey
 
 WINDOWS_DEVICES = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.I)
@@ -17,7 +17,7 @@ WINDOWS_FORBIDDEN = set('<>:"/\\|?*') | {chr(c) for c in range(32)}
 
 
 def decode(name: str) -> str:
-    """The encoding as documented in kb.site_paths, read backwards."""
+    """The encoding as documented in kb.site.paths, read backwards."""
     if name == "~_":
         return ""
     out, i = [], 0

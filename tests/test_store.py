@@ -5,13 +5,12 @@ from __future__ import annotations
 import sqlite3
 
 import pytest
+from conftest import DATA
 
 from ingest.cr_text import parse_cr_text
 from kb.errors import KbError
 from kb.pipeline import IngestReport, ingest_documents, ingest_sources
 from kb.store import NodeKey, Store
-
-from conftest import DATA
 
 JA = DATA / "JPN_CR_20231117_0.txt"
 

@@ -1,4 +1,4 @@
-"""Automatic glossary-term links (kb.termlinks): the Japanese sample CR, small Japanese cases (verb stems checked by
+"""Automatic glossary-term links (kb.link.termlinks): the Japanese sample CR, small Japanese cases (verb stems checked by
 Sudachi, katakana word boundaries), the real 2026-01-16 English CR, idempotent re-linking, and the built site."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ import pytest
 from lxml import html as lxml_html
 
 from ingest.cr_text import parse_cr_text
-from kb.linking import link
+from kb.link.resolve import link
+from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import GLOSSARY, SUBRULE, Document, Node
 from kb.site import build_site
 from kb.store import NodeKey, Store
-from kb.termlinks import REF_AUTO_TERM
 
 DATA = Path(__file__).resolve().parent.parent / "data"
 JA_CR = DATA / "JPN_CR_20231117_0.txt"

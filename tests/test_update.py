@@ -14,6 +14,7 @@ import textwrap
 
 import pytest
 from click.testing import CliRunner
+from conftest import DATA, REPO
 
 from ingest.fetch import Politeness, crawl
 from kb.cli import main
@@ -21,10 +22,8 @@ from kb.errors import KbError
 from kb.pipeline import ingest_sources
 from kb.site.builder import build_site
 from kb.store import DB_NAME, Store
-from kb.update import LOCK, STAGING, run_update
-from kb.versions import list_versions
-
-from conftest import DATA, REPO
+from kb.versions.catalog import list_versions
+from kb.versions.update import LOCK, STAGING, run_update
 
 JA = DATA / "JPN_CR_20231117_0.txt"
 EDITED_RULE = ("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
@@ -110,7 +109,7 @@ def test_a_failing_source_leaves_store_and_site_as_they_were(deployed, tmp_path)
 
 KILLER = textwrap.dedent("""
     import os, signal, sys, threading
-    from kb.update import run_update
+    from kb.versions.update import run_update
 
     kb_dir, source, site, when = sys.argv[1:]
 

@@ -1,4 +1,4 @@
-"""kb.versions and ``kb versions``: every ingested CR version listed with its id, date and counts; names resolved by
+"""kb.versions.catalog and ``kb versions``: every ingested CR version listed with its id, date and counts; names resolved by
 id or effective date, per language."""
 
 from __future__ import annotations
@@ -8,16 +8,15 @@ import re
 
 import pytest
 from click.testing import CliRunner
+from conftest import DATA
 
 from kb.cli import main
 from kb.errors import KbError
-from kb.linking import link
+from kb.link.resolve import link
 from kb.model import GLOSSARY
 from kb.pipeline import parse_source
 from kb.store import Store
-from kb.versions import list_versions, previous_version, resolve_pair, resolve_version
-
-from conftest import DATA
+from kb.versions.catalog import list_versions, previous_version, resolve_pair, resolve_version
 
 JA = DATA / "JPN_CR_20231117_0.txt"
 

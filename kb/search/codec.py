@@ -22,8 +22,7 @@ pool in one go, without Whoosh's per-posting checks and memory estimate and with
 
 from __future__ import annotations
 
-from whoosh.codec.whoosh3 import (LENGTHS_COLUMN, W3Codec, W3FieldWriter, W3PerDocReader, W3PostingsWriter,
-                                  _lenfield)
+from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3Codec, W3FieldWriter, W3PerDocReader, W3PostingsWriter, _lenfield
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter
 

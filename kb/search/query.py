@@ -19,7 +19,7 @@ language by default; ``V`` picks the versions equal to V or starting with ``V.``
 20231117 and the Japanese 20231117.0); unversioned nodes (wiki, notes, cards) are always searched.
 
 Each :class:`Hit` carries kind, number/title, version, language, score, the site URL
-(:func:`kb.site_paths.url_for`), a snippet with highlight offsets, and the parent and section it sits in.
+(:func:`kb.site.paths.url_for`), a snippet with highlight offsets, and the parent and section it sits in.
 Bad queries (empty, longer than :data:`MAX_QUERY_CHARS`, unbalanced quotes, control characters) raise KbError.
 """
 
@@ -69,7 +69,7 @@ class Hit:
     version: str
     lang: str
     score: float  # BM25F for word matches; 1.0 for number and term matches, which always come first
-    url: str  # site-relative (kb.site_paths.url_for)
+    url: str  # site-relative (kb.site.paths.url_for)
     snippet: str
     highlights: tuple[tuple[int, int], ...]  # offsets into ``snippet``
     parent_number: str | None
@@ -334,7 +334,7 @@ class Searcher:
     # results ---------------------------------------------------------------------------------------------------
     def _hit(self, key: NodeKey, score: float, match: str, terms: set[str], q: ParsedQuery) -> Hit | None:
         """The result for one node; None when the store no longer has it (an index not yet updated)."""
-        from kb.site_paths import url_for
+        from kb.site.paths import url_for
 
         node = self.store.node(key)
         if node is None:

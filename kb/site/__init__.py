@@ -5,7 +5,7 @@ Stages (one module each): :mod:`kb.site.gather` (store → :class:`~kb.site.gath
 :mod:`kb.site.pages` (page producers → :class:`~kb.site.pages.Page`; add a page kind by appending to
 :data:`~kb.site.pages.PAGE_PRODUCERS`), :mod:`kb.site.render` (Jinja2), :mod:`kb.site.search_export` (sharded index),
 :mod:`kb.site.builder` (incremental render, link check, atomic swap), :mod:`kb.site.serve` (preview server).
-URLs: :mod:`kb.site_paths`.
+URLs: :mod:`kb.site.paths`.
 """
 
 from kb.site.builder import BuildReport, build_site

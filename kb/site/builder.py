@@ -131,7 +131,7 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
 _KB = Path(__file__).resolve().parent.parent
 # the code pages are made by (the search analysis is not here: its results are cached by text, as before)
 _CODE = sorted([*(_KB / "site").glob("*.py"), *(_KB / name for name in (
-    "site_paths.py", "changes_pages.py", "history.py", "diff.py", "rulenum.py", "model.py"))])
+    "versions/history.py", "versions/diff.py", "rulenum.py", "model.py"))])
 
 
 def normalize_base_url(base_url: str | None) -> str | None:
@@ -285,7 +285,7 @@ def _sitemap(pages: list[Page], base_url: str | None) -> str:
     """Relative ``<loc>``s, or absolute ones under ``base_url`` (what search engines require)."""
     from xml.sax.saxutils import escape
 
-    from kb.site_paths import href
+    from kb.site.paths import href
 
     urls = "".join(f"  <url><loc>{escape((base_url or '') + href('', p.path))}</loc></url>\n" for p in pages if p.in_sitemap)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'

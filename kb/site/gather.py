@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from urllib.parse import quote
 
 from kb import rulenum
+from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
-from kb.site_paths import page_for_id, url_for
-from kb.termlinks import REF_AUTO_TERM
+from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
@@ -66,7 +66,7 @@ class SiteData:
     terms: dict[str, Entry] = field(default_factory=dict)  # by node id
     others: dict[str, Entry] = field(default_factory=dict)  # unversioned nodes by id
     unresolved: list[str] = field(default_factory=list)  # "rule 601.2 refers to rule 728" …
-    changes: object = None  # kb.changes_pages.ChangesData: version diffs and rule histories
+    changes: object = None  # kb.site.changes.ChangesData: version diffs and rule histories
     base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
 
 
@@ -83,7 +83,7 @@ def gather_site(store: Store) -> SiteData:
         shown[NodeKey(node.version, node.lang, node.id)] = entry
     _link(store, site, shown)
     if any(len(store.versions(lang)) > 1 for lang in ("ja", "en")):  # else there is nothing to compare
-        from kb.changes_pages import gather_changes
+        from kb.site.changes import gather_changes
 
         site.changes = gather_changes(store, _languages(site))
     return site

@@ -9,26 +9,16 @@ kind of page, write ``def my_pages(site) -> Iterable[Page]`` and append it to :d
 from __future__ import annotations
 
 import unicodedata
-from functools import lru_cache
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from functools import lru_cache
 
 from kb.model import CHAPTER, SECTION
+from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
+from kb.site.changes import change_pages, history_context
 from kb.site.gather import Entry, Link, SiteData
+from kb.site.page import Page
+from kb.site.paths import rule_page
 from kb.site.render import article_html
-from kb.changes_pages import INDEX_PAGE as CHANGES_INDEX
-from kb.changes_pages import change_pages, history_context
-from kb.site_paths import rule_page
-
-
-@dataclass(frozen=True)
-class Page:
-    path: str  # site-relative, e.g. 'cr/601.html'
-    template: str
-    title: str
-    description: str
-    context: dict = field(default_factory=dict, hash=False)
-    in_sitemap: bool = True
 
 
 def segments(text: str, links: list[Link]) -> list:

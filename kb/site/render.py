@@ -17,7 +17,8 @@ from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 from kb.site.gather import MTGWIKI
-from kb.site_paths import href
+from kb.site.paths import href
+
 
 def templates_folder() -> Path:
     """``site_templates/`` of the source checkout (or an editable install), else the copy a wheel installs under
@@ -36,8 +37,14 @@ _WIKI_HOSTS = {"mtgwiki.com", "www.mtgwiki.com", "wiki.mtg-jp.com"}
 
 class Renderer:
     def __init__(self, templates: Path = TEMPLATES):
-        from jinja2 import (Environment, FileSystemBytecodeCache, FileSystemLoader, StrictUndefined, pass_context,
-                            select_autoescape)
+        from jinja2 import (
+            Environment,
+            FileSystemBytecodeCache,
+            FileSystemLoader,
+            StrictUndefined,
+            pass_context,
+            select_autoescape,
+        )
 
         self.templates = templates
         # compiled templates are cached in a private per-user temporary folder: compiling them costs more than

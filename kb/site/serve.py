@@ -17,7 +17,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from kb.site_paths import url_for
+from kb.site.paths import url_for
 
 
 class SiteHandler(SimpleHTTPRequestHandler):

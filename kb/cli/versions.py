@@ -1,5 +1,5 @@
 """CLI for rules updates: ``kb versions``, ``kb diff``, ``kb history`` and ``kb update`` (thin layers over
-:mod:`kb.versions`, :mod:`kb.diff`, :mod:`kb.history` and :mod:`kb.update`)."""
+:mod:`kb.versions.catalog`, :mod:`kb.versions.diff`, :mod:`kb.versions.history` and :mod:`kb.versions.update`)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def versions(ctx, lang, as_json):
         kb versions
         kb versions --lang en --json
     """
-    from kb.versions import list_versions
+    from kb.versions.catalog import list_versions
 
     with _store(ctx) as store:
         found = list_versions(store, lang)
@@ -64,8 +64,8 @@ def diff(ctx, old, new, lang, as_json, show_all):
         kb diff 20251114 20260116
         kb diff 2023-11-17 2025-11-14 --lang en --json
     """
-    from kb.diff import diff_versions
-    from kb.versions import resolve_pair
+    from kb.versions.catalog import resolve_pair
+    from kb.versions.diff import diff_versions
 
     with _store(ctx) as store:
         old_v, new_v = resolve_pair(store, old, new, lang)
@@ -138,7 +138,7 @@ def history(ctx, rule, lang, version, as_json):
         kb history 701.34 --version 20231117
         kb history Blight --json
     """
-    from kb.history import rule_history
+    from kb.versions.history import rule_history
 
     with _store(ctx) as store:
         result = rule_history(store, rule, lang=lang, version=version)
@@ -176,7 +176,7 @@ def update(ctx, sources, sites, out, strict, delay, contact, base_url):
         kb update --site wisdom-guild --out site
         kb update MagicCompRules-20260116.txt --out site --base-url https://example.org/rules/
     """
-    from kb.update import run_update
+    from kb.versions.update import run_update
 
     if not sources and not sites:
         raise click.UsageError("give SOURCES (files, folders, URLs) and/or --site SITE")

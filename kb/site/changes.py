@@ -14,10 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from kb.diff import VersionDiff
-from kb.history import consecutive_diffs, histories
 from kb.model import GLOSSARY
+from kb.site.page import Page
+from kb.site.paths import href
 from kb.store import Store
+from kb.versions.diff import VersionDiff
+from kb.versions.history import consecutive_diffs, histories
 
 INDEX_PAGE = "changes/index.html"
 FEED_PAGE = "changes/feed.xml"
@@ -72,8 +74,6 @@ def history_context(site, number_or_id: str) -> list[dict]:
 
 def change_pages(site) -> Iterable:
     """Producer: the index of updates, a page per version pair, and the Atom feed."""
-    from kb.site.pages import Page
-
     changes = getattr(site, "changes", None)
     if not changes or not changes.pairs:
         return
@@ -98,8 +98,6 @@ def atom_feed(pairs: list[dict], base_url: str | None = None) -> str:
     """An Atom feed with one entry per version pair: links absolute under ``base_url`` (the site's root URL, ending
     with ``/``) when given, else relative (resolved against the feed's own URL)."""
     from feedgen.feed import FeedGenerator
-
-    from kb.site_paths import href
 
     def link(path: str) -> str:  # path: site-relative, in the feed's folder changes/
         return base_url + href("", path) if base_url else path.split("/", 1)[1]

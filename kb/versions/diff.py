@@ -44,7 +44,7 @@ from pathlib import Path
 from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, RULE, SECTION, SUBRULE, UNVERSIONED, Node, Ref
 from kb.store import Store
-from kb.versions import VersionInfo
+from kb.versions.catalog import VersionInfo
 
 MOVE_THRESHOLD = 0.9
 MOVE_THRESHOLD_SAME_PARENT = 0.8  # for a pair whose parents are the same rule (kept or renumbered)

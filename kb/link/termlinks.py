@@ -1,4 +1,4 @@
-"""Automatic glossary-term links in CR rule text and glossary definitions: a step of :func:`kb.linking.link`.
+"""Automatic glossary-term links in CR rule text and glossary definitions: a step of :func:`kb.link.resolve.link`.
 
 Public entry: :func:`link_terms`. For every rule node (chapter/section/rule/subrule) and glossary entry of a CR
 version, it finds the names of that same version's and language's glossary entries in the node's text and stores
@@ -40,13 +40,10 @@ import json
 import re
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from kb.link.index import LinkIndex
 from kb.model import GLOSSARY, REF_AUTO_TERM, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Ref
 from kb.store import NodeKey, Store
-
-if TYPE_CHECKING:
-    from kb.linking import LinkIndex
 
 FUNCTION_WORDS = frozenset({"you", "your", "if", "unless", "becomes"})
 LINKED_KINDS = (*RULE_KINDS, GLOSSARY)
@@ -78,7 +75,7 @@ class _Form:
 
 def link_terms(store: Store, index: LinkIndex) -> int:
     """Replace the derived term references of every CR node; return how many were stored. Call from
-    :func:`kb.linking.link` before resolving, so the new references are resolved with the others."""
+    :func:`kb.link.resolve.link` before resolving, so the new references are resolved with the others."""
     store.db.execute("DELETE FROM refs WHERE kind=?", (REF_AUTO_TERM,))
     glossaries = _glossaries(store)
     spans, linked = _existing_refs(store, index)

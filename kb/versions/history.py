@@ -1,7 +1,7 @@
 """Each rule's and glossary entry's history across every ingested version of a language, following renumbering.
 
 Entry points: :func:`histories` (every lineage of one language, for the site) and :func:`rule_history` (the one a
-user names, for ``kb history``). Consecutive versions (by effective date) are compared with :mod:`kb.diff`; a
+user names, for ``kb history``). Consecutive versions (by effective date) are compared with :mod:`kb.versions.diff`; a
 lineage links a node to its counterpart in the next version (same rule, changed or renumbered), so ``701.40``
 in 2025-11-14 (Manifest) leads back to ``701.34`` in 2023-11-17.
 """
@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from kb import rulenum
-from kb.diff import KIND_LEVELS, Change, TextOp, VersionDiff, content, diff_versions
 from kb.errors import KbError
 from kb.model import GLOSSARY
 from kb.store import NodeKey, Store
-from kb.versions import VersionInfo, list_versions, resolve_version
+from kb.versions.catalog import VersionInfo, list_versions, resolve_version
+from kb.versions.diff import KIND_LEVELS, Change, TextOp, VersionDiff, content, diff_versions
 
 
 @dataclass(frozen=True)

@@ -1,13 +1,13 @@
 """The cross-source graph: rules ↔ glossary ↔ MTG Wiki articles ↔ release notes ↔ cards.
 
-Hooked into :func:`kb.linking.link`, which runs after all sources are in:
+Hooked into :func:`kb.link.resolve.link`, which runs after all sources are in:
 
 1. :func:`prepare` (before resolving) rebuilds the **card entities** from every ``card`` reference in the
    store: one node ``card:<English name>`` (``card:<日本語名>`` when no source gives the English name) with
    ``title`` = Japanese name, ``english`` = English name, other spellings in ``aliases``. They live in one
    synthetic document, source :data:`CARDS_SOURCE`, kind ``cards``, version UNVERSIONED. It also deletes the
    derived references of the previous run (step 3 makes them again).
-2. The resolvers in :data:`RESOLVERS` (registered in ``kb.linking.RESOLVERS``): ``wiki`` → the article with that
+2. The resolvers in :data:`RESOLVERS` (registered in ``kb.link.resolve.RESOLVERS``): ``wiki`` → the article with that
    title, redirect alias or English name (the ``#fragment`` is kept in the target, ignored for the lookup);
    ``card`` → the card entity; ``mechanic`` → the glossary entry (newest Japanese CR first; ``パーティ`` and
    ``パーティー`` are the same word), else the article; ``term-article`` → the article.
@@ -27,31 +27,16 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import re
 from collections import Counter, defaultdict
-from typing import TYPE_CHECKING
 
+from kb.link.index import LinkIndex, LinkReport, fold, loose_fold
 from kb.model import ARTICLE, CARD, GLOSSARY, REF_AUTO_TERM, REF_CARD, REF_MECHANIC, REF_TERM, UNVERSIONED, Document, Node, Ref
 from kb.store import NodeKey, Store
-
-if TYPE_CHECKING:
-    from kb.linking import LinkIndex, LinkReport
 
 REF_TERM_ARTICLE = "term-article"  # derived: a glossary-term link's second target, the article of that term
 DERIVED_KINDS = (REF_TERM_ARTICLE,)
 CARDS_SOURCE = "kb:cards"
 CARD_LANG = "ja"
-NAMED_KINDS = (ARTICLE, CARD)  # kinds looked up by alias / English name too (LinkIndex.names_by_kind)
-_FINAL_LONG_VOWEL = re.compile(r"(?<=[ァ-ヺ])ー$")
-
-
-def fold(name: str) -> str:
-    return name.strip().casefold()
-
-
-def loose_fold(name: str) -> str:
-    """:func:`fold`, also ignoring a word-final katakana long vowel (``パーティー`` = ``パーティ``)."""
-    return _FINAL_LONG_VOWEL.sub("", fold(name))
 
 
 # -- 1. before resolving ---------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 Stages (``on_stage(name)`` is called as each starts): ``fetch`` re-crawls each ``--site`` as it was last fetched
 (conditional requests, via :func:`ingest.fetch.crawl`); ``ingest`` copies the database and search index into
 ``<kb_dir>/.update-staging/`` and ingests there (URL sources through :func:`ingest.fetch.fetch_url`, cached pages
-through :func:`ingest.cache.ingest_from_cache`, whose record of what it ingested is staged too; the content-addressed
+through :func:`kb.pipeline.ingest_from_cache`, whose record of what it ingested is staged too; the content-addressed
 diff cache is shared); when no source's content changed, the staging copy is dropped and nothing else happens. ``diff`` compares each new or changed version
 with the one before it; ``build`` renders the site from the staged store (the builder swaps its own staging folder
 in only when complete); ``commit`` moves the staged database into place with one atomic rename, then the search index
@@ -26,11 +26,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kb.diff import CACHE_DIR as DIFF_CACHE
-from kb.diff import VersionDiff, diff_versions
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
-from kb.versions import list_versions, previous_version
+from kb.versions.catalog import list_versions, previous_version
+from kb.versions.diff import CACHE_DIR as DIFF_CACHE
+from kb.versions.diff import VersionDiff, diff_versions
 
 STAGES = ("fetch", "ingest", "diff", "build", "commit")
 STAGING = ".update-staging"
@@ -161,8 +161,7 @@ def _site_folder(folder: Path, site: str) -> Path:
 
 def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path, politeness, strict: bool,
             result: UpdateResult) -> None:
-    from ingest.cache import ingest_from_cache
-    from kb.pipeline import IngestReport, gather, ingest_documents, parse_source, read_source
+    from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, parse_source, read_source
 
     reports = []
     if sources:

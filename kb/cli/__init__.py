@@ -69,7 +69,7 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
     \b
     Example:
         kb ingest data/
-        kb ingest MagicCompRules-20260116.txt JPN_CR_20231117.txt
+        kb ingest MagicCompRules-20260116.txt JPN_CR_20231117_0.txt
         kb ingest --kind wisdom-guild saved/701.34.html
     """
     from kb.pipeline import ingest_sources
@@ -78,7 +78,7 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
         raise click.UsageError("give at least one SOURCE (or --from-cache)")
     with open_store(ctx, create=True) as store:
         if from_cache:
-            from ingest.cache import ingest_from_cache
+            from kb.pipeline import ingest_from_cache
 
             report = ingest_from_cache(store, None if from_cache == "all" else from_cache, kb_dir=ctx.obj.get("kb_dir"),
                                        strict=strict)
@@ -151,7 +151,7 @@ def links(ctx, node, version, lang, as_json):
         kb links 601.2f
         kb links 唱える --json
     """
-    from kb.graph_query import find_node_keys, links_of
+    from kb.link.query import find_node_keys, links_of
 
     with open_store(ctx) as store:
         keys = find_node_keys(store, node, version=version, lang=lang)
@@ -171,26 +171,23 @@ def links(ctx, node, version, lang, as_json):
             click.echo(f"    {c['id']} [{c['version'] or '-'} {c['lang']}] {c.get('label') or ''}")
 
 
-from kb.commands_fetch import fetch  # noqa: E402
+from kb.cli.fetch import fetch  # noqa: E402
 
 main.add_command(fetch)
 
-from kb.commands_search import index_command, search  # noqa: E402
+from kb.cli.search import index_command, search  # noqa: E402
 
 main.add_command(search)
 main.add_command(index_command)
 
-from kb.commands_versions import diff, history, update, versions  # noqa: E402
+from kb.cli.versions import diff, history, update, versions  # noqa: E402
 
 main.add_command(versions)
 main.add_command(diff)
 main.add_command(history)
 main.add_command(update)
 
-from kb.commands_site import build, serve  # noqa: E402
+from kb.cli.site import build, serve  # noqa: E402
 
 main.add_command(build)
 main.add_command(serve)
-
-if __name__ == "__main__":
-    main()

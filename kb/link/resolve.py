@@ -1,0 +1,89 @@
+"""Resolve references across everything in the store, after all sources are in (gather, then resolve).
+
+Each reference kind has a resolver in :data:`RESOLVERS` taking the :class:`LinkIndex`, the citing node's key
+and the reference, returning the key of the node it names or None. Unresolved references are kept in the
+store (resolved columns NULL) and reported with their location, never dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from kb.link import graph, termlinks
+from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport
+from kb.model import REF_RULE, REF_SECTION, REF_TERM, Diagnostic, Ref
+from kb.store import NodeKey, Store
+
+
+def resolve_rule(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
+    for version, lang in index.cr_version_for(source, ref):
+        key = NodeKey(version, lang, f"cr:{ref.target}")
+        if key in index.keys:
+            return key
+    return None
+
+
+def resolve_term(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
+    for version, lang in index.cr_version_for(source, ref):
+        found = index.find_glossary(version, lang, ref.target)
+        if found:
+            return NodeKey(version, lang, found)
+    return None
+
+
+Resolver = Callable[[LinkIndex, NodeKey, Ref], "NodeKey | None"]
+RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term,
+                                  termlinks.REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
+                                  **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/link/graph.py
+def link(store: Store) -> LinkReport:
+    """Resolve every stored reference and write the results. Call inside the ingest's transaction."""
+    graph.prepare(store)  # card entities from all card references; drop derived references
+    index = LinkIndex.build(store)
+    termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
+    report = LinkReport()
+    resolutions = []
+    for stored in list(store.refs()):
+        ref = stored.ref
+        if ref.kind in OUTSIDE_KINDS:
+            continue
+        resolver = RESOLVERS.get(ref.kind)
+        target = resolver(index, stored.source_key, ref) if resolver else None
+        resolutions.append((stored.source_key, stored.seq, target))
+        if target:
+            report.resolved[ref.kind] += 1
+        else:
+            report.unresolved[ref.kind] += 1
+            report.diagnostics.append(_unresolved(index, stored.source_key, ref))
+    store.set_resolutions(resolutions)
+    graph.derive_links(store, index, report)  # glossary-term links also to the article of that term
+    return report
+
+
+def stored_report(store: Store) -> LinkReport:
+    """The report :func:`link` gave for the store as it is, read back without linking again (for an ingest that
+    changed nothing)."""
+    report = LinkReport()
+    for kind, resolved, count in store.db.execute(
+            "SELECT kind, resolved_id IS NOT NULL, count(*) FROM refs GROUP BY kind, resolved_id IS NOT NULL"):
+        if kind not in OUTSIDE_KINDS:
+            (report.resolved if resolved else report.unresolved)[kind] += count
+    rows = store.db.execute(
+        "SELECT r.version, r.lang, r.node_id, r.kind, r.target, d.source FROM refs r"
+        " JOIN nodes n ON n.version=r.version AND n.lang=r.lang AND n.id=r.node_id JOIN documents d ON d.id=n.doc_id"
+        " WHERE r.resolved_id IS NULL ORDER BY r.version, r.lang, r.node_id, r.seq")
+    for version, lang, node_id, kind, target, source in rows:
+        if kind not in OUTSIDE_KINDS:
+            report.diagnostics.append(_unresolved_at(source, NodeKey(version, lang, node_id), kind, target))
+    return report
+
+
+def _unresolved(index: LinkIndex, source: NodeKey, ref: Ref) -> Diagnostic:
+    return _unresolved_at(index.sources.get(source, ""), source, ref.kind, ref.target)
+
+
+def _unresolved_at(path: str, source: NodeKey, kind: str, target: str) -> Diagnostic:
+    name = source.id.split(":", 1)[1]
+    label = {"cr": "rule", "gl": "glossary entry", "wiki": "article", "note": "release note"}.get(source.id.split(":")[0], "node")
+    what = {REF_RULE: "rule ", REF_SECTION: "section "}.get(kind, f"{kind} ")
+    version = f" [{source.version} {source.lang}]" if source.version else ""
+    return Diagnostic(path, "", f"{label} {name}{version} refers to {what}{target}, which does not exist")
