@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -21,7 +21,6 @@ from kb.model import REF_TERM, Document, Node, Ref
 
 SCHEMA_VERSION = 1
 DB_NAME = "kb.sqlite"
-SOURCE_AUTHORITY = {"cr-text": 2, "wisdom-guild": 1}  # which source's node wins when two give the same node
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -153,8 +152,9 @@ class Store:
         return self.db.execute("SELECT 1 FROM documents WHERE source=? AND content_hash=? LIMIT 1",
                                (source, content_hash)).fetchone() is not None
 
-    def put_document(self, doc: Document) -> bool:
-        """Store ``doc``, replacing an earlier ingest of the same (source, version, lang). False if unchanged."""
+    def put_document(self, doc: Document, authority: Mapping[str, int] | None = None) -> bool:
+        """Store ``doc``, replacing an earlier ingest of the same (source, version, lang). False if unchanged.
+        ``authority`` ranks source kinds (``ingest.kinds.authority()``): see :meth:`put_nodes`."""
         row = self.db.execute("SELECT id, content_hash FROM documents WHERE source=? AND version=? AND lang=?",
                               (doc.source, doc.version, doc.lang)).fetchone()
         if row and row[1] == doc.content_hash:
@@ -167,14 +167,16 @@ class Store:
             "INSERT INTO documents (source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at)"
             " VALUES (?,?,?,?,?,?,?,?,?)",
             (doc.source, doc.kind, doc.lang, doc.version, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now))
-        self.put_nodes(cur.lastrowid, doc.kind, doc.version, doc.lang, doc.nodes)
+        self.put_nodes(cur.lastrowid, doc.kind, doc.version, doc.lang, doc.nodes, authority or {})
         return True
 
-    def put_nodes(self, doc_id: int, source_kind: str, version: str, lang: str, nodes: Iterable[Node]) -> None:
-        """Insert nodes of a document. When another document already gave a node with the same key, the more
-        authoritative source wins (a CR text file over a Wisdom Guild page of the same version); when both give
-        the same text, the loser's glossary-term links and examples are kept on the winner."""
-        rank = SOURCE_AUTHORITY.get(source_kind, 0)
+    def put_nodes(self, doc_id: int, source_kind: str, version: str, lang: str, nodes: Iterable[Node],
+                  authority: Mapping[str, int]) -> None:
+        """Insert nodes of a document. When another document already gave a node with the same key, the source
+        whose kind ranks higher in ``authority`` wins (a CR text file over a Wisdom Guild page of the same
+        version; equal ranks: the newer); when both give the same text, the loser's glossary-term links and
+        examples are kept on the winner."""
+        rank = authority.get(source_kind, 0)
         for node in nodes:
             key = NodeKey(version, lang, node.id)
             owner = doc_id
@@ -182,7 +184,7 @@ class Store:
                                    " WHERE n.version=? AND n.lang=? AND n.id=?", (version, lang, node.id)).fetchone()
             if held:
                 held_node = self.node(key)
-                if SOURCE_AUTHORITY.get(held[1], 0) > rank:
+                if authority.get(held[1], 0) > rank:
                     node, owner = merge_same_text(held_node, node), held[0]
                 else:
                     node = merge_same_text(node, held_node)

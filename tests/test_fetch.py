@@ -205,8 +205,8 @@ def test_robots_disallow_and_crawl_delay_are_obeyed(site, tmp_path):
 def test_default_spacing_is_one_request_per_second(site, tmp_path):
     site.page("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
     for version in ("20231117", "20230616"):
-        site.page(f"/data/CR/JPN_CR_{version}.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
-    result = CliRunner().invoke(main, ["--kb-dir", str(tmp_path), "fetch", "mjmj", "--base-url", site.base,
+        site.page(f"/data/CR/JPN_CR_{version}_0.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
+    result = CliRunner().invoke(main, ["--kb-dir", str(tmp_path), "fetch", "mjmj", "--base-url", site.base + "data/CR/",
                                        "20231117", "20230616"])
     assert result.exit_code == 0, result.output
     assert "fetched 2," in result.output
@@ -276,7 +276,7 @@ def test_non_html_and_oversized_responses_are_refused(site, tmp_path):
     assert SiteCache(tmp_path, "wisdom-guild").get(site.base + "cr/r/706/") is None
 
     site.page("/data/CR/JPN_CR_20231117_0.txt", "<html>error page</html>")
-    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base, politeness=politeness)
+    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base + "data/CR/", politeness=politeness)
     assert "expected a text file" in report.failed[site.base + "data/CR/JPN_CR_20231117_0.txt"]
 
 
@@ -387,7 +387,7 @@ def test_wisdom_guild_euc_jp_page_ingests_from_cache(site, tmp_path):
 def test_ingest_from_cache_parses_only_changed_pages(site, tmp_path):
     site.page("/robots.txt", "", "text/plain")
     site.page("/data/CR/JPN_CR_20231117_0.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
-    crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base, politeness=FAST)
+    crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base + "data/CR/", politeness=FAST)
     runner = CliRunner()
     first = runner.invoke(main, ["--kb-dir", str(tmp_path), "ingest", "--from-cache", "mjmj", "-q"])
     assert first.exit_code == 0, first.output
@@ -397,7 +397,7 @@ def test_ingest_from_cache_parses_only_changed_pages(site, tmp_path):
 
     changed = JA_CR.read_text(encoding="utf-8").replace("予示する", "予示する（改訂）", 1).encode()
     site.page("/data/CR/JPN_CR_20231117_0.txt", changed, "text/plain; charset=UTF-8")
-    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base, politeness=FAST)
+    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base + "data/CR/", politeness=FAST)
     assert len(report.fetched) == 1
     with Store.open(tmp_path) as store:
         third = ingest_from_cache(store, "mjmj", kb_dir=tmp_path)

@@ -175,7 +175,7 @@ def test_site_update_uses_conditional_requests(tmp_path, httpserver):
     httpserver.expect_request("/robots.txt").respond_with_data("User-agent: *\nAllow: /\n")
     httpserver.expect_request("/data/CR/JPN_CR_20231117_0.txt").respond_with_handler(cr_file)
     kb_dir = tmp_path / "kb"
-    report = crawl("mjmj", ["20231117"], kb_dir=kb_dir, base_url=httpserver.url_for("/"), politeness=Politeness(delay=0))
+    report = crawl("mjmj", ["20231117"], kb_dir=kb_dir, base_url=httpserver.url_for("/data/CR/"), politeness=Politeness(delay=0))
     assert len(report.fetched) == 1 and seen == [(None, 200)]
 
     first = run_update(kb_dir, sites=["mjmj"], delay=0)

@@ -14,7 +14,7 @@ from kb.cli import main
 from kb.errors import KbError
 from kb.link.resolve import link
 from kb.model import GLOSSARY
-from kb.pipeline import parse_source
+from ingest.kinds import parse_source
 from kb.store import Store
 from kb.versions.catalog import list_versions, previous_version, resolve_pair, resolve_version
 

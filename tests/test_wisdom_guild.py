@@ -15,7 +15,8 @@ from ingest.cr_text import parse_cr_text
 from ingest.wisdom_guild import parse_wisdom_guild
 from kb.errors import KbError
 from kb.model import REF_RULE, REF_TERM
-from kb.pipeline import detect_kind, ingest_sources
+from ingest.kinds import detect_kind
+from kb.pipeline import ingest_sources
 from kb.store import NodeKey, Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "wisdom_guild"
