@@ -7,7 +7,8 @@ dropped — and the lines from the title ``マジック総合ルール(和訳 20
 :func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
 date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
 term's readings become its ``meta['reading']``. :func:`looks_like_cr_html` tells such a page by its text (the title
-and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``<meta charset>``, else UTF-8, else CP932.
+and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``<meta charset>``, else UTF-8, else CP932
+(a declared charset the bytes are not in: sniffed, with a warning).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from lxml import etree
 from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
 from ingest.decode import decode_text
 from kb.errors import KbError
-from kb.model import Document
+from kb.model import Diagnostic, Document
 
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
@@ -45,21 +46,25 @@ def is_html(data: bytes) -> bool:
     return bool(_HTML_START.match(head))
 
 
-def decode_html(data: bytes, source: str) -> str:
-    """The page as text: a byte-order mark, else the ``<meta>`` charset, else UTF-8 or CP932."""
+def decode_html(data: bytes, source: str) -> tuple[str, tuple[Diagnostic, ...]]:
+    """The page as text: a byte-order mark, else the ``<meta>`` charset, else (none, or one the bytes are not in,
+    with a warning) UTF-8 or CP932."""
     if not data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         declared = _META_CHARSET.search(data[:4096])
         if declared:
-            charset = declared.group(1).decode("ascii")
-            charset = "cp932" if charset.lower().replace("-", "_") in _SHIFT_JIS_LABELS else charset
+            label = declared.group(1).decode("ascii")
+            charset = "cp932" if label.lower().replace("-", "_") in _SHIFT_JIS_LABELS else label
             try:
-                return data.decode(charset)
+                return data.decode(charset), ()
             except LookupError:
                 pass  # an unknown label: sniff
             except UnicodeDecodeError as exc:
+                decoded = decode_text(data, source)
                 line = data[: exc.start].count(b"\n") + 1
-                raise KbError(f"{source}:{line}: cannot decode as {charset}, the page's declared charset") from None
-    return decode_text(data, source).text
+                wrong = Diagnostic(source, f"line {line}", f"not {label} as the page declares; read as {decoded.encoding}")
+                return decoded.text, (wrong, *decoded.diagnostics)
+    decoded = decode_text(data, source)
+    return decoded.text, decoded.diagnostics
 
 
 def looks_like_cr_html(data: bytes, source: str = "") -> bool:
@@ -67,7 +72,7 @@ def looks_like_cr_html(data: bytes, source: str = "") -> bool:
     if not is_html(data):
         return False
     try:
-        text = decode_html(data, source)
+        text, _ = decode_html(data, source)
     except KbError:
         return False
     text = _TAG.sub("\n", _READING_TAGS.sub("", text))
@@ -76,7 +81,8 @@ def looks_like_cr_html(data: bytes, source: str = "") -> bool:
 
 def parse_cr_html(data: bytes, source: str) -> Document:
     """Parse an HTML rules document. Raise KbError naming the source when it holds none."""
-    text = _XML_DECLARATION.sub("", decode_html(data, source))
+    text, diagnostics = decode_html(data, source)
+    text = _XML_DECLARATION.sub("", text)
     if not text.strip():
         raise KbError(f"{source}: empty page")
     try:
@@ -89,7 +95,8 @@ def parse_cr_html(data: bytes, source: str) -> Document:
     if title_at is None:
         raise KbError(f"{source}: no rules document title like 'マジック総合ルール(和訳 20240730.0 版)' in the page")
     return parse_cr_lines(lines[title_at:], source, content_hash=hashlib.sha256(data).hexdigest(),
-                          readings={i - title_at: r for i, r in readings.items() if i >= title_at})
+                          readings={i - title_at: r for i, r in readings.items() if i >= title_at},
+                          diagnostics=diagnostics)
 
 
 def html_lines(root) -> tuple[list[str], dict[int, str]]:

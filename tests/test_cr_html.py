@@ -36,8 +36,8 @@ def test_rules_page_version_and_translation_date(page):
 
 def test_rules_page_structure(page):
     nodes = nodes_of(page)
-    assert [n.number for n in page.nodes if n.kind == "chapter"] == ["1", "6", "7"]
-    assert [n.number for n in page.nodes if n.kind == "section"] == ["100", "601", "701"]
+    assert [n.number for n in page.nodes if n.kind == "chapter"] == ["1", "6", "7", "8"]
+    assert [n.number for n in page.nodes if n.kind == "section"] == ["100", "601", "701", "800"]
     assert nodes["cr:100"].title == "原則" and nodes["cr:100.1"].parent == "cr:100"
     assert nodes["cr:100.1"].text == "このマジックのルールは、2人以上のプレイヤーによるマジックのゲームに適用される。"
     assert nodes["cr:601.2a"].text == "呪文を唱えることを提示する場合、プレイヤーはそのカードをスタックへと動かす。"
@@ -126,3 +126,10 @@ def test_page_with_a_title_but_no_rules_is_an_error_naming_it():
     cut = text[: text.index('<h4 id="s1">')] + "</article></body></html>"
     with pytest.raises(KbError, match=r"^cut\.html: .*rule 100\.1 not found"):
         parse_cr_html(cut.encode(), "cut.html")
+
+
+def test_a_wrong_charset_declaration_is_a_warning_and_the_page_still_reads(page):
+    mislabelled = RULES_PAGE.read_text(encoding="utf-8").encode("cp932")  # CP932 bytes under <meta charset="utf-8">
+    doc = parse_cr_html(mislabelled, "sjis.html")
+    assert [(n.id, n.text) for n in doc.nodes] == [(n.id, n.text) for n in page.nodes]
+    assert [d.message for d in doc.diagnostics] == ["not utf-8 as the page declares; read as cp932"]
