@@ -111,18 +111,21 @@ def _languages(site: SiteData) -> list[tuple[str, str]]:
     return pairs
 
 
-def _cr_nodes(store: Store, version: str, lang: str, kinds) -> list[Node]:
+def _cr_nodes(store: Store, version: str, lang: str, kinds, *, meta: bool = False) -> list[Node]:
     """Rules or glossary entries of one CR version in document order — the fields the site shows, read straight from
     the nodes table (``Store.nodes`` also decodes every node's references and metadata: a third of a no-op rebuild;
-    the site takes references from ``Store.refs``)."""
+    the site takes references from ``Store.refs``); ``meta`` too when asked (glossary: a term's reading)."""
     kinds = list(kinds)
+    meta_column = "meta" if meta else "'{}'"
     rows = store.db.execute(
-        f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english FROM nodes"
-        f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord", (version, lang, *kinds))
+        f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english, {meta_column}"
+        f" FROM nodes WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord",
+        (version, lang, *kinds))
     return [Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title, parent=parent,
                  order=order, examples=tuple(json.loads(examples)) if examples != "[]" else (),
-                 aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english)
-            for id_, kind, number, title, text, parent, order, examples, aliases, english in rows]
+                 aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english,
+                 meta=json.loads(meta_json) if meta_json != "{}" else {})
+            for id_, kind, number, title, text, parent, order, examples, aliases, english, meta_json in rows]
 
 
 def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
@@ -152,7 +155,7 @@ def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
 
 def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     by_english: dict[str, Entry] = {}
-    for node in _cr_nodes(store, site.primary_version, site.primary_lang, [GLOSSARY]):
+    for node in _cr_nodes(store, site.primary_version, site.primary_lang, [GLOSSARY], meta=True):
         entry = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:], {node.lang: node})
         site.terms[node.id] = entry
         shown[NodeKey(site.primary_version, site.primary_lang, node.id)] = entry
