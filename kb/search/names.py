@@ -3,8 +3,8 @@
 Every pair a source gives is used: a Japanese glossary entry and its English name (``予示``/``Manifest``), an MTG
 Wiki article's title and English name (``接死``/``Deathtouch``), a card's Japanese and English names
 (``ドライアドの東屋``/``Dryad Arbor``). :func:`name_table` reads them from the store (every version; the newest
-wins nothing here: a name is a name). A name's reading is Sudachi's (katakana, :func:`reading_form`), so
-``よし`` finds 予示.
+wins nothing here: a name is a name). A name's reading is the one its source gives (a glossary term's ruby), else
+Sudachi's where Sudachi knows it (:func:`reading_of`), as katakana (:func:`reading_form`): ``よじ`` finds 予示.
 
 Contract: :meth:`NameTable.english_names` of a query (its whole text, matched by
 :func:`kb.search.index.name_forms`) and :meth:`NameTable.japanese_names` of a reading are what ``kb search`` and the
@@ -50,20 +50,29 @@ def name_table(store: Store) -> NameTable:
 
     english: dict[str, list[str]] = defaultdict(list)
     readings: dict[str, list[str]] = defaultdict(list)
-    kinds = list(_NAME_KINDS)
-    rows = store.db.execute(
-        f"SELECT DISTINCT title, english FROM nodes WHERE lang='ja' AND kind IN ({','.join('?' * len(kinds))})"
-        " AND title IS NOT NULL AND english IS NOT NULL AND english != ''", kinds)
-    for title, english_name in rows:
+    given = source_readings(store)
+    for key, kind, title, _aliases, english_name in store.name_rows():
+        if key.lang != "ja" or kind not in _NAME_KINDS or not title or not english_name:
+            continue
         if title.casefold() == english_name.casefold():
             continue
         for form in name_forms(title):
             if english_name not in english[form]:
                 english[form].append(english_name)
-        reading = reading_of(title)
+        reading = given.get(title) or reading_of(title)
         if reading and title not in readings[reading]:
             readings[reading].append(title)
     return NameTable({k: tuple(v) for k, v in english.items()}, {k: tuple(v) for k, v in readings.items()})
+
+
+def source_readings(store: Store) -> dict[str, str]:
+    """Japanese glossary terms → the reading their source gives (ruby), as a reading form."""
+    out = {}
+    for key, title, _aliases, _english, _text, meta in store.glossary_rows():
+        form = reading_form(meta.get("reading") or "") if key.lang == "ja" and title else None
+        if form:
+            out.setdefault(title, form)
+    return out
 
 
 def reading_of(name: str) -> str | None:

@@ -5,7 +5,7 @@ query 死 matched every rule about deathtouch. :func:`prepare` reads the stored 
 aliases) and MTG Wiki article titles, keeps each one the system dictionary cuts into two or more pieces that are all
 nouns, prefixes or suffixes (a compound noun: 接死, 状況起因処理, 両面カード — not a phrase such as 戦場に出る or a
 verb such as 唱える), compiles them into ``<kb_dir>/userdict/<digest>.dic`` (``名詞,普通名詞,一般``, the reading
-:func:`kb.search.names.reading_of` knows, else Sudachi's reading of the pieces) and makes it the dictionary of
+its source gives or :func:`kb.search.names.reading_of` knows, else Sudachi's reading of the pieces) and makes it the dictionary of
 :func:`kb.search.analysis.sudachi_tokenizer`. The digest covers the words and the system dictionary's version, so
 it names the analysis: the search index records it and is rebuilt when it changes, and the static search's
 analysis cache is keyed by it. The index still holds a user word's pieces of two or more characters (状況起因処理
@@ -18,7 +18,6 @@ Entry points: :func:`prepare` (build if needed, activate; called by the index up
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 import tempfile
 from importlib.metadata import version as package_version
@@ -40,17 +39,15 @@ _WORD = re.compile(r"^(?:(?![\x00-\x7f])[\w])+$")  # Japanese word characters on
 def candidate_names(store: Store) -> list[str]:
     """The Japanese glossary terms (and aliases) and MTG Wiki titles of the store, folded, each once, sorted."""
     names: set[str] = set()
-    for title, aliases in store.db.execute(
-            "SELECT title, aliases FROM nodes WHERE lang='ja' AND kind IN (?, ?) AND title IS NOT NULL",
-            (GLOSSARY, ARTICLE)):
-        names.add(title)
-        if aliases and aliases != "[]":
-            names.update(json.loads(aliases))
+    for key, kind, title, aliases, _english in store.name_rows():
+        if key.lang == "ja" and kind in (GLOSSARY, ARTICLE) and title:
+            names.update([title, *aliases])
     return sorted({analysis.fold(n) for n in names})
 
 
-def user_words(names: list[str]) -> list[tuple[str, str]]:
-    """(word, reading) for each name the system dictionary cuts into compound-noun pieces (see the module doc)."""
+def user_words(names: list[str], readings: dict[str, str] | None = None) -> list[tuple[str, str]]:
+    """(word, reading) for each name the system dictionary cuts into compound-noun pieces (see the module doc);
+    ``readings``: the readings sources give, by name."""
     from kb.search.names import reading_of
 
     tokenizer = analysis.system_tokenizer()
@@ -62,7 +59,7 @@ def user_words(names: list[str]) -> list[tuple[str, str]]:
         pieces = tokenizer.tokenize(name, mode_c)
         if len(pieces) < 2 or any(p.part_of_speech()[0] not in COMPOUND_POS for p in pieces):
             continue
-        reading = reading_of(name) or "".join(p.reading_form() or p.surface() for p in pieces)
+        reading = (readings or {}).get(name) or reading_of(name) or "".join(p.reading_form() or p.surface() for p in pieces)
         out.append((name, reading))
     return out
 
@@ -75,7 +72,10 @@ def lexicon(words: list[tuple[str, str]]) -> str:
 def prepare(store: Store) -> str:
     """Build (when missing) and activate the user dictionary of ``store``'s names; its digest ('' when no name
     needs one: the system dictionary alone)."""
-    words = user_words(candidate_names(store))
+    from kb.search.names import source_readings
+
+    given = {analysis.fold(name): reading for name, reading in source_readings(store).items()}
+    words = user_words(candidate_names(store), given)
     if not words:
         analysis.use_user_dictionary(None)
         return ""
