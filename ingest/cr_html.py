@@ -6,7 +6,7 @@ Pure function of the bytes: :func:`parse_cr_html`. The page is turned into text 
 dropped — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
 :func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
 date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
-term's readings become its ``meta['reading']``. :func:`looks_like_cr_html` tells such a page by its text (the title
+term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title. :func:`looks_like_cr_html` tells such a page by its text (the title
 and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``<meta charset>``, else UTF-8, else CP932
 (a declared charset the bytes are not in: sniffed, with a warning).
 """
@@ -36,6 +36,7 @@ _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr
            "header", "footer", "main", "nav", "aside", "blockquote", "ul", "ol", "dl", "pre", "hr", "body", "td", "th",
            "figure", "figcaption", "address", "form"}
 _SPACES = re.compile(r"\s+")
+_NUMBER_ALONE = re.compile(r"^[1-9]\d{0,2}(?:\.\d{1,3}[a-z]?)?\.?$")  # 1. / 100. / 100.1. / 100.1a
 _SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
 
 
@@ -89,7 +90,7 @@ def parse_cr_html(data: bytes, source: str) -> Document:
         root = lxml.html.document_fromstring(text)
     except (etree.ParserError, ValueError) as exc:
         raise KbError(f"{source}: not readable as HTML ({exc})") from None
-    lines, readings = html_lines(root)
+    lines, readings = _numbers_joined(*html_lines(root))
     title_at = next((i for i, line in enumerate(lines) if JA_VERSION_RE.search(line) or EN_EFFECTIVE_RE.search(line)),
                     None)
     if title_at is None:
@@ -97,6 +98,37 @@ def parse_cr_html(data: bytes, source: str) -> Document:
     return parse_cr_lines(lines[title_at:], source, content_hash=hashlib.sha256(data).hexdigest(),
                           readings={i - title_at: r for i, r in readings.items() if i >= title_at},
                           diagnostics=diagnostics)
+
+
+def _numbers_joined(lines: list[str], readings: dict[int, str]) -> tuple[list[str], dict[int, str]]:
+    """A rule number in an element of its own (``<dt>100.1.</dt><dd>…</dd>``, ``<th>100.</th><td>原則</td>``) joined
+    to the text that follows it, as the text file writes them."""
+    out: list[str] = []
+    out_readings: dict[int, str] = {}
+    pending: str | None = None
+    for i, line in enumerate(lines):
+        if not line:
+            if pending is None and out and out[-1]:
+                out.append("")
+            continue
+        if pending is not None:
+            if not _NUMBER_ALONE.match(line):
+                if i in readings:
+                    out_readings[len(out)] = f"{pending} {readings[i]}"
+                out.append(f"{pending} {line}")
+                pending = None
+                continue
+            out.append(pending)
+            pending = None
+        if _NUMBER_ALONE.match(line):
+            pending = line
+            continue
+        if i in readings:
+            out_readings[len(out)] = readings[i]
+        out.append(line)
+    if pending is not None:
+        out.append(pending)
+    return out, out_readings
 
 
 def html_lines(root) -> tuple[list[str], dict[int, str]]:

@@ -133,3 +133,18 @@ def test_a_wrong_charset_declaration_is_a_warning_and_the_page_still_reads(page)
     doc = parse_cr_html(mislabelled, "sjis.html")
     assert [(n.id, n.text) for n in doc.nodes] == [(n.id, n.text) for n in page.nodes]
     assert [d.message for d in doc.diagnostics] == ["not utf-8 as the page declares; read as cp932"]
+
+
+def test_numbers_in_elements_of_their_own_give_the_same_nodes(page):
+    """A layout with each number apart from its text (<dt>/<dd>, table cells) reads as the paragraph layout."""
+    import re
+
+    text = RULES_PAGE.read_text(encoding="utf-8")
+    split = re.sub(r'<p class="rule">(?:<span class="num">)?([0-9.a-z]+?)(?:</span>)? ', r"<dl><dt>\1</dt><dd>", text)
+    split = re.sub(r"<h([45])( id=\"s\d+\")?>(\d+\.) ", r"<table><tr><th\2>\3</th><td>", split)
+    split = re.sub(r"(<dd>[^<]*)</p>", r"\1</dd></dl>", split)
+    split = re.sub(r"(<td>[^<]*)</h[45]>", r"\1</td></tr></table>", split)
+    assert split.count("<dt>") == 13 and split.count("<th") == 10
+    doc = parse_cr_html(split.encode(), "split.html")
+    assert [(n.id, n.title, n.text, n.examples) for n in doc.nodes] == [
+        (n.id, n.title, n.text, n.examples) for n in page.nodes]
