@@ -85,10 +85,10 @@ class SourceKind:
 KINDS: tuple[SourceKind, ...] = (  # in the order ties are decided
     SourceKind("mtgwiki", "MTG Wiki (mtgwiki.com) article pages", "ingest.mtgwiki:parse_mtgwiki", _mtgwiki,
                fetch_sites=("mtgwiki",)),
-    SourceKind("wisdom-guild", "Wisdom Guild rules-viewer pages", "ingest.wisdom_guild:parse_wisdom_guild",
-               _wisdom_guild, authority=1, rules=True, fetch_sites=("wisdom-guild",)),
     SourceKind("cr-text", "Comprehensive Rules: MagicCompRules*.txt, JPN_CR_*.txt, JPN_CR_*.rb.html, the mtg-jp.com "
                "rules page", "ingest.cr_html:parse_cr_document", _cr, authority=2, rules=True, fetch_sites=("mjmj", "mtg-jp")),
+    SourceKind("wisdom-guild", "Wisdom Guild rules-viewer pages", "ingest.wisdom_guild:parse_wisdom_guild",
+               _wisdom_guild, authority=1, rules=True, fetch_sites=("wisdom-guild",)),
     SourceKind("release-notes", "mtg-jp.com card release notes", "ingest.release_notes:parse_release_notes",
                _release_notes, fetch_sites=("mtg-jp",)),
 )
