@@ -154,6 +154,7 @@ def test_glossary_term_and_article_link_both_ways(sample_site):
 
 def test_release_notes_link_cards_and_have_titles(sample_site):
     notes = {p: lxml_html.fromstring(p.read_bytes()) for p in (sample_site / "notes").glob("*.html")}
+    notes = {p: tree for p, tree in notes.items() if not tree.xpath('//meta[@http-equiv="refresh"]')}  # not redirects
     titles = [tree.findtext(".//h1") for tree in notes.values()]
     assert not [t for t in titles if "notes-" in t], titles  # no raw ids
     assert "ゼンディカーの夜明け：《玻璃池のミミック》について" in titles
@@ -163,6 +164,17 @@ def test_release_notes_link_cards_and_have_titles(sample_site):
     cards = {a.text: a.get("href") for a in dfc.xpath('//a[contains(@class, "ref-card")]')}
     assert set(cards) == {"セジーリの防護", "セジーリの氷河"}
     assert _page(sample_site, cards["セジーリの防護"], "notes") == (sample_site / "cards" / "セジーリの防護.html").resolve()
+
+
+def test_old_urls_redirect_to_the_new_ones(sample_site):
+    old = sample_site / "notes" / "ゼンディカーの夜明け~3a_パーティ.html"  # the previous scheme's name
+    tree = lxml_html.fromstring(old.read_bytes())
+    (refresh,) = tree.xpath('//meta[@http-equiv="refresh"]/@content')
+    new = _page(sample_site, refresh.split("url=", 1)[1], "notes")
+    assert new == (sample_site / "notes" / "ゼンディカーの夜明け_パーティ.html").resolve() and new.is_file()
+    assert (sample_site / "cards" / "dryad-arbor.html").is_file() and (sample_site / "cards" / "_dryad-_arbor.html").is_file()
+    sitemap = (sample_site / "sitemap.xml").read_text(encoding="utf-8")
+    assert "dryad-arbor.html" in sitemap and "_dryad-_arbor" not in sitemap
 
 
 def test_card_pages_show_each_mention_in_its_sentence(sample_site):

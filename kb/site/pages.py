@@ -17,7 +17,7 @@ from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
 from kb.site.changes import change_pages, history_context
 from kb.site.gather import Entry, Link, SiteData
 from kb.site.page import Page
-from kb.site.paths import rule_page
+from kb.site.paths import legacy_page_for_id, rule_page
 from kb.site.render import article_html
 
 
@@ -314,5 +314,20 @@ def preview_pages(site: SiteData) -> Iterable[Page]:
         yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
 
 
+def redirect_pages(site: SiteData) -> Iterable[Page]:
+    """A small redirect page at each URL the previous naming scheme gave a glossary term, article, note or card
+    (``glossary/_state~2d__based-_actions.html`` → ``glossary/state--based-actions.html``), so links out there keep
+    working; none where the name did not change or where a page of the site now lives."""
+    entries = [*site.terms.values(), *site.others.values()]
+    taken = {e.url for e in entries} | {"glossary/index.html", CARDS_INDEX}
+    for entry in entries:
+        old = legacy_page_for_id(entry.id)
+        if old not in taken:
+            taken.add(old)
+            yield Page(old, "redirect.html", entry.label, f"{entry.label} のページは移動しました。", {"target": entry.url},
+                       in_sitemap=False)
+
+
 Producer = Callable[[SiteData], Iterable[Page]]
-PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages]
+PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages,
+                                  redirect_pages]
