@@ -1,7 +1,8 @@
 """Library API for ingesting: gather sources, parse each (pure), store them all in one transaction, then link.
 
-:func:`ingest_sources` is the entry point; :data:`PARSERS` maps a source kind to its parser
-(``parse(data: bytes, source: str) -> Document``). One bad source is reported and skipped; the rest go in.
+:func:`ingest_sources` is the entry point; :func:`ingest_from_cache` parses what ``kb fetch`` cached. Source kinds
+(detection, parsers, authority) are the registry :mod:`ingest.kinds`. One bad source is reported and skipped; the
+rest go in.
 """
 
 from __future__ import annotations
@@ -14,54 +15,16 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites
-from ingest.sites import PAGE, PROFILES
+from ingest.kinds import authority, kinds_of_site, parse_source
+from ingest.sites import PAGE
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import Diagnostic, Document
 from kb.store import Store, default_kb_dir
+from kb.store.lock import writer_lock
 
 if TYPE_CHECKING:
     from kb.search.index import IndexReport
-
-SOURCE_KINDS = ("cr-text", "wisdom-guild", "mtgwiki", "release-notes")
-
-
-def _parser(kind: str) -> Callable[[bytes, str], Document]:
-    if kind == "cr-text":
-        from ingest.cr_text import parse_cr_text
-
-        return parse_cr_text
-    if kind == "wisdom-guild":
-        from ingest.wisdom_guild import parse_wisdom_guild
-
-        return parse_wisdom_guild
-    if kind == "mtgwiki":
-        from ingest.mtgwiki import parse_mtgwiki
-
-        return parse_mtgwiki
-    if kind == "release-notes":
-        from ingest.release_notes import parse_release_notes
-
-        return parse_release_notes
-    raise KbError(f"unknown source kind {kind!r}; choose one of {', '.join(SOURCE_KINDS)}")
-
-
-def detect_kind(source: str, data: bytes) -> str:
-    """Guess a source's kind from its name and first bytes."""
-    head = data[:20000]
-    lowered = head.lower()
-    name = source.lower()
-    if b"wisdom-guild" in lowered or "wisdom-guild" in name or "whisper." in name:
-        return "wisdom-guild"
-    if b"mediawiki" in lowered or b"mw-content-text" in lowered or b"firstheading" in lowered or "mtgwiki" in name:
-        return "mtgwiki"
-    if b"<html" in lowered or b"<!doctype" in lowered:
-        if "\u30ea\u30ea\u30fc\u30b9\u30ce\u30fc\u30c8".encode() in head or "mtg-jp" in name:  # リリースノート
-            return "release-notes"
-        return "wisdom-guild" if b"/cr/" in lowered else "mtgwiki"
-    if "\u306b\u95a2\u3059\u308b\u4e00\u822c\u7684\u306a\u60c5\u5831".encode() in head:  # に関する一般的な情報
-        return "release-notes"
-    return "cr-text"
 
 
 @dataclass
@@ -110,18 +73,21 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
         raise KbError(f"{source}: cannot read ({exc.strerror})") from None
 
 
-def parse_source(source: str, data: bytes, kind: str | None = None) -> Document:
-    return _parser(kind or detect_kind(source, data))(data, source)
-
-
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
-    """Store parsed documents and re-link the whole store in one transaction."""
+    """Store parsed documents and re-link the whole store in one transaction, then update the search index (holding
+    the kb folder's writer lock)."""
+    with writer_lock(store.kb_dir):
+        return _ingest_documents(store, documents, report, strict)
+
+
+def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool) -> IngestReport:
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
+    ranks = authority()
     with store.transaction():
         for doc in documents:
-            if store.put_document(doc):
+            if store.put_document(doc, ranks.get(doc.kind, 0)):
                 report.stored += 1
             else:
                 report.unchanged += 1
@@ -143,14 +109,21 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
                    progress: Callable[[str], None] | None = None) -> IngestReport:
-    """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`."""
+    """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`. Holds the kb folder's
+    writer lock throughout (URL sources are fetched into its cache)."""
+    with writer_lock(store.kb_dir):
+        return _ingest_sources(store, sources, kind, strict, progress)
+
+
+def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, strict: bool,
+                    progress: Callable[[str], None] | None) -> IngestReport:
     report = IngestReport()
     documents = []
     for source in gather(sources):
         if progress:
             progress(source)
         try:
-            data = read_source(source, store.path.parent)
+            data = read_source(source, store.kb_dir)
             if kind is None and store.has_document(source, hashlib.sha256(data).hexdigest()):
                 report.unchanged += 1  # the same bytes were ingested from here before: nothing to parse
                 continue
@@ -162,11 +135,33 @@ def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = N
     return ingest_documents(store, documents, report, strict=strict)
 
 
+def remove_sources(store: Store, sources: Iterable[str]) -> IngestReport:
+    """Remove what each source (file path or URL, as ingested) gave — exactly its contribution — then link again and
+    update the search index. A source never ingested is reported as failed."""
+    report = IngestReport()
+    with writer_lock(store.kb_dir):
+        with store.transaction():
+            for source in sources:
+                if not store.remove_document(source):
+                    report.failed.append(f"{source}: not in the knowledge base")
+            report.links = link(store)
+        from kb.search.index import update_index
+
+        report.index = update_index(store)
+    return report
+
+
 def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | None = None,
                       strict: bool = False) -> IngestReport:
     """Parse the cached pages of ``site`` (all sites when None) whose bytes changed since they were last ingested,
-    store them with :func:`ingest_documents`, and return its :class:`IngestReport`."""
+    store them with :func:`ingest_documents`, and return its :class:`IngestReport`. Holds the writer lock of
+    ``kb_dir`` (whose cache records what was ingested) and of the store's folder."""
     folder = default_kb_dir(kb_dir)
+    with writer_lock(folder), writer_lock(store.kb_dir):
+        return _ingest_from_cache(store, site, folder, strict)
+
+
+def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool) -> IngestReport:
     sites = cached_sites(folder)
     if site is not None and site not in sites:
         raise KbError(f"{folder / CACHE_DIR / site}: nothing cached for {site!r}; run 'kb fetch {site}' first")
@@ -178,7 +173,7 @@ def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | No
     for name in [site] if site else sites:
         cache = SiteCache(folder, name)
         done = cache.ingested()
-        profile = PROFILES.get(name)
+        among = kinds_of_site(name)
         for entry in cache.entries():
             if entry.role != PAGE:
                 continue
@@ -190,8 +185,7 @@ def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | No
                 report.failed.append(f"{entry.url}: cached body missing or damaged; run 'kb fetch {name}' again")
                 continue
             try:
-                documents.append(parse_source(entry.url, bytes_for_parser(entry, body),
-                                              profile.ingest_kind if profile else None))
+                documents.append(parse_source(entry.url, bytes_for_parser(entry, body), among=among or None))
             except KbError as exc:
                 report.failed.append(str(exc))
                 continue

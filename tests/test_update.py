@@ -23,16 +23,17 @@ from kb.pipeline import ingest_sources
 from kb.site.builder import build_site
 from kb.store import DB_NAME, Store
 from kb.versions.catalog import list_versions
-from kb.versions.update import LOCK, STAGING, run_update
+from kb.store.lock import LOCK_NAME
+from kb.versions.update import STAGING, run_update
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 EDITED_RULE = ("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
 
 
 def later_version_bytes() -> bytes:
     text = JA.read_text(encoding="utf-8-sig")
     assert EDITED_RULE[0] in text
-    text = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日")
+    text = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
     return text.replace(*EDITED_RULE).encode("utf-8")
 
 
@@ -148,11 +149,12 @@ def test_an_update_killed_midway_leaves_store_and_site_whole(deployed, when):
     assert (site / "changes" / "ja-20231117.0-20240301.0.html").exists()
 
 
-def test_one_update_at_a_time(deployed):
+def test_one_update_at_a_time(deployed, monkeypatch):
     kb_dir, site, later = deployed
-    with open(kb_dir / LOCK, "w") as held:
+    monkeypatch.setenv("KB_WRITER_WAIT", "0.2")
+    with open(kb_dir / LOCK_NAME, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        with pytest.raises(KbError, match="another 'kb update' is running"):
+        with pytest.raises(KbError, match="another kb is writing"):
             run_update(kb_dir, sources=[str(later)], out=site)
     assert versions_in(kb_dir) == ["20231117.0"]
 
@@ -173,9 +175,9 @@ def test_site_update_uses_conditional_requests(tmp_path, httpserver):
         return Response(served["body"], headers={"ETag": served["etag"], "Content-Type": "text/plain; charset=utf-8"})
 
     httpserver.expect_request("/robots.txt").respond_with_data("User-agent: *\nAllow: /\n")
-    httpserver.expect_request("/data/CR/JPN_CR_20231117.txt").respond_with_handler(cr_file)
+    httpserver.expect_request("/data/CR/JPN_CR_20231117_0.txt").respond_with_handler(cr_file)
     kb_dir = tmp_path / "kb"
-    report = crawl("mjmj", ["20231117"], kb_dir=kb_dir, base_url=httpserver.url_for("/"), politeness=Politeness(delay=0))
+    report = crawl("mjmj", ["20231117"], kb_dir=kb_dir, base_url=httpserver.url_for("/data/CR/"), politeness=Politeness(delay=0))
     assert len(report.fetched) == 1 and seen == [(None, 200)]
 
     first = run_update(kb_dir, sites=["mjmj"], delay=0)

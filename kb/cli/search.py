@@ -71,6 +71,8 @@ def index_command(ctx, rebuild):
     from kb.search.index import update_index
     from kb.store import Store
 
-    with Store.open(ctx.obj.get("kb_dir"), create=False) as store:
+    from kb.store.lock import writer_lock
+
+    with Store.open(ctx.obj.get("kb_dir"), create=False) as store, writer_lock(store.kb_dir):
         report = update_index(store, rebuild=rebuild)
     click.echo(f"index: {report.added} added, {report.updated} updated, {report.removed} removed, {report.total} nodes")
