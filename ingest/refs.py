@@ -13,15 +13,16 @@ import re
 from kb import rulenum
 from kb.model import REF_RULE, REF_SECTION, Ref
 
-_NUM = r"[1-9]\d\d(?:\.\d{1,3}(?:[a-km-np-z](?![a-z]))?)?"
+_NUM = rulenum.CITED
+_LETTER = rf"{rulenum.LETTER}(?![a-z])"  # a range's last letter (601.2a-d)
 _DASH = r"\s*[-–—~〜－]\s*"
-_ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|[a-km-np-z](?![a-z])))?"
+_ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|{_LETTER}))?"
 _SEP = r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|through)\s+)"
 RULE_LIST_RE = re.compile(
     rf"(?<![A-Za-z])(?:[Rr]ules?\s*|CR\s*[:：]?\s*)(?P<items>{_ITEM}(?:{_SEP}{_ITEM})*)"
 )
-ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|[a-km-np-z](?![a-z])))?")
-SECTION_RE = re.compile(r"(?:(?<![A-Za-z])[Ss]ections?\s+|セクション\s*)(?P<items>[1-9](?!\d)(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)[1-9](?!\d))*)")
+ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|{_LETTER}))?")
+SECTION_RE = re.compile(rf"(?:(?<![A-Za-z])[Ss]ections?\s+|セクション\s*)(?P<items>{rulenum.CHAPTER}(?!\d)(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+){rulenum.CHAPTER}(?!\d))*)")
 
 
 def find_rule_refs(text: str) -> list[Ref]:
@@ -39,6 +40,6 @@ def find_rule_refs(text: str) -> list[Ref]:
                 refs.append(Ref(REF_RULE, target, surface, start, end))
     for m in SECTION_RE.finditer(text):
         base = m.start("items")
-        for digit in re.finditer(r"[1-9]", m.group("items")):
+        for digit in re.finditer(rulenum.CHAPTER, m.group("items")):
             refs.append(Ref(REF_SECTION, digit.group(), digit.group(), base + digit.start(), base + digit.end()))
     return refs

@@ -41,6 +41,7 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass
 
+from kb.fold import fold
 from kb.link.index import LinkIndex
 from kb.model import GLOSSARY, REF_AUTO_TERM, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Ref
 from kb.store import NodeKey, Store
@@ -140,7 +141,8 @@ class _Matcher:
 
 
 def _fold_en(text: str) -> str:
-    return " ".join(text.casefold().replace("’", "'").replace("-", " ").split())
+    """The one fold, plus English matching's own rules: curly apostrophes, hyphens as spaces, one space."""
+    return " ".join(fold(text).replace("’", "'").replace("-", " ").split())
 
 
 class _EnglishMatcher(_Matcher):
