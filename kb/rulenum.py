@@ -121,15 +121,15 @@ def expand_range(first: str, last: str) -> list[str]:
     b = parse(last)
     if b is None or b.kind != a.kind:
         return []
-    if a.letter:
+    if a.letter and b.letter:  # the same kind: both have a letter, or both a rule, or both a section
         if (a.section, a.rule) != (b.section, b.rule):
             return []
         return [f"{a.section}.{a.rule}{x}" for x in letter_range(a.letter, b.letter)]
-    if a.rule is not None:
+    if a.rule is not None and b.rule is not None:
         if a.section != b.section or b.rule < a.rule or b.rule - a.rule > 200:
             return []
         return [f"{a.section}.{r}" for r in range(a.rule, b.rule + 1)]
-    if a.section is not None:
+    if a.section is not None and b.section is not None:
         if b.section < a.section or b.section - a.section > 100:
             return []
         return [str(s) for s in range(a.section, b.section + 1)]

@@ -22,4 +22,4 @@ def test_every_stage_folds_alike():
 def test_offsets_map_back_to_the_original():
     folded, starts, ends = fold_with_offsets("ｶﾞｲｱ 601")
     assert folded == "ガイア 601"
-    assert [("ｶﾞｲｱ 601"[s:e]) for s, e in zip(starts, ends)] == ["ｶﾞ", "ｲ", "ｱ", " ", "6", "0", "1"]
+    assert [("ｶﾞｲｱ 601"[s:e]) for s, e in zip(starts, ends, strict=True)] == ["ｶﾞ", "ｲ", "ｱ", " ", "6", "0", "1"]

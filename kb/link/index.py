@@ -74,7 +74,8 @@ class LinkIndex:
             return [(source.version, source.lang)]
         candidates = []
         if ref.version:
-            candidates += [(ref.version, lang) for lang in (source.lang, "ja", "en") if ref.version in self.versions.get(lang, ())]
+            candidates += [(ref.version, lang) for lang in (source.lang, "ja", "en")
+                           if ref.version in self.versions.get(lang, ())]
         for lang in dict.fromkeys((source.lang, "ja", "en")):
             if self.versions.get(lang):
                 candidates.append((self.versions[lang][0], lang))
