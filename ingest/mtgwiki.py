@@ -136,7 +136,7 @@ class WikiLink:
     fragment: str | None = None
 
 
-CR_TITLE_RE = re.compile(r"^(?:CR|総合ルール)\s*[:：]?\s*([1-9](?:\d\d(?:\.\d{1,3}[a-km-np-z]?)?)?)$")
+CR_TITLE_RE = re.compile(rf"^(?:CR|総合ルール)\s*[:：]?\s*({rulenum.NUMBER})$")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -379,7 +379,7 @@ LASTMOD_EN = re.compile(r"(\d{1,2}) ([A-Z][a-z]+) (\d{4})")
 MONTHS = {m: i for i, m in enumerate(
     "January February March April May June July August September October November December".split(), 1)}
 QUOTE_HEAD_RE = re.compile(r"引用\s*[:：]\s*総合ルール\s*(\d{8}(?:\.\d+)?)")
-QUOTED_RULE_LINE_RE = re.compile(r"^(?:- )?([1-9](?:\d\d(?:\.\d{1,3}[a-km-np-z]?)?)?)\.?(?=[ 　])", re.M)
+QUOTED_RULE_LINE_RE = re.compile(rf"^(?:- )?({rulenum.NUMBER})\.?(?=[ 　])", re.M)
 BRACKET_CARD_RE = re.compile(r"《([^《》\]\[\n]{1,80}?)(?:》|\]\])")
 DECK_ROW_RE = re.compile(r"\|(\d{1,3})\|\|([^|\n]+?)(?=\s*\|\d{1,3}\|\||\s+\d{1,3}:《|\s*$)", re.M)
 COUNTED_CARD_RE = re.compile(r"(?<![\d|])(\d{1,3}):《([^《》\]\[\n]{1,80}?)(?:》|\]\])")

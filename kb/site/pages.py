@@ -12,6 +12,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
+from kb.fold import fold
 from kb.model import CHAPTER, SECTION
 from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
 from kb.site.changes import change_pages, history_context
@@ -132,8 +133,7 @@ def _walk(site: SiteData, entry: Entry, out: list, memo: dict, *, include_self: 
 def _kana_key(label: str) -> str:
     """五十音 order: the reading (Sudachi's, for kanji), katakana folded to hiragana, NFKC — so 唱える sorts as
     となえる, and ア and あ together before か."""
-    folded = unicodedata.normalize("NFKC", _reading(label))
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in folded).casefold()
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(_reading(label)))
 
 
 @lru_cache(maxsize=8192)

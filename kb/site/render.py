@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
+from kb import rulenum
 from kb.site.gather import MTGWIKI
 from kb.site.paths import href
 
@@ -109,7 +110,7 @@ def templates_hash(templates: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-_RULE_IN_TEXT = re.compile(r"(?<![\d.])([1-9]\d\d\.\d{1,3}[a-z]?)(?![\d])")
+_RULE_IN_TEXT = re.compile(rf"(?<![\d.])({rulenum.RULE}{rulenum.LETTER}?)(?!\d)")
 
 
 def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str]], rule_urls: dict[str, str]) -> str:
