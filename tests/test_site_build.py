@@ -259,3 +259,26 @@ def test_another_producer_is_not_mistaken_for_unchanged_inputs(sample_kb, tmp_pa
         build_site(store, out, producers=[*PAGE_PRODUCERS, lambda s: [Page("extra.html", "404.html", "one", "x", {})]])
         again = build_site(store, out, producers=[*PAGE_PRODUCERS, lambda s: [Page("extra.html", "404.html", "two", "x", {})]])
     assert again.rendered == 1 and "two |" in (out / "extra.html").read_text(encoding="utf-8")
+
+
+def test_a_build_with_nothing_changed_is_recognised_by_another_process(sample_kb, tmp_path):
+    """The inputs fingerprint is the same in every process (string hashing differs per process: PYTHONHASHSEED), so
+    a second ``kb build`` as a new process takes the fast path and renders nothing."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "site"
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-m", "kb.cli", "--kb-dir", str(sample_kb), "build", "--out", str(out)],
+                              capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+        assert done.returncode == 0, done.stderr
+        runs.append(done.stdout)
+    assert "0 rendered" not in runs[0] and "(0 rendered" in runs[1], runs
+    inodes = {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()}
+    env = {**os.environ, "PYTHONHASHSEED": "3"}
+    subprocess.run([sys.executable, "-m", "kb.cli", "--kb-dir", str(sample_kb), "build", "--out", str(out)],
+                   check=True, capture_output=True, env=env, cwd=REPO, timeout=300)
+    assert {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()} == inodes  # the fast path: not even re-linked

@@ -152,7 +152,7 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
     for producer in producers:  # by name and code (two lambdas share a name)
         code = getattr(producer, "__code__", None)
         digest.update(f"{producer.__module__}.{producer.__qualname__}|".encode())
-        digest.update(marshal.dumps((code.co_code, repr(code.co_consts))) if code else b"")
+        digest.update(code_identity(code).encode() if code else b"")
     for path in _CODE:
         digest.update(path.read_bytes())
     # references are made and resolved when documents are ingested (which sets ingested_at); relinking also
@@ -161,8 +161,25 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
                 "SELECT count(*), max(rowid) FROM refs",  # relinking replaces rows: new rowids
                 "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at"
                 " FROM documents ORDER BY id"):
-        digest.update(marshal.dumps(store.db.execute(sql).fetchall()))
+        digest.update(marshal.dumps(store.db.execute(sql).fetchall(), 2))  # format 2: no back-references
     return digest.hexdigest()[:32]
+
+
+def code_identity(code) -> str:
+    """What a code object does, as text that is the same in every process: its bytecode, names and constants, nested
+    code objects and sets of constants included (``repr`` of a code object holds its memory address, and a frozenset's
+    order follows the per-process string hash)."""
+
+    def stable(value) -> str:
+        if hasattr(value, "co_code"):
+            return code_identity(value)
+        if isinstance(value, (frozenset, set)):
+            return "{" + ",".join(sorted(stable(v) for v in value)) + "}"
+        if isinstance(value, tuple):
+            return "(" + ",".join(stable(v) for v in value) + ")"
+        return repr(value)
+
+    return f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|{stable(code.co_consts)}"
 
 
 def _site_whole(out: Path, files: dict) -> bool:
