@@ -3,7 +3,9 @@
 Entry point: :func:`diff_versions` (store, old, new) → :class:`VersionDiff`; :func:`diff_nodes` is the pure core.
 
 Statuses: ``unchanged`` (same id, same text after whitespace normalisation), ``changed`` (same id, new text),
-``moved`` (renumbered: the same or nearly the same text under another id), ``added``, ``removed``. A node's
+``moved`` (renumbered: the same or nearly the same text under another id), ``added``, ``removed``. A ``changed`` or
+``moved`` node whose text differs says how (:attr:`Change.edit`): ``references`` when only the rule numbers written
+in it differ (its citations were renumbered: ``rule 729`` → ``rule 730``), ``text`` for an edit of substance. A node's
 *content* is its text with its examples (chapters and sections: their title); glossary ids carry the term, so a
 renamed term with the same definition is ``moved``.
 
@@ -49,7 +51,9 @@ from kb.versions.catalog import VersionInfo
 MOVE_THRESHOLD = 0.9
 MOVE_THRESHOLD_SAME_PARENT = 0.8  # for a pair whose parents are the same rule (kept or renumbered)
 CACHE_DIR = "diff-cache"
-CACHE_FORMAT = 3  # bump when the classification changes
+CACHE_FORMAT = 4  # bump when the classification changes
+EDIT_REFERENCES = "references"  # Change.edit: only the rule numbers cited in the text differ
+EDIT_TEXT = "text"  # Change.edit: an edit of substance
 CACHE_KEEP = 16
 STATUSES = ("added", "removed", "changed", "moved", "unchanged")
 KIND_LEVELS = (CHAPTER, SECTION, RULE, SUBRULE, GLOSSARY)  # matched in this order so parents are known first
@@ -83,6 +87,15 @@ class Change:
         return self.old_text is not None and self.new_text is not None and _norm(self.old_text) != _norm(self.new_text)
 
     @property
+    def edit(self) -> str | None:
+        """How the text differs: :data:`EDIT_REFERENCES` (only renumbered rule references), :data:`EDIT_TEXT`
+        (anything else), None when it does not (or one side is absent)."""
+        if not self.text_changed:
+            return None
+        assert self.old_text is not None and self.new_text is not None
+        return EDIT_REFERENCES if masked_equal(self.old_text, self.new_text) else EDIT_TEXT
+
+    @property
     def label(self) -> str:
         """'601.2f', '701.4 → 701.5', or a glossary term."""
         old, new = _label(self.old_id), _label(self.new_id)
@@ -94,7 +107,7 @@ class Change:
         out = {"status": self.status, "kind": self.kind, "old": self.old_id, "new": self.new_id}
         if with_text:
             out |= {"old_text": self.old_text, "new_text": self.new_text, "similarity": round(self.similarity, 4),
-                    "text_changed": self.text_changed, "ops": [[o.op, o.text] for o in self.ops]}
+                    "text_changed": self.text_changed, "edit": self.edit, "ops": [[o.op, o.text] for o in self.ops]}
         return out
 
 
@@ -129,9 +142,18 @@ class VersionDiff:
             counts[c.status] += 1
         return counts
 
+    def edit_counts(self) -> dict[str, int]:
+        """Changed and moved nodes whose text differs, by :attr:`Change.edit`."""
+        counts = dict.fromkeys((EDIT_TEXT, EDIT_REFERENCES), 0)
+        for c in self.changes:
+            if c.edit:
+                counts[c.edit] += 1
+        return counts
+
     def to_json(self) -> dict:
         """Every node's classification (texts and inline ops for those that are not unchanged)."""
         return {"old": self.old.to_json(), "new": self.new.to_json(), "lang": self.new.lang, "counts": self.counts(),
+                "edits": self.edit_counts(),
                 "thresholds": [MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT],
                 "changes": [c.to_json(with_text=c.status != "unchanged") for c in self.changes],
                 "retargeted_refs": [r.to_json() for r in self.retargeted]}
@@ -231,8 +253,8 @@ def diff_nodes(old_nodes: Iterable[Node], new_nodes: Iterable[Node], lang: str) 
                 pair_of[i] = i
     changes: list[Change] = []
     for o, n in pair_of.items():
-        status = "moved" if o != n else "unchanged" if similarity[o] == 1.0 else "changed"
-        differ = status != "unchanged" and _norm(old_content[o]) != _norm(new_content[n])
+        differ = _norm(old_content[o]) != _norm(new_content[n])  # renumbered citations count: similarity masks them
+        status = "moved" if o != n else "changed" if differ else "unchanged"
         ops = inline_ops(old_content[o], new_content[n], lang) if differ else ()
         changes.append(Change(status, new[n].kind, o, n, old_content[o], new_content[n], similarity[o], ops))
     paired_new = set(pair_of.values())
@@ -368,6 +390,11 @@ def _match_moves(old, new, old_content, new_content, loose_old, loose_new, pair_
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
+
+
+def masked_equal(a: str, b: str) -> bool:
+    """Whether two texts are the same once whitespace is normalised and every rule number masked."""
+    return _RULE_NUMBER.sub("#", _norm(a)) == _RULE_NUMBER.sub("#", _norm(b))
 
 
 def _display_tokens(text: str, lang: str) -> list[str]:

@@ -30,6 +30,7 @@ class HistoryEntry:
     text: str | None
     previous_id: str | None = None  # the id in the previous version (renumbered: differs from node_id)
     ops: tuple[TextOp, ...] = ()
+    edit: str | None = None  # how the text changed: 'references' (renumbered citations only) or 'text' (Change.edit)
 
     @property
     def label(self) -> str:
@@ -37,7 +38,8 @@ class HistoryEntry:
 
     def to_json(self) -> dict:
         return {"version": self.version, "effective_date": self.effective_date, "id": self.node_id, "status": self.status,
-                "previous_id": self.previous_id, "text": self.text, "ops": [[o.op, o.text] for o in self.ops]}
+                "previous_id": self.previous_id, "text": self.text, "edit": self.edit,
+                "ops": [[o.op, o.text] for o in self.ops]}
 
 
 @dataclass(frozen=True)
@@ -126,4 +128,4 @@ def _entry(version: VersionInfo, change: Change) -> HistoryEntry:
     if change.status == "removed":
         return HistoryEntry(version.version, version.effective_date, change.old_id, "removed", None, change.old_id)
     return HistoryEntry(version.version, version.effective_date, change.new_id, change.status, change.new_text,
-                        change.old_id, change.ops)
+                        change.old_id, change.ops, change.edit)
