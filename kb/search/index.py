@@ -73,15 +73,13 @@ def index_identity() -> dict[str, str]:
     the Sudachi dictionary and tokenizer versions. Recorded with the Whoosh indexes and the site's static search."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from kb.search import analysis
-
     def installed(name: str) -> str:
         try:
             return version(name)
         except PackageNotFoundError:
             return "none"
 
-    code = Path(analysis.__file__).read_bytes()
+    code = (Path(__file__).parent / "analysis.py").read_bytes()
     return {"analysis": hashlib.sha256(code).hexdigest()[:16],
             "dictionary": f"sudachidict-core {installed('sudachidict-core')}, sudachipy {installed('sudachipy')}"}
 

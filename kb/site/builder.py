@@ -48,6 +48,7 @@ class BuildReport:
     search_written: int = 0
     broken: list[str] = field(default_factory=list)  # "cr/601.html: ../cr/728.html#728 (no such page)"
     unresolved: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # one line each: work redone for a reason (a stale search index)
     seconds: float = 0.0
 
 
@@ -146,9 +147,13 @@ def normalize_base_url(base_url: str | None) -> str | None:
 
 def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer], base_url: str | None = None) -> str:
     """A hash of everything a build reads: every node's content hash, the references, the documents (versions, dates,
-    when ingested), the templates, the page producers, the code that makes pages and the base URL. Equal to the previous
+    when ingested), the templates, the page producers, the code that makes pages, the search analysis and dictionary
+    and the base URL. Equal to the previous
     build's: nothing to do."""
-    digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|".encode())
+    from kb.search.index import index_identity  # the static search's analysis and dictionary
+
+    identity = sorted(index_identity().items())
+    digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
     for producer in producers:  # by name and code (two lambdas share a name)
         code = getattr(producer, "__code__", None)
         digest.update(f"{producer.__module__}.{producer.__qualname__}|".encode())
@@ -279,7 +284,7 @@ def _export_search(site, previous: dict, out: Path, staging: Path, files: dict, 
             raise _StaleSite(rel) from None
 
     try:
-        written, state = export_search(site, previous.get("search", {}), read_old)
+        written, state = export_search(site, previous.get("search", {}), read_old, report.notices.append)
     except _StaleSite:
         written, state = export_search(site, {}, read_old)
     for rel in state["files"]:
