@@ -19,7 +19,7 @@ from kb.site.page import Page
 from kb.site.paths import href
 from kb.store import Store
 from kb.versions.diff import VersionDiff
-from kb.versions.history import consecutive_diffs, histories
+from kb.versions.history import changed_histories, consecutive_summaries
 
 INDEX_PAGE = "changes/index.html"
 FEED_PAGE = "changes/feed.xml"
@@ -41,18 +41,18 @@ def change_page(lang: str, old: str, new: str) -> str:
 
 
 def gather_changes(store: Store, shown: Iterable[tuple[str | None, str | None]]) -> ChangesData:
-    """Diff consecutive versions of every language; keep the histories of the shown (version, lang) pairs' nodes
-    that changed at some point."""
+    """Diff consecutive versions of every language (summaries cached per version pair); keep the histories of the
+    shown (version, lang) pairs' nodes that changed at some point."""
     data = ChangesData()
     shown = [(v, lg) for v, lg in shown if v and lg]
     langs = sorted({d.lang for d in store.documents() if d.version})
     for lang in langs:
-        versions, diffs = consecutive_diffs(store, lang)
+        versions, diffs = consecutive_summaries(store, lang)  # cached per version pair
         data.pairs += [_pair(d) for d in diffs]
         wanted = {v for v, lg in shown if lg == lang}
         if not wanted:
             continue
-        for key, lineage in histories(store, lang, (versions, diffs)).items():
+        for key, lineage in changed_histories(lang, versions, diffs).items():
             if key.version in wanted and lineage.changed:
                 name = key.id.split(":", 1)[1] if key.id.startswith("cr:") else key.id
                 data.history[(lang, name)] = [_entry(e) for e in lineage.entries]

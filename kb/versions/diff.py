@@ -54,7 +54,7 @@ CACHE_DIR = "diff-cache"
 CACHE_FORMAT = 4  # bump when the classification changes
 EDIT_REFERENCES = "references"  # Change.edit: only the rule numbers cited in the text differ
 EDIT_TEXT = "text"  # Change.edit: an edit of substance
-CACHE_KEEP = 16
+CACHE_KEEP = 64  # entries: a full classification and a summary per version pair
 STATUSES = ("added", "removed", "changed", "moved", "unchanged")
 KIND_LEVELS = (CHAPTER, SECTION, RULE, SUBRULE, GLOSSARY)  # matched in this order so parents are known first
 EXAMPLE_LABEL = {"en": "Example: ", "ja": "例："}
@@ -135,11 +135,13 @@ class VersionDiff:
     new: VersionInfo
     changes: tuple[Change, ...]
     retargeted: tuple[RetargetedRef, ...]
+    omitted_unchanged: int = 0  # unchanged nodes left out of ``changes`` (a summary: :func:`diff_summary`)
 
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
         for c in self.changes:
             counts[c.status] += 1
+        counts["unchanged"] += self.omitted_unchanged
         return counts
 
     def edit_counts(self) -> dict[str, int]:
@@ -161,7 +163,35 @@ class VersionDiff:
 
 def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDiff:
     """Compare two versions of one language in the store (the classification is cached, see :func:`cached_changes`)."""
-    changes = cached_changes(store, old, new)
+    return _diff(store, old, new, cached_changes(store, old, new))
+
+
+def diff_summary(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDiff:
+    """:func:`diff_versions` without the unchanged nodes (only counted), kept whole in ``<kb_dir>/diff-cache/`` under
+    the pair's :func:`version_digest` s and the digest of the unversioned nodes (whose references are checked for
+    retargeting): what a site rebuild reads for each version pair, recomputed only when one of them changed."""
+    key = hashlib.sha256(json.dumps(["summary", CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
+                                     version_digest(store, old.version, old.lang),
+                                     version_digest(store, new.version, new.lang),
+                                     version_digest(store, UNVERSIONED, new.lang)]).encode()).hexdigest()[:32]
+    path = store.path.parent / CACHE_DIR / f"summary-{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        os.utime(path)  # recently used: kept (see _write_cache)
+        return VersionDiff(old, new, tuple(_change(row) for row in data["changes"]),
+                           tuple(RetargetedRef(*row) for row in data["retargeted"]), data["unchanged"])
+    except (FileNotFoundError, ValueError, TypeError, KeyError):
+        pass
+    full = diff_versions(store, old, new)
+    summary = VersionDiff(old, new, tuple(c for c in full.changes if c.status != "unchanged"), full.retargeted,
+                          full.counts()["unchanged"])
+    _write_cache(path, json.dumps({"changes": [_row(c) for c in summary.changes], "unchanged": summary.omitted_unchanged,
+                                   "retargeted": [[r.source_id, r.source_version, r.source_lang, r.target, r.moved_to,
+                                                   r.now_at_target] for r in summary.retargeted]}, ensure_ascii=False))
+    return summary
+
+
+def _diff(store: Store, old: VersionInfo, new: VersionInfo, changes: list[Change]) -> VersionDiff:
     refs: dict[tuple[str, str], dict[str, list[Ref]]] = defaultdict(lambda: defaultdict(list))
     for version, lang, node_id, kind, target, text, cited in store.db.execute(
             "SELECT version, lang, node_id, kind, target, text, cited_version FROM refs WHERE version IN (?, ?, ?)"
@@ -172,30 +202,41 @@ def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDi
     return VersionDiff(old, new, tuple(changes), tuple(retargeted))
 
 
+def version_digest(store: Store, version: str, lang: str) -> str:
+    """A hash of one version's nodes (ids and content hashes, which cover the references parsed from them)."""
+    rows = store.db.execute("SELECT id, content_hash FROM nodes WHERE version=? AND lang=? ORDER BY id",
+                            (version, lang)).fetchall()
+    return hashlib.sha256(json.dumps([version, lang, rows]).encode()).hexdigest()[:32]
+
+
 def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Change]:
     """:func:`diff_nodes` of two stored versions, kept in ``<kb_dir>/diff-cache/`` under a hash of both versions' node
     hashes (so a rebuild after an unrelated change does not compare the versions again)."""
-    digest = hashlib.sha256(f"{CACHE_FORMAT}|{MOVE_THRESHOLD}|{MOVE_THRESHOLD_SAME_PARENT}|{new.lang}".encode())
-    for info in (old, new):
-        rows = store.db.execute("SELECT id, content_hash FROM nodes WHERE version=? AND lang=? ORDER BY id",
-                                (info.version, info.lang)).fetchall()
-        digest.update(json.dumps([info.version, rows]).encode())
-    path = store.path.parent / CACHE_DIR / f"{digest.hexdigest()[:32]}.json"
+    key = json.dumps([CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
+                      version_digest(store, old.version, old.lang), version_digest(store, new.version, new.lang)])
+    path = store.path.parent / CACHE_DIR / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-        return [Change(*row[:7], tuple(TextOp(*op) for op in row[7])) for row in rows]
+        changes = [_change(row) for row in json.loads(path.read_text(encoding="utf-8"))]
+        os.utime(path)  # recently used: kept (see _write_cache)
+        return changes
     except (FileNotFoundError, ValueError, TypeError):
         pass
     changes = diff_nodes(store.nodes(old.version, old.lang, KIND_LEVELS), store.nodes(new.version, new.lang, KIND_LEVELS),
                          new.lang)
-    rows = [[c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops]]
-            for c in changes]
-    _write_cache(path, json.dumps(rows, ensure_ascii=False))
+    _write_cache(path, json.dumps([_row(c) for c in changes], ensure_ascii=False))
     return changes
 
 
+def _row(c: Change) -> list:
+    return [c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops]]
+
+
+def _change(row: list) -> Change:
+    return Change(*row[:7], tuple(TextOp(*op) for op in row[7]))
+
+
 def _write_cache(path: Path, text: str) -> None:
-    """Write atomically, keeping the :data:`CACHE_KEEP` most recently written entries."""
+    """Write atomically, keeping the :data:`CACHE_KEEP` most recently written or read entries."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
