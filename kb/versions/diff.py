@@ -193,10 +193,10 @@ def diff_summary(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDif
 
 def _diff(store: Store, old: VersionInfo, new: VersionInfo, changes: list[Change]) -> VersionDiff:
     refs: dict[tuple[str, str], dict[str, list[Ref]]] = defaultdict(lambda: defaultdict(list))
-    for version, lang, node_id, kind, target, text, cited in store.db.execute(
-            "SELECT version, lang, node_id, kind, target, text, cited_version FROM refs WHERE version IN (?, ?, ?)"
-            " AND kind IN (?, ?) ORDER BY version, lang, node_id, seq", (old.version, new.version, UNVERSIONED, REF_RULE, REF_SECTION)):
-        refs[(version, lang)][node_id].append(Ref(kind, target, text, version=cited))
+    for version in dict.fromkeys((old.version, new.version, UNVERSIONED)):
+        for sr in store.refs(version, kinds=(REF_RULE, REF_SECTION)):
+            ref = sr.ref
+            refs[(version, sr.source_key.lang)][sr.source_key.id].append(Ref(ref.kind, ref.target, ref.text, version=ref.version))
     unversioned = {i: r for (v, lang), by_id in refs.items() if v == UNVERSIONED and lang == new.lang for i, r in by_id.items()}
     retargeted = find_retargeted(changes, refs[(old.version, old.lang)], refs[(new.version, new.lang)], unversioned, new)
     return VersionDiff(old, new, tuple(changes), tuple(retargeted))
@@ -204,8 +204,7 @@ def _diff(store: Store, old: VersionInfo, new: VersionInfo, changes: list[Change
 
 def version_digest(store: Store, version: str, lang: str) -> str:
     """A hash of one version's nodes (ids and content hashes, which cover the references parsed from them)."""
-    rows = store.db.execute("SELECT id, content_hash FROM nodes WHERE version=? AND lang=? ORDER BY id",
-                            (version, lang)).fetchall()
+    rows = store.content_hashes(version, lang)
     return hashlib.sha256(json.dumps([version, lang, rows]).encode()).hexdigest()[:32]
 
 
