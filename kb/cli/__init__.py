@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ingest.kinds import KIND_NAMES
 from kb.errors import KbError
 from kb.store import Store
 
@@ -56,8 +57,8 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
 
 @main.command()
 @click.argument("sources", nargs=-1, required=False)
-@click.option("--kind", type=click.Choice(["cr-text", "wisdom-guild", "mtgwiki", "release-notes"]), default=None,
-              help="Force the source kind instead of detecting it.")
+@click.option("--kind", type=click.Choice(KIND_NAMES), default=None,
+              help="Force the source kind instead of detecting it (an error when the sources hold nothing of it).")
 @click.option("--from-cache", "from_cache", is_flag=False, flag_value="all", default=None, metavar="[SITE]",
               help="Parse what 'kb fetch' stored in the cache (all sites, or one).")
 @click.option("--strict", is_flag=True, help="Turn warnings and unresolved references into failure.")
@@ -69,7 +70,8 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
     \b
     Example:
         kb ingest data/
-        kb ingest MagicCompRules-20260116.txt JPN_CR_20231117.txt
+        kb ingest MagicCompRules-20260116.txt JPN_CR_20231117_0.txt JPN_CR_20250725_0.rb.html
+        kb ingest https://mtg-jp.com/gameplay/rules/docs/0000000/
         kb ingest --kind wisdom-guild saved/701.34.html
     """
     from kb.pipeline import ingest_sources
@@ -90,9 +92,9 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
 
 
 def print_ingest_report(report, *, quiet: bool = False) -> None:
+    for line in report.failed:  # even with --quiet: a source that could not be read is never silent
+        click.echo(f"error: {line}", err=True)
     if not quiet:
-        for line in report.failed:
-            click.echo(f"error: {line}", err=True)
         for w in report.warnings:
             click.echo(f"warning: {w}", err=True)
         for d in report.links.diagnostics[:50]:
