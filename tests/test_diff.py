@@ -196,7 +196,7 @@ def test_a_text_that_differs_only_in_renumbered_references_is_changed_and_labell
 
 
 def test_reference_renumbering_in_kb_diff_json_text_and_the_changes_page(tmp_path):
-    text = (DATA / "JPN_CR_20231117.txt").read_text(encoding="utf-8-sig")
+    text = (DATA / "JPN_CR_20231117_0.txt").read_text(encoding="utf-8-sig")
     later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日")
     rule_601_3 = next(line for line in later.splitlines() if line.startswith("601.3. "))
     assert "rule 728〔" in rule_601_3
@@ -205,7 +205,7 @@ def test_reference_renumbering_in_kb_diff_json_text_and_the_changes_page(tmp_pat
     newer.write_text(later, encoding="utf-8")
     kb = ["--kb-dir", str(tmp_path / "kb")]
     runner = CliRunner()
-    assert runner.invoke(main, [*kb, "ingest", "-q", str(DATA / "JPN_CR_20231117.txt"), str(newer)]).exit_code == 0
+    assert runner.invoke(main, [*kb, "ingest", "-q", str(DATA / "JPN_CR_20231117_0.txt"), str(newer)]).exit_code == 0
     data = json.loads(runner.invoke(main, [*kb, "diff", "20231117.0", "20240301.0", "--json"]).output)
     [change] = [c for c in data["changes"] if c["status"] != "unchanged"]
     assert (change["new"], change["status"], change["edit"]) == ("cr:601.3", "changed", "references")

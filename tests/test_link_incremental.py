@@ -11,7 +11,7 @@ from kb.model import UNVERSIONED
 from kb.pipeline import ingest_sources
 from kb.store import Store
 
-JA_CR = DATA / "JPN_CR_20231117.txt"
+JA_CR = DATA / "JPN_CR_20231117_0.txt"
 
 
 def later_version(folder, edit: str = "だけ"):
