@@ -46,7 +46,8 @@ def test_linking_one_version_at_a_time_equals_linking_everything(tmp_path):
         full_report = stored_report(whole)
         assert (full_report.resolved, full_report.unresolved) == (stepwise_report.resolved, stepwise_report.unresolved)
         assert [str(d) for d in full_report.diagnostics] == [str(d) for d in stepwise_report.diagnostics]
-    from_wiki = [sr for sr in whole_refs_from_unversioned(tmp_path / "kb-a") if sr.target_key and sr.target_key.id.startswith("cr:")]
+    from_wiki = [sr for sr in whole_refs_from_unversioned(tmp_path / "kb-a")
+                 if sr.target_key and sr.target_key.id.startswith("cr:")]
     assert {sr.target_key.version for sr in from_wiki if not sr.ref.version} == {"20240301.0"}  # the newest
     assert {sr.target_key.version for sr in from_wiki if sr.ref.version} == {"20231117.0"}  # the one they quote
     kinds = {row[4] for row in stepwise}

@@ -246,7 +246,7 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     recorded: dict[str, dict] = state.get("scopes", {})
     scopes: dict[str, list] = {}
     added = updated = removed = 0
-    for name, info in recorded.items():  # scopes no longer stored
+    for info in recorded.values():  # scopes no longer stored
         version, lang = info[0], info[1]
         if (version, lang) not in wanted:
             shutil.rmtree(scope_dir(root, version, lang), ignore_errors=True)
@@ -294,10 +294,8 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
             for docnum, stored in writer.searcher().reader().iter_docs():
                 if stored["key"] in changed or stored["key"] not in wanted:
                     writer.delete_document(docnum)
-        if len(changed) <= FEW_CHANGES:
-            nodes = (store.node(_key(k)) for k in sorted(changed))
-        else:
-            nodes = store.nodes(version, lang)
+        few = len(changed) <= FEW_CHANGES
+        nodes = (store.node(_key(k)) for k in sorted(changed)) if few else store.nodes(version, lang)
         for node in nodes:
             if node is None:
                 continue

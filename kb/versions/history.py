@@ -2,8 +2,8 @@
 
 Entry points: :func:`histories` (every lineage of one language), :func:`rule_history` (the one a user names, for
 ``kb history``) and :func:`changed_histories` (only the lineages in which something happened, from the cached
-summaries of each version pair, for the site: its cost follows the number of changes, not of nodes times versions). Consecutive versions (by effective date) are compared with :mod:`kb.versions.diff`; a
-lineage links a node to its counterpart in the next version (same rule, changed or renumbered), so ``701.40``
+summaries of each version pair, for the site: its cost follows the number of changes, not of nodes times versions).
+Consecutive versions (by effective date) are compared with :mod:`kb.versions.diff`; a lineage links a node to its counterpart in the next version (same rule, changed or renumbered), so ``701.40``
 in 2025-11-14 (Manifest) leads back to ``701.34`` in 2023-11-17.
 """
 
@@ -106,7 +106,7 @@ def histories(store: Store, lang: str, diffs: tuple[list[VersionInfo], list[Vers
 def consecutive_summaries(store: Store, lang: str) -> tuple[list[VersionInfo], list[VersionDiff]]:
     """The versions of ``lang``, oldest first, and the :func:`kb.versions.diff.diff_summary` of each one and the next."""
     versions = sorted(list_versions(store, lang), key=VersionInfo.sort_key)
-    return versions, [diff_summary(store, a, b) for a, b in zip(versions, versions[1:])]
+    return versions, [diff_summary(store, a, b) for a, b in zip(versions, versions[1:], strict=False)]
 
 
 def changed_histories(lang: str, versions: list[VersionInfo], steps: list[VersionDiff]) -> dict[NodeKey, RuleHistory]:
@@ -119,7 +119,7 @@ def changed_histories(lang: str, versions: list[VersionInfo], steps: list[Versio
     first = versions[0]
     lineages: list[list[HistoryEntry]] = []
     current: dict[str, list[HistoryEntry]] = {}  # id in the version just processed → its lineage (tracked ones)
-    for k, (version, step) in enumerate(zip(versions[1:], steps), start=1):
+    for k, (version, step) in enumerate(zip(versions[1:], steps, strict=True), start=1):
         following: dict[str, list[HistoryEntry]] = {}
         moved_on = set()
         for change in step.changes:
