@@ -3,8 +3,9 @@
 Entry points: :func:`histories` (every lineage of one language), :func:`rule_history` (the one a user names, for
 ``kb history``) and :func:`changed_histories` (only the lineages in which something happened, from the cached
 summaries of each version pair, for the site: its cost follows the number of changes, not of nodes times versions).
-Consecutive versions (by effective date) are compared with :mod:`kb.versions.diff`; a lineage links a node to its counterpart in the next version (same rule, changed or renumbered), so ``701.40``
-in 2025-11-14 (Manifest) leads back to ``701.34`` in 2023-11-17.
+Consecutive versions (by effective date) are compared with :mod:`kb.versions.diff`; a lineage links a node to its
+counterpart in the next version (same rule, changed or renumbered), so ``701.40`` in 2025-11-14 (Manifest) leads back
+to ``701.34`` in 2023-11-17.
 """
 
 from __future__ import annotations
