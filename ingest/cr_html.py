@@ -37,7 +37,8 @@ _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr
            "figure", "figcaption", "address", "form"}
 _SPACES = re.compile(r"\s+")
 _LOOKED_AT = 256 * 1024
-_NUMBER_ALONE = re.compile(rf"^{rulenum.CHAPTER}\d{{0,2}}(?:\.\d{{1,3}}{rulenum.LETTER_CANDIDATE}?)?\.?$")  # 1. / 100. / 100.1a
+# 1. / 100. / 100.1. / 100.1a, and the headings 0. はじめに and 10. 用語集
+_NUMBER_ALONE = re.compile(rf"^(?:{rulenum.NUMBER}|{rulenum.SUBRULE_CANDIDATE}|\d{{1,2}})\.?$")
 _SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
 
 
