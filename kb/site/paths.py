@@ -52,7 +52,8 @@ _WINDOWS_DEVICES = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$")
 _RESERVED = frozenset(["index"])  # every folder's index page
 _PREFIX_FOLDERS = {"gl": "glossary", "wiki": "wiki", "note": "notes", "card": "cards"}
 # English words a title keeps in lower case unless first (how card names and glossary entries are written)
-SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of", "on", "or", "over", "the", "to", "upon", "with"})
+SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of", "on", "or",
+                         "over", "the", "to", "upon", "with"})
 _WORD = re.compile(r"(?:^|(?<=[ \-]))[a-z][a-z0-9]*")
 
 
