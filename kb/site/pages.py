@@ -172,7 +172,8 @@ def glossary_pages(site: SiteData) -> Iterable[Page]:
     articles = term_articles(site)
     groups: dict[str, list] = {}
     for entry in entries:
-        groups.setdefault(_row(_term_reading(entry)), []).append({"label": entry.label, "english": _english_name(entry), "url": entry.url})
+        groups.setdefault(_row(_term_reading(entry)), []).append(
+            {"label": entry.label, "english": _english_name(entry), "url": entry.url})
     yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の五十音順索引。",
                {"site": site_ctx, "groups": list(groups.items())})
     for entry in entries:
