@@ -6,7 +6,8 @@ Pure function of the bytes: :func:`parse_cr_html`. The page is turned into text 
 dropped — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
 :func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
 date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
-term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title. :func:`looks_like_cr_html` tells such a page by its text (the title
+term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title.
+:func:`looks_like_cr_html` tells such a page by its text (the title
 and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``<meta charset>``, else UTF-8, else CP932
 (a declared charset the bytes are not in: sniffed, with a warning).
 """
