@@ -12,7 +12,7 @@ from lxml import html as lxml_html
 
 from kb.cli import main
 from kb.search import Searcher, analysis
-from kb.search.index import recorded_dictionary
+from kb.search.index import recorded_user_dictionary
 from kb.store import NodeKey, Store
 from kb.versions.current import current_view
 
@@ -157,7 +157,7 @@ def test_every_search_url_is_a_page_of_the_site(bilingual_kb, bilingual_site):
 
 def test_glossary_terms_and_wiki_titles_are_single_words(bilingual_kb):
     with Store.open(bilingual_kb, create=False) as store, Searcher(store) as searcher:
-        digest = recorded_dictionary(store)
+        digest = recorded_user_dictionary(store)
         assert digest and (bilingual_kb / "userdict" / f"{digest}.dic").is_file()
         assert analysis.user_dictionary_id() == digest
         terms = analysis.index_terms("接死を持つクリーチャー")
