@@ -19,7 +19,7 @@ from ingest.kinds import authority, kinds_of_site, parse_source
 from ingest.sites import PAGE
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
-from kb.model import Diagnostic, Document
+from kb.model import UNVERSIONED, Diagnostic, Document
 from kb.store import Store, default_kb_dir
 from kb.store.lock import writer_lock
 
@@ -74,7 +74,7 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
 
 
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
-    """Store parsed documents and re-link the whole store in one transaction, then update the search index (holding
+    """Store parsed documents and link what they changed in one transaction, then update the search index (holding
     the kb folder's writer lock)."""
     with writer_lock(store.kb_dir):
         return _ingest_documents(store, documents, report, strict)
@@ -84,11 +84,13 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
+    changed: set[tuple[str, str]] = set()  # (version, lang) of the documents stored
     ranks = authority()
     with store.transaction():
         for doc in documents:
             if store.put_document(doc, ranks.get(doc.kind, 0)):
                 report.stored += 1
+                changed.add((doc.version, doc.lang))
             else:
                 report.unchanged += 1
         if not report.stored:  # the store is as it was: so are its links and its search index
@@ -97,7 +99,8 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
                 raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
                               f"{len(report.failed)} failed sources")
             return report
-        report.links = link(store)
+        # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve.link
+        report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed)
         if strict and (report.warnings or report.failed or report.links.total_unresolved):
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
                           f"{len(report.failed)} failed sources; nothing was stored")
