@@ -100,13 +100,15 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
                               f"{len(report.failed)} failed sources")
             return report
         # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve.link
-        report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed)
+        rewritten = store.take_rewritten()  # the nodes that changed: only they (and what names them) are linked again
+        report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed, rewritten)
         if strict and (report.warnings or report.failed or report.links.total_unresolved):
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
                           f"{len(report.failed)} failed sources; nothing was stored")
     from kb.search.index import update_index
 
-    report.index = update_index(store)  # after the commit: only nodes whose content changed are re-indexed
+    # after the commit: only the changed versions' nodes are compared, and those whose content changed re-indexed
+    report.index = update_index(store, scopes=None if any(v == UNVERSIONED for v, _ in changed) else changed)
     return report
 
 
