@@ -115,7 +115,10 @@ def parse_source(source: str, data: bytes, kind: str | None = None) -> Document:
 
 
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
-    """Store parsed documents and re-link the whole store in one transaction."""
+    """Store parsed documents and re-link the whole store in one transaction; then reconcile the search index
+    with the store — also when nothing changed, so that an index left behind by an ingest that was killed or
+    interrupted after the commit (or by an older failure) is completed: every node missing from the index or
+    stale in it is indexed again."""
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
@@ -125,19 +128,19 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
                 report.stored += 1
             else:
                 report.unchanged += 1
-        if not report.stored:  # the store is as it was: so are its links and its search index
-            report.links = stored_report(store)
-            if strict and (report.warnings or report.failed or report.links.total_unresolved):
-                raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
-                              f"{len(report.failed)} failed sources")
-            return report
-        report.links = link(store)
+        report.links = link(store) if report.stored else stored_report(store)  # unchanged: so are the links
         if strict and (report.warnings or report.failed or report.links.total_unresolved):
+            first = next(iter([*report.failed, *map(str, report.warnings), *map(str, report.links.diagnostics)]), "")
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
-                          f"{len(report.failed)} failed sources; nothing was stored")
+                          f"{len(report.failed)} failed sources" + ("; nothing was stored" if report.stored else "")
+                          + (f"; first: {first}" if first else ""))
     from kb.search.index import update_index
 
-    report.index = update_index(store)  # after the commit: only nodes whose content changed are re-indexed
+    try:
+        report.index = update_index(store)  # only nodes missing from the index or changed are (re)indexed
+    except KeyboardInterrupt:
+        raise KbError(f"{store.path}: interrupted while updating the search index; the sources are stored: "
+                      "run 'kb index' (or 'kb ingest' again) to complete the index") from None
     return report
 
 

@@ -19,10 +19,17 @@ One document per node key (version, lang, id). Fields:
 Building is the costly part of an ingest, so :func:`node_fields` analyses each text once and hands Whoosh the
 terms (:class:`kb.search.analysis.PreAnalysed`); :class:`kb.search.codec.BulkWriter` writes them with
 :class:`kb.search.codec.IndexCodec`. An index an older kb wrote (other fields or formats) is rebuilt.
+
+Whoosh keeps no checksums, so each update records the size and SHA-256 of every index file in
+``index/checksums.json`` (:data:`CHECKSUMS`); :func:`index_damage` compares the files with it. A damaged index
+(a file missing, cut or changed since kb wrote it) is rebuilt by :func:`update_index`, and a search that fails on
+one says so and names the remedy (:func:`damaged_index_error`).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import pickle
 import re
@@ -35,6 +42,7 @@ from kb.store import NodeKey, Store
 
 INDEX_DIR = "index"
 INDEX_NAME = "nodes"
+CHECKSUMS = "checksums.json"
 
 
 @dataclass(frozen=True)
@@ -126,7 +134,10 @@ def node_fields(node: Node, content_hash: str) -> dict:
 def open_index(store: Store):
     """The index for ``store`` (KbError when there is none yet, or it was written by an older kb)."""
     path = index_dir(store)
-    ix = _open_existing(path)
+    try:
+        ix = _open_existing(path)
+    except KbError as error:
+        raise damaged_index_error(store, error) or error from error.__cause__
     if ix is None:
         raise KbError(f"{path}: no search index; run 'kb index' (or 'kb ingest' again)")
     return ix
@@ -142,10 +153,81 @@ def _open_existing(path: Path):
         raise KbError(f"{path}: the search index was written by an older kb; run 'kb index --rebuild'") from error
 
 
+def index_damage(store: Store) -> str | None:
+    """Why the index files differ from what the last index update wrote (a file missing, cut or changed), or
+    None when they are as written (or there is no index)."""
+    path = index_dir(store)
+    try:
+        recorded = json.loads((path / CHECKSUMS).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None if not any(path.glob("*.toc")) else f"{path / CHECKSUMS} is missing"
+    except (OSError, ValueError) as error:
+        return f"{path / CHECKSUMS} cannot be read ({error})"
+    if not isinstance(recorded, dict):
+        return f"{path / CHECKSUMS} is not what kb writes"
+    for name, (size, digest) in sorted(recorded.items()):
+        file = path / name
+        try:
+            if file.stat().st_size != size:
+                return f"{file} has {file.stat().st_size} bytes, not {size}"
+            if _sha256(file) != digest:
+                return f"{file} changed since kb wrote it"
+        except FileNotFoundError:
+            return f"{file} is missing"
+    return None
+
+
+def damaged_index_error(store: Store, error: BaseException) -> KbError | None:
+    """The error to raise when reading the index failed with ``error`` because the index is damaged; None when
+    the files are as written (then ``error`` is a bug, not damage)."""
+    why = index_damage(store)
+    if why is None:
+        return None
+    return KbError(f"{index_dir(store)}: the search index is damaged ({why}); run 'kb index' to rebuild it")
+
+
+def _sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with open(file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _record_checksums(path: Path) -> None:
+    """Write :data:`CHECKSUMS` for the index files in ``path`` now (Whoosh's lock file aside)."""
+    files = {f.name: [f.stat().st_size, _sha256(f)] for f in sorted(path.iterdir())
+             if f.is_file() and f.name != CHECKSUMS and not f.name.endswith("_WRITELOCK") and not f.name.startswith(".")}
+    tmp = path / f".{CHECKSUMS}.{os.getpid()}"
+    tmp.write_text(json.dumps(files, indent=0), encoding="utf-8")
+    os.replace(tmp, path / CHECKSUMS)
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    """What :func:`verify_index` found: the damage it repaired (None when there was none) and the update."""
+
+    damage: str | None
+    report: IndexReport
+
+
+def verify_index(store: Store) -> IndexCheck:
+    """``kb index``: check the index files against their checksums and every indexed document against the store;
+    a damaged index is rebuilt, missing or stale documents are (re)indexed."""
+    damage = index_damage(store)
+    if damage is None:
+        try:
+            return IndexCheck(None, update_index(store))
+        except Exception as error:  # unreadable although the files are as written: say what Whoosh said
+            damage = f"{type(error).__name__}: {error}"
+    return IndexCheck(damage, update_index(store, rebuild=True))
+
+
 def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     """Bring the index in line with the store, touching only nodes whose content hash changed.
 
-    An index written with other fields or field formats (an older kb) is rebuilt whole."""
+    An index written with other fields or field formats (an older kb), or damaged (:func:`index_damage`), is
+    rebuilt whole."""
     from whoosh import index
 
     from kb.search.codec import BulkWriter, IndexCodec
@@ -154,10 +236,13 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     os.makedirs(path, exist_ok=True)
     current = schema()
     try:
-        ix = None if rebuild else _open_existing(path)
+        ix = None if rebuild or index_damage(store) else _open_existing(path)
     except KbError:  # unreadable: outdated
         ix = None
-    if ix is None or ix.schema != current:  # new, asked for, or outdated
+    if ix is None or ix.schema != current:  # new, asked for, damaged or outdated
+        for stale in path.glob("*"):  # a damaged index's files would otherwise linger beside the new one
+            if stale.is_file() and not stale.name.endswith("_WRITELOCK"):
+                stale.unlink()
         ix = index.create_in(path, current, indexname=INDEX_NAME)
         indexed: dict[str, str] = {}
     else:
@@ -167,6 +252,8 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     changed = {k for k, h in wanted.items() if indexed.get(k) != h}
     removed = [k for k in indexed if k not in wanted]
     if not changed and not removed:
+        if not (path / CHECKSUMS).exists():
+            _record_checksums(path)
         return IndexReport(0, 0, 0, len(wanted))
     writer = BulkWriter(ix, limitmb=256, codec=IndexCodec())
     try:
@@ -181,6 +268,8 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     except BaseException:
         writer.cancel()
         raise
+    (path / CHECKSUMS).unlink(missing_ok=True)  # from here until recorded again, the files are in flux
     writer.commit()
+    _record_checksums(path)
     updated = sum(1 for k in changed if k in indexed)
     return IndexReport(len(changed) - updated, updated, len(removed), len(wanted))

@@ -156,8 +156,14 @@ class Searcher:
         from kb.search.index import open_index
 
         self.store = store
-        self.index = open_index(store)
-        self.whoosh = self.index.searcher(weighting=scoring.BM25F())
+        try:
+            self.index = open_index(store)
+            self.whoosh = self.index.searcher(weighting=scoring.BM25F())
+        except Exception as error:
+            damaged = self._damaged(error)
+            if damaged is None:
+                raise
+            raise damaged from error
         self._scopes: dict[tuple, set[int]] = {}
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
 
@@ -175,6 +181,22 @@ class Searcher:
         if limit < 1:
             raise KbError(f"--limit {limit}: give at least 1")
         q = parse_query(query, kind=kind, lang=lang, version=version)
+        try:
+            return self._search(q, limit)
+        except Exception as error:
+            damaged = self._damaged(error)
+            if damaged is None:
+                raise
+            raise damaged from error
+
+    def _damaged(self, error: Exception) -> KbError | None:
+        """The damaged index ``error`` comes from, naming the remedy; None when ``error`` is a KbError already or
+        the index files are as kb wrote them (then it is a bug)."""
+        from kb.search.index import damaged_index_error
+
+        return None if isinstance(error, KbError) else damaged_index_error(self.store, error)
+
+    def _search(self, q, limit: int) -> list[Hit]:
         versions = self._chosen_versions(q)
         found: list[tuple[NodeKey, float, str]] = []
         if q.numbers:
