@@ -4,12 +4,15 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 import sys
+from contextlib import closing
 
 import click
 
+from kb.cli.terminal import terminal_safe
 from kb.errors import KbError
-from kb.store import Store
+from kb.store import DB_NAME, Store, default_kb_dir
 
 
 class KbGroup(click.Group):
@@ -17,18 +20,42 @@ class KbGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KbError as exc:
-            click.echo(f"kb: error: {exc}", err=True)
+            click.echo(f"kb: error: {terminal_safe(str(exc))}", err=True)
             sys.exit(1)
         except BrokenPipeError:  # output piped into head & co.
             sys.stderr.close()
             sys.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
-        except Exception as exc:  # a bug
+        except Exception as exc:  # a bug, or a database SQLite cannot read
+            remedy = _database_remedy(ctx, exc) if isinstance(exc, sqlite3.DatabaseError) else None
+            if remedy is not None:
+                click.echo(f"kb: error: {terminal_safe(remedy)}", err=True)
+                sys.exit(1)
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"kb: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True)
+            click.echo(f"kb: internal error: {type(exc).__name__}: {terminal_safe(str(exc))} (run with --debug for the "
+                       "traceback)", err=True)
             sys.exit(2)
+
+
+def _database_remedy(ctx: click.Context, exc: sqlite3.DatabaseError) -> str | None:
+    """The one-line error, naming the remedy, for a knowledge base that is busy or damaged (SQLite's own
+    ``quick_check`` fails, or a text is not UTF-8); None when the database is sound (then ``exc`` is a bug)."""
+    path = default_kb_dir(ctx.obj.get("kb_dir") if ctx.obj else None) / DB_NAME
+    message = str(exc).split("\n")[0]
+    message = message if len(message) <= 80 else message[:80] + "…"
+    if "locked" in message or "busy" in message:
+        return f"{path}: the knowledge base is busy (another kb command is writing to it); try again when it is done"
+    try:
+        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            problems = [row[0] for row in db.execute("PRAGMA quick_check(1)")]
+    except sqlite3.DatabaseError as check:
+        problems = [str(check)]
+    if problems == ["ok"] and "Could not decode to UTF-8" not in message:  # kb writes UTF-8 only
+        return None
+    return (f"{path}: the knowledge base is damaged (sqlite: {message}); restore it from a backup, or ingest the "
+            "sources again into a new --kb-dir")
 
 
 @click.group(cls=KbGroup)
@@ -90,15 +117,18 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
 
 
 def print_ingest_report(report, *, quiet: bool = False) -> None:
+    """Warnings of the sources read now, then the unresolved references — listed only when this ingest changed the
+    store (else they are those of earlier ingests, counted) — and the errors last, where they are seen."""
     if not quiet:
-        for line in report.failed:
-            click.echo(f"error: {line}", err=True)
         for w in report.warnings:
-            click.echo(f"warning: {w}", err=True)
-        for d in report.links.diagnostics[:50]:
-            click.echo(f"warning: {d}", err=True)
-        if len(report.links.diagnostics) > 50:
-            click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
+            click.echo(f"warning: {terminal_safe(str(w))}", err=True)
+        if report.stored:
+            for d in report.links.diagnostics[:50]:
+                click.echo(f"warning: {terminal_safe(str(d))}", err=True)
+            if len(report.links.diagnostics) > 50:
+                click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
+        for line in report.failed:
+            click.echo(f"error: {terminal_safe(line)}", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
     click.echo(f"sources: {report.stored + report.unchanged} read ({report.stored} stored, {report.unchanged} unchanged), "
                f"{len(report.failed)} failed")
@@ -162,13 +192,13 @@ def links(ctx, node, version, lang, as_json):
         click.echo(json.dumps(result, ensure_ascii=False, indent=1))
         return
     for item in result:
-        click.echo(f"{item['id']} [{item['version'] or '-'} {item['lang']}] {item['label']}")
+        click.echo(terminal_safe(f"{item['id']} [{item['version'] or '-'} {item['lang']}] {item['label']}"))
         click.echo("  refers to:")
         for r in item["refers_to"]:
-            click.echo(f"    {r['kind']:9} {r['target']:20} → {r.get('node', {}).get('id', '(unresolved)')}")
+            click.echo(terminal_safe(f"    {r['kind']:9} {r['target']:20} → {r.get('node', {}).get('id', '(unresolved)')}"))
         click.echo("  cited by:")
         for c in item["cited_by"]:
-            click.echo(f"    {c['id']} [{c['version'] or '-'} {c['lang']}] {c.get('label') or ''}")
+            click.echo(terminal_safe(f"    {c['id']} [{c['version'] or '-'} {c['lang']}] {c.get('label') or ''}"))
 
 
 from kb.cli.fetch import fetch  # noqa: E402
