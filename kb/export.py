@@ -10,8 +10,7 @@ from kb.store import NodeKey, Store
 def export_records(store: Store, *, version: str | None = None, lang: str | None = None,
                    kinds: list[str] | None = None) -> Iterator[dict]:
     """One dict per node: kind, id, number, title/term, parent, text, examples, refs, cited_by, lang, version, source."""
-    sources = {d.id: d.source for d in store.documents()}
-    doc_of = {(v, l, i): d for v, l, i, d in store.db.execute("SELECT version, lang, id, doc_id FROM nodes")}
+    sources = store.node_sources()
     refs_by: dict[NodeKey, list[dict]] = {}
     cited_by: dict[NodeKey, list[dict]] = {}
     for sr in store.refs():  # all of them: a rule of one version is cited by unversioned wiki articles and notes
@@ -30,7 +29,7 @@ def export_records(store: Store, *, version: str | None = None, lang: str | None
             "number": node.number, "title": node.title, "parent": node.parent, "order": node.order,
             "text": node.text, "examples": list(node.examples), "aliases": list(node.aliases),
             "english": node.english, "refs": refs_by.get(key, []), "cited_by": _dedupe(cited_by.get(key, [])),
-            "source": sources.get(doc_of.get((node.version, node.lang, node.id))),
+            "source": sources.get(key),
         }
         if node.html is not None:
             rec["html"] = node.html

@@ -32,6 +32,8 @@ REF_EXTERNAL = "external"
 REF_CARD = "card"
 REF_CATEGORY = "category"
 REF_MECHANIC = "mechanic"  # release note → the mechanic it explains
+REF_TERM_ARTICLE = "term-article"  # a glossary-term link's second target, the article of that term (kb/link/graph.py)
+DERIVED_REF_KINDS = (REF_AUTO_TERM, REF_TERM_ARTICLE)  # made by the linker on every link, never given by a source
 
 UNVERSIONED = ""  # version of sources that have none (wiki articles, release notes, cards)
 

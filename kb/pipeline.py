@@ -19,6 +19,7 @@ from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import Diagnostic, Document
 from kb.store import Store, default_kb_dir
+from kb.store.lock import writer_lock
 
 if TYPE_CHECKING:
     from kb.search.index import IndexReport
@@ -118,7 +119,12 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
     """Store parsed documents and re-link the whole store in one transaction; then reconcile the search index
     with the store — also when nothing changed, so that an index left behind by an ingest that was killed or
     interrupted after the commit (or by an older failure) is completed: every node missing from the index or
-    stale in it is indexed again."""
+    stale in it is indexed again. All of it holding the kb folder's writer lock."""
+    with writer_lock(store.kb_dir):
+        return _ingest_documents(store, documents, report, strict)
+
+
+def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool) -> IngestReport:
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
@@ -146,14 +152,21 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
                    progress: Callable[[str], None] | None = None) -> IngestReport:
-    """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`."""
+    """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`. Holds the kb folder's
+    writer lock throughout (URL sources are fetched into its cache)."""
+    with writer_lock(store.kb_dir):
+        return _ingest_sources(store, sources, kind, strict, progress)
+
+
+def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, strict: bool,
+                    progress: Callable[[str], None] | None) -> IngestReport:
     report = IngestReport()
     documents = []
     for source in gather(sources):
         if progress:
             progress(source)
         try:
-            data = read_source(source, store.path.parent)
+            data = read_source(source, store.kb_dir)
             if kind is None and store.has_document(source, hashlib.sha256(data).hexdigest()):
                 report.unchanged += 1  # the same bytes were ingested from here before: nothing to parse
                 continue
@@ -165,11 +178,33 @@ def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = N
     return ingest_documents(store, documents, report, strict=strict)
 
 
+def remove_sources(store: Store, sources: Iterable[str]) -> IngestReport:
+    """Remove what each source (file path or URL, as ingested) gave — exactly its contribution — then link again and
+    update the search index. A source never ingested is reported as failed."""
+    report = IngestReport()
+    with writer_lock(store.kb_dir):
+        with store.transaction():
+            for source in sources:
+                if not store.remove_document(source):
+                    report.failed.append(f"{source}: not in the knowledge base")
+            report.links = link(store)
+        from kb.search.index import update_index
+
+        report.index = update_index(store)
+    return report
+
+
 def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | None = None,
                       strict: bool = False) -> IngestReport:
     """Parse the cached pages of ``site`` (all sites when None) whose bytes changed since they were last ingested,
-    store them with :func:`ingest_documents`, and return its :class:`IngestReport`."""
+    store them with :func:`ingest_documents`, and return its :class:`IngestReport`. Holds the writer lock of
+    ``kb_dir`` (whose cache records what was ingested) and of the store's folder."""
     folder = default_kb_dir(kb_dir)
+    with writer_lock(folder), writer_lock(store.kb_dir):
+        return _ingest_from_cache(store, site, folder, strict)
+
+
+def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool) -> IngestReport:
     sites = cached_sites(folder)
     if site is not None and site not in sites:
         raise KbError(f"{folder / CACHE_DIR / site}: nothing cached for {site!r}; run 'kb fetch {site}' first")

@@ -4,6 +4,7 @@ release notes, a Wisdom Guild page) ingested through the pipeline, then queried 
 from __future__ import annotations
 
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -109,13 +110,14 @@ def test_unresolved_are_counted_and_outside_links_are_not(kb_dir, store):
 
 def test_relinking_is_stable(kb_dir):
     with Store.open(kb_dir, create=False) as store:
-        before = store.db.execute("SELECT kind, COUNT(*), COUNT(resolved_id) FROM refs GROUP BY kind ORDER BY kind").fetchall()
-        cards = store.db.execute("SELECT COUNT(*) FROM nodes WHERE kind='card'").fetchone()
+        db = sqlite3.connect(store.path)
+        before = db.execute("SELECT kind, COUNT(*), COUNT(resolved_id) FROM refs GROUP BY kind ORDER BY kind").fetchall()
+        cards = db.execute("SELECT COUNT(*) FROM nodes WHERE kind='card'").fetchone()
         report = ingest_sources(store, [str(DATA / "mtgwiki"), str(DATA / "release-notes")])
         assert report.unchanged == 2
-        after = store.db.execute("SELECT kind, COUNT(*), COUNT(resolved_id) FROM refs GROUP BY kind ORDER BY kind").fetchall()
+        after = db.execute("SELECT kind, COUNT(*), COUNT(resolved_id) FROM refs GROUP BY kind ORDER BY kind").fetchall()
         assert after == before
-        assert store.db.execute("SELECT COUNT(*) FROM nodes WHERE kind='card'").fetchone() == cards
+        assert db.execute("SELECT COUNT(*) FROM nodes WHERE kind='card'").fetchone() == cards
 
 
 def test_mechanic_links_to_glossary_and_article(tmp_path):

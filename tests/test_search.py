@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sqlite3
 
 import pytest
 from click.testing import CliRunner
@@ -218,7 +219,9 @@ def test_cli_index_command_reports_an_up_to_date_index(kb_dir):
 def test_nodes_gone_from_the_store_are_skipped_then_removed_from_the_index(tmp_path):
     with Store.open(tmp_path) as store:
         ingest_sources(store, [str(SAMPLE)])
-        store.db.execute("DELETE FROM nodes WHERE id = 'cr:601.7'")
+        with sqlite3.connect(store.path) as db:  # behind the store's back, as a damaged or foreign write would
+            db.execute("PRAGMA foreign_keys = ON")
+            db.execute("DELETE FROM nodes WHERE id = 'cr:601.7'")
         with Searcher(store) as s:
             assert "cr:601.7" not in ids(s.search("コストを変える呪文", limit=50))
         report = update_index(store)

@@ -23,7 +23,8 @@ from kb.pipeline import ingest_sources
 from kb.site.builder import build_site
 from kb.store import DB_NAME, Store
 from kb.versions.catalog import list_versions
-from kb.versions.update import LOCK, STAGING, run_update
+from kb.store.lock import LOCK_NAME
+from kb.versions.update import STAGING, run_update
 
 JA = DATA / "JPN_CR_20231117.txt"
 EDITED_RULE = ("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
@@ -148,11 +149,12 @@ def test_an_update_killed_midway_leaves_store_and_site_whole(deployed, when):
     assert (site / "changes" / "ja-20231117.0-20240301.0.html").exists()
 
 
-def test_one_update_at_a_time(deployed):
+def test_one_update_at_a_time(deployed, monkeypatch):
     kb_dir, site, later = deployed
-    with open(kb_dir / LOCK, "w") as held:
+    monkeypatch.setenv("KB_WRITER_WAIT", "0.2")
+    with open(kb_dir / LOCK_NAME, "w") as held:
         fcntl.flock(held, fcntl.LOCK_EX)
-        with pytest.raises(KbError, match="another 'kb update' is running"):
+        with pytest.raises(KbError, match="another kb is writing"):
             run_update(kb_dir, sources=[str(later)], out=site)
     assert versions_in(kb_dir) == ["20231117.0"]
 

@@ -48,6 +48,7 @@ def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, trie
     """
     from ingest.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl
     from kb.store import default_kb_dir
+    from kb.store.lock import writer_lock
 
     args = list(targets)
     if titles_file is not None:
@@ -55,7 +56,7 @@ def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, trie
     politeness = Politeness(delay=DEFAULT_DELAY if delay is None else delay, contact=contact, read_timeout=timeout,
                             max_tries=tries)
     kb_dir = default_kb_dir(ctx.obj.get("kb_dir"))
-    with _progress_bar(site) as on_progress:
+    with writer_lock(kb_dir), _progress_bar(site) as on_progress:
         try:
             report = crawl(site, args, kb_dir=kb_dir, base_url=base_url, depth=depth, politeness=politeness,
                            on_progress=on_progress)

@@ -75,7 +75,9 @@ def index_command(ctx, rebuild):
     from kb.search.index import update_index, verify_index
     from kb.store import Store
 
-    with Store.open(ctx.obj.get("kb_dir"), create=False) as store:
+    from kb.store.lock import writer_lock
+
+    with Store.open(ctx.obj.get("kb_dir"), create=False) as store, writer_lock(store.kb_dir):
         if rebuild:
             report = update_index(store, rebuild=True)
         else:

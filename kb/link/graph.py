@@ -30,11 +30,11 @@ import json
 from collections import Counter, defaultdict
 
 from kb.link.index import LinkIndex, LinkReport, fold, loose_fold
-from kb.model import ARTICLE, CARD, GLOSSARY, REF_AUTO_TERM, REF_CARD, REF_MECHANIC, REF_TERM, UNVERSIONED, Document, Node, Ref
+from kb.model import (ARTICLE, CARD, GLOSSARY, REF_AUTO_TERM, REF_CARD, REF_MECHANIC, REF_TERM, REF_TERM_ARTICLE, UNVERSIONED,
+                      Document, Node, Ref)
 from kb.store import NodeKey, Store
 
-REF_TERM_ARTICLE = "term-article"  # derived: a glossary-term link's second target, the article of that term
-DERIVED_KINDS = (REF_TERM_ARTICLE,)
+DERIVED_KINDS = (REF_TERM_ARTICLE,)  # the derived kind this module makes (REF_AUTO_TERM: kb/link/termlinks.py)
 CARDS_SOURCE = "kb:cards"
 CARD_LANG = "ja"
 
@@ -44,9 +44,8 @@ CARD_LANG = "ja"
 
 def prepare(store: Store) -> None:
     """Drop last run's derived references and rebuild the card entities from all card references."""
-    store.db.execute(f"DELETE FROM refs WHERE kind IN ({','.join('?' * len(DERIVED_KINDS))})", DERIVED_KINDS)
-    rows = store.db.execute("SELECT target, text FROM refs WHERE kind=?", (REF_CARD,)).fetchall()
-    store.put_document(card_entities(rows))
+    store.delete_refs(DERIVED_KINDS)
+    store.put_document(card_entities(store.ref_targets(REF_CARD)))
 
 
 def card_entities(refs: list[tuple[str, str]]) -> Document:
@@ -136,9 +135,7 @@ RESOLVERS = {"wiki": resolve_wiki, REF_CARD: resolve_card, REF_MECHANIC: resolve
 def derive_links(store: Store, index: LinkIndex, report: LinkReport) -> None:
     """Add a ``term-article`` reference beside each term/mechanic reference resolved to a glossary entry whose
     term has an article (see the module docstring)."""
-    english_of = {NodeKey(*r[:3]): r[3] for r in store.db.execute(
-        "SELECT version, lang, id, english FROM nodes WHERE kind=?", (GLOSSARY,))}
-    next_seq: dict[NodeKey, int] = {}
+    english_of = {key: english for key, kind, _, _, english in store.name_rows() if kind == GLOSSARY}
     rows = []
     for sr in list(store.refs()):
         if sr.ref.kind not in (REF_TERM, REF_AUTO_TERM, REF_MECHANIC) or sr.target_key is None or sr.target_key.id[:3] != "gl:":
@@ -149,16 +146,7 @@ def derive_links(store: Store, index: LinkIndex, report: LinkReport) -> None:
             article = find_named(index, ARTICLE, english_of[sr.target_key])
         if article is None or article == sr.source_key:
             continue
-        if sr.source_key not in next_seq:
-            (top,) = store.db.execute("SELECT COALESCE(MAX(seq), -1) FROM refs WHERE version=? AND lang=? AND node_id=?",
-                                      (sr.source_key.version, sr.source_key.lang, sr.source_key.id)).fetchone()
-            next_seq[sr.source_key] = top + 1
-        seq = next_seq[sr.source_key]
-        next_seq[sr.source_key] += 1
-        s = sr.source_key
-        rows.append((s.version, s.lang, s.id, seq, REF_TERM_ARTICLE, index.titles.get(article) or article.id[5:],
-                     sr.ref.text, sr.ref.start, sr.ref.end, None, article.version, article.lang, article.id))
+        title = index.titles.get(article) or article.id[5:]
+        rows.append((sr.source_key, Ref(REF_TERM_ARTICLE, title, sr.ref.text, sr.ref.start, sr.ref.end), article))
         report.resolved[REF_TERM_ARTICLE] += 1
-    store.db.executemany(
-        "INSERT INTO refs (version, lang, node_id, seq, kind, target, text, start, end_, cited_version,"
-        " resolved_version, resolved_lang, resolved_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    store.add_refs(rows)

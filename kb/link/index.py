@@ -5,7 +5,6 @@ all read it; it imports none of them.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
@@ -50,23 +49,21 @@ class LinkIndex:
                 index.versions[doc.lang].append(doc.version)
         for versions in index.versions.values():
             versions.sort(reverse=True)
-        doc_sources = {d.id: d.source for d in store.documents()}
-        for version, lang, id_, kind, title, aliases, english, doc_id in store.db.execute(
-                "SELECT version, lang, id, kind, title, aliases, english, doc_id FROM nodes"):
-            key = NodeKey(version, lang, id_)
+        index.sources = store.node_sources()
+        for key, kind, title, aliases, english in store.name_rows():
+            version, lang, id_ = key.version, key.lang, key.id
             index.keys.add(key)
             index.kinds[key] = kind
             index.titles[key] = title
-            index.sources[key] = doc_sources.get(doc_id, "")
             if title:
                 index.by_kind_title[(kind, title)].append(key)
             if kind in NAMED_KINDS:  # title, English name and aliases (redirects, other spellings)
-                for name in [title, english, *json.loads(aliases)]:
+                for name in [title, english, *aliases]:
                     if name:
                         index.names_by_kind[kind].setdefault(fold(name), key)
             if kind == GLOSSARY:
                 names = index.glossary_names[(version, lang)]
-                for name in [title, english, *json.loads(aliases)]:
+                for name in [title, english, *aliases]:
                     if name:
                         names.setdefault(fold(name), id_)
         return index

@@ -13,17 +13,13 @@ def find_node_keys(store: Store, name: str, *, version: str | None = None, lang:
     candidates += [f"gl:{name}", f"wiki:{name}", f"card:{name}"]
     keys: list[NodeKey] = []
     for cid in dict.fromkeys(candidates):  # a term can be a glossary entry, an article and a card at once
-        rows = [NodeKey(*r) for r in store.db.execute("SELECT version, lang, id FROM nodes WHERE id=?", (cid,))]
-        rows = [k for k in rows if (version is None or k.version == version) and (lang is None or k.lang == lang)]
+        rows = [k for k in store.keys_with_id(cid) if (version is None or k.version == version) and (lang is None or k.lang == lang)]
         rows.sort(key=lambda k: k.version, reverse=True)
         if version is None:  # the newest version in each language
             rows = list({k.lang: k for k in reversed(rows)}.values())
         keys += rows
     if not keys:  # glossary aliases / English names
-        for row in store.db.execute("SELECT version, lang, id FROM nodes WHERE kind='glossary' AND (english=? COLLATE NOCASE)"
-                                    " ORDER BY version DESC", (name,)):
-            keys.append(NodeKey(*row))
-            break
+        keys += store.glossary_named(name, by_title=False)[:1]
     return keys
 
 

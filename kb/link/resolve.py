@@ -63,17 +63,12 @@ def stored_report(store: Store) -> LinkReport:
     """The report :func:`link` gave for the store as it is, read back without linking again (for an ingest that
     changed nothing)."""
     report = LinkReport()
-    for kind, resolved, count in store.db.execute(
-            "SELECT kind, resolved_id IS NOT NULL, count(*) FROM refs GROUP BY kind, resolved_id IS NOT NULL"):
+    for kind, resolved, count in store.ref_summary():
         if kind not in OUTSIDE_KINDS:
             (report.resolved if resolved else report.unresolved)[kind] += count
-    rows = store.db.execute(
-        "SELECT r.version, r.lang, r.node_id, r.kind, r.target, d.source FROM refs r"
-        " JOIN nodes n ON n.version=r.version AND n.lang=r.lang AND n.id=r.node_id JOIN documents d ON d.id=n.doc_id"
-        " WHERE r.resolved_id IS NULL ORDER BY r.version, r.lang, r.node_id, r.seq")
-    for version, lang, node_id, kind, target, source in rows:
+    for key, kind, target, source in store.unresolved_refs():
         if kind not in OUTSIDE_KINDS:
-            report.diagnostics.append(_unresolved_at(source, NodeKey(version, lang, node_id), kind, target))
+            report.diagnostics.append(_unresolved_at(source, key, kind, target))
     return report
 
 

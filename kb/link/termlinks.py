@@ -76,38 +76,28 @@ class _Form:
 def link_terms(store: Store, index: LinkIndex) -> int:
     """Replace the derived term references of every CR node; return how many were stored. Call from
     :func:`kb.link.resolve.link` before resolving, so the new references are resolved with the others."""
-    store.db.execute("DELETE FROM refs WHERE kind=?", (REF_AUTO_TERM,))
+    store.delete_refs([REF_AUTO_TERM])
     glossaries = _glossaries(store)
     spans, linked = _existing_refs(store, index)
-    kinds = ",".join("?" * len(LINKED_KINDS))
     rows = []
-    for version, lang, node_id, kind, text, next_seq in store.db.execute(
-            f"SELECT n.version, n.lang, n.id, n.kind, n.text, (SELECT COALESCE(MAX(seq), -1) + 1 FROM refs r"
-            f" WHERE r.version=n.version AND r.lang=n.lang AND r.node_id=n.id) FROM nodes n"
-            f" WHERE n.version != ? AND n.kind IN ({kinds})", (UNVERSIONED, *LINKED_KINDS)).fetchall():
-        matcher = glossaries.get((version, lang))
+    for key, kind, text in store.texts(LINKED_KINDS):
+        matcher = glossaries.get((key.version, key.lang))
         if matcher is None or not text:
             continue
-        key = NodeKey(version, lang, node_id)
         is_title = kind != GLOSSARY and not _SENTENCE_END.search(text)
-        for seq, ref in enumerate(matcher.find(text, node_id, is_title, spans.get(key, []), linked.get(key, set())), next_seq):
-            rows.append((version, lang, node_id, seq, ref.kind, ref.target, ref.text, ref.start, ref.end))
-    store.db.executemany("INSERT INTO refs (version, lang, node_id, seq, kind, target, text, start, end_)"
-                         " VALUES (?,?,?,?,?,?,?,?,?)", rows)
-    return len(rows)
+        rows += [(key, ref, None) for ref in matcher.find(text, key.id, is_title, spans.get(key, []), linked.get(key, set()))]
+    return store.add_refs(rows)
 
 
 def _existing_refs(store: Store, index: LinkIndex) -> tuple[dict[NodeKey, list[tuple[int, int]]], dict[NodeKey, set[str]]]:
     """Spans already taken in each node's text, and the glossary entries each node already links."""
     spans: dict[NodeKey, list[tuple[int, int]]] = defaultdict(list)
     linked: dict[NodeKey, set[str]] = defaultdict(set)
-    for version, lang, node_id, kind, target, start, end in store.db.execute(
-            "SELECT version, lang, node_id, kind, target, start, end_ FROM refs WHERE version != ?", (UNVERSIONED,)):
-        key = NodeKey(version, lang, node_id)
+    for key, kind, target, start, end in store.ref_spans():
         if start >= 0:
             spans[key].append((start, end))
         if kind == REF_TERM:
-            found = index.find_glossary(version, lang, target)
+            found = index.find_glossary(key.version, key.lang, target)
             if found:
                 linked[key].add(found)
     return spans, linked
@@ -115,18 +105,15 @@ def _existing_refs(store: Store, index: LinkIndex) -> tuple[dict[NodeKey, list[t
 
 def _glossaries(store: Store) -> dict[tuple[str, str], _Matcher]:
     defined_in: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    for version, lang, node_id, target in store.db.execute(
-            "SELECT r.version, r.lang, r.node_id, r.target FROM refs r JOIN nodes n ON n.version=r.version"
-            " AND n.lang=r.lang AND n.id=r.node_id WHERE n.kind=? AND r.kind IN (?, ?)", (GLOSSARY, REF_RULE, REF_SECTION)):
-        defined_in[(version, lang, node_id)].add(f"cr:{target}")
+    for entry, target in store.glossary_rule_targets():
+        defined_in[(entry.version, entry.lang, entry.id)].add(f"cr:{target}")
     entries: dict[tuple[str, str], list] = defaultdict(list)
-    for version, lang, node_id, title, aliases, english, text, meta in store.db.execute(
-            "SELECT version, lang, id, title, aliases, english, text, meta FROM nodes WHERE kind=? AND version != ?"
-            " ORDER BY ord", (GLOSSARY, UNVERSIONED)):
-        if json.loads(meta).get("obsolete") or (english or title or "").casefold() in FUNCTION_WORDS:
+    for key, title, aliases, english, text, meta in store.glossary_rows():
+        version, lang, node_id = key.version, key.lang, key.id
+        if meta.get("obsolete") or (english or title or "").casefold() in FUNCTION_WORDS:
             continue
         term = _Term(node_id, title or node_id[3:], frozenset(defined_in[(version, lang, node_id)]))
-        names = [n for n in [title, *json.loads(aliases)] if n and len(n) > 1 and "[" not in n
+        names = [n for n in [title, *aliases] if n and len(n) > 1 and "[" not in n
                  and n.casefold() not in FUNCTION_WORDS]
         entries[(version, lang)].append((term, names, bool(_VERB_SENSE.search(text)), bool(_SUBTYPE_SENSE.search(text))))
     return {(version, lang): (_EnglishMatcher if lang == "en" else _JapaneseMatcher)(items)

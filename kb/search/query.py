@@ -238,18 +238,13 @@ class Searcher:
     def _by_number(self, q: ParsedQuery, versions, limit: int) -> list[tuple[NodeKey, float, str]]:
         rows = []
         for number in q.numbers:
-            sql = "SELECT version, lang, id, kind, ord FROM nodes WHERE number = ?"
-            args: list = [number]
+            pattern = None
             if q.with_subrules:
                 parsed = rulenum.parse(number)
-                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*", "rule": f"{number}[a-z]"}
-                if parsed.kind in pattern:
-                    sql += " OR number GLOB ?"
-                    args.append(pattern[parsed.kind])
-            for v, lang, id_, kind, order in self.store.db.execute(sql + " LIMIT 2000", args):
-                key = NodeKey(v, lang, id_)
+                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*", "rule": f"{number}[a-z]"}.get(parsed.kind)
+            for key, kind, order in self.store.keys_numbered(number, pattern=pattern):
                 if self._allowed(key, kind, q, versions):
-                    rows.append((LANG_ORDER.get(lang, 9), v, order, key))
+                    rows.append((LANG_ORDER.get(key.lang, 9), key.version, order, key))
         rows.sort(key=lambda r: r[:3])
         return [(key, 1.0, "number") for *_, key in rows[:limit]]
 
@@ -273,18 +268,14 @@ class Searcher:
         return found
 
     def _defining_rule(self, entry: NodeKey) -> NodeKey | None:
-        row = self.store.db.execute(
-            "SELECT target FROM refs WHERE version=? AND lang=? AND node_id=? AND kind=? ORDER BY seq LIMIT 1",
-            (entry.version, entry.lang, entry.id, REF_RULE)).fetchone()
-        if row is None:
+        target = next((sr.ref.target for sr in self.store.refs_from(entry) if sr.ref.kind == REF_RULE), None)
+        if target is None:
             return None
-        key = NodeKey(entry.version, entry.lang, f"cr:{row[0]}")
+        key = NodeKey(entry.version, entry.lang, f"cr:{target}")
         return key if self._kind_of(key) else None
 
     def _kind_of(self, key: NodeKey) -> str | None:
-        row = self.store.db.execute("SELECT kind FROM nodes WHERE version=? AND lang=? AND id=?",
-                                    (key.version, key.lang, key.id)).fetchone()
-        return row[0] if row else None
+        return self.store.kind_of(key)
 
     # 3. words ------------------------------------------------------------------------------------------------------
     def _by_words(self, q: ParsedQuery, versions, limit: int) -> list[tuple[NodeKey, float, str]]:

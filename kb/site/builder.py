@@ -33,6 +33,7 @@ from kb.site.gather import gather_site
 from kb.site.pages import PAGE_PRODUCERS, Page, Producer
 from kb.site.render import TEMPLATES, Renderer, page_links, templates_hash
 from kb.store import Store
+from kb.store.lock import writer_lock
 
 MANIFEST = ".kb-build/manifest.marshal"  # marshal: loads and dumps plain data many times faster than JSON
 MANIFEST_FORMAT = 3
@@ -61,7 +62,8 @@ def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, pr
     # meanwhile: scanning them again and again was a large part of a small rebuild
     gc.freeze()
     try:
-        return _build(store, out, strict, producers, templates, base_url)
+        with writer_lock(store.kb_dir):  # the store must not change under the build, nor two builds swap at once
+            return _build(store, out, strict, producers, templates, base_url)
     finally:
         gc.unfreeze()
 
@@ -155,13 +157,7 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
         digest.update(marshal.dumps((code.co_code, repr(code.co_consts))) if code else b"")
     for path in _CODE:
         digest.update(path.read_bytes())
-    # references are made and resolved when documents are ingested (which sets ingested_at); relinking also
-    # replaces rows (new rowids). Hashing every reference would cost more than the rest.
-    for sql in ("SELECT version, lang, id, content_hash FROM nodes ORDER BY version, lang, id",
-                "SELECT count(*), max(rowid) FROM refs",  # relinking replaces rows: new rowids
-                "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at"
-                " FROM documents ORDER BY id"):
-        digest.update(marshal.dumps(store.db.execute(sql).fetchall()))
+    digest.update(store.content_digest().encode())  # nodes, documents, and the references' count and newest row
     return digest.hexdigest()[:32]
 
 

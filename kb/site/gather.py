@@ -115,14 +115,7 @@ def _cr_nodes(store: Store, version: str, lang: str, kinds) -> list[Node]:
     """Rules or glossary entries of one CR version in document order — the fields the site shows, read straight from
     the nodes table (``Store.nodes`` also decodes every node's references and metadata: a third of a no-op rebuild;
     the site takes references from ``Store.refs``)."""
-    kinds = list(kinds)
-    rows = store.db.execute(
-        f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english FROM nodes"
-        f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord", (version, lang, *kinds))
-    return [Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title, parent=parent,
-                 order=order, examples=tuple(json.loads(examples)) if examples != "[]" else (),
-                 aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english)
-            for id_, kind, number, title, text, parent, order, examples, aliases, english in rows]
+    return store.light_nodes(version, lang, kinds)
 
 
 def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
@@ -182,10 +175,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
     shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
     for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
-        rows = store.db.execute(
-            "SELECT version, lang, node_id, kind, target, start, end_, resolved_version, resolved_lang, resolved_id"
-            f" FROM refs WHERE version=?{' AND lang=?' if lang else ''} ORDER BY version, lang, node_id, seq",
-            (version, lang) if lang else (version,))
+        rows = store.ref_rows(version, lang)
         for s_version, s_lang, node_id, kind, target, start, end, r_version, r_lang, r_id in rows:
             source_key = (s_version, s_lang, node_id)
             if source_key in by_key:

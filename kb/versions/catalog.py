@@ -46,13 +46,10 @@ def list_versions(store: Store, lang: str | None = None) -> list[VersionInfo]:
     for doc in store.documents():
         if doc.version != UNVERSIONED and (lang is None or doc.lang == lang):
             docs[(doc.version, doc.lang)].append(doc)
-    counts: dict[tuple[str, str], dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for version, node_lang, kind, n in store.db.execute(
-            "SELECT version, lang, kind, COUNT(*) FROM nodes WHERE version != '' GROUP BY version, lang, kind"):
-        counts[(version, node_lang)][kind] += n
+    counts = store.node_counts()
     out = []
     for (version, doc_lang), group in docs.items():
-        by_kind = counts[(version, doc_lang)]
+        by_kind = defaultdict(int, counts.get((version, doc_lang), {}))
         dates = [d.effective_date for d in group if d.effective_date]
         out.append(VersionInfo(
             version=version, lang=doc_lang, effective_date=min(dates) if dates else None,

@@ -141,10 +141,10 @@ def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDi
     """Compare two versions of one language in the store (the classification is cached, see :func:`cached_changes`)."""
     changes = cached_changes(store, old, new)
     refs: dict[tuple[str, str], dict[str, list[Ref]]] = defaultdict(lambda: defaultdict(list))
-    for version, lang, node_id, kind, target, text, cited in store.db.execute(
-            "SELECT version, lang, node_id, kind, target, text, cited_version FROM refs WHERE version IN (?, ?, ?)"
-            " AND kind IN (?, ?) ORDER BY version, lang, node_id, seq", (old.version, new.version, UNVERSIONED, REF_RULE, REF_SECTION)):
-        refs[(version, lang)][node_id].append(Ref(kind, target, text, version=cited))
+    for version in dict.fromkeys((old.version, new.version, UNVERSIONED)):
+        for sr in store.refs(version, kinds=(REF_RULE, REF_SECTION)):
+            ref = sr.ref
+            refs[(version, sr.source_key.lang)][sr.source_key.id].append(Ref(ref.kind, ref.target, ref.text, version=ref.version))
     unversioned = {i: r for (v, lang), by_id in refs.items() if v == UNVERSIONED and lang == new.lang for i, r in by_id.items()}
     retargeted = find_retargeted(changes, refs[(old.version, old.lang)], refs[(new.version, new.lang)], unversioned, new)
     return VersionDiff(old, new, tuple(changes), tuple(retargeted))
@@ -155,8 +155,7 @@ def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Cha
     hashes (so a rebuild after an unrelated change does not compare the versions again)."""
     digest = hashlib.sha256(f"{CACHE_FORMAT}|{MOVE_THRESHOLD}|{MOVE_THRESHOLD_SAME_PARENT}|{new.lang}".encode())
     for info in (old, new):
-        rows = store.db.execute("SELECT id, content_hash FROM nodes WHERE version=? AND lang=? ORDER BY id",
-                                (info.version, info.lang)).fetchall()
+        rows = store.content_hashes(info.version, info.lang)
         digest.update(json.dumps([info.version, rows]).encode())
     path = store.path.parent / CACHE_DIR / f"{digest.hexdigest()[:32]}.json"
     try:

@@ -116,10 +116,8 @@ def rule_history(store: Store, name: str, *, lang: str | None = None, version: s
 
 
 def _glossary_key(store: Store, info: VersionInfo, name: str) -> NodeKey | None:
-    row = store.db.execute("SELECT id FROM nodes WHERE version=? AND lang=? AND kind=? AND (title=? COLLATE NOCASE"
-                           " OR english=? COLLATE NOCASE)", (info.version, info.lang, GLOSSARY, name.strip(), name.strip())
-                           ).fetchone()
-    return NodeKey(info.version, info.lang, row[0]) if row else None
+    found = store.glossary_named(name.strip(), version=info.version, lang=info.lang)
+    return found[0] if found else None
 
 
 def _entry(version: VersionInfo, change: Change) -> HistoryEntry:

@@ -6,35 +6,34 @@ Stages (``on_stage(name)`` is called as each starts): ``fetch`` re-crawls each `
 through :func:`kb.pipeline.ingest_from_cache`, whose record of what it ingested is staged too; the content-addressed
 diff cache is shared); when no source's content changed, the staging copy is dropped and nothing else happens. ``diff`` compares each new or changed version
 with the one before it; ``build`` renders the site from the staged store (the builder swaps its own staging folder
-in only when complete); ``commit`` moves the staged database into place with one atomic rename, then the search index
-and the cache's ingest records.
+in only when complete); ``commit`` copies the staged database into the live one in one write transaction (SQLite's
+backup API: readers that have it open see the old content or the new, whole), then swaps in the search index and the
+cache's ingest records.
 
 A failure or kill before ``commit`` leaves the previous store, index and site untouched (the next run clears the
-stale staging folder). Killed after the site swap but before the database rename, the site is newer than the store;
-the next ``kb update`` re-ingests the same bytes, finds them new to the store, and completes. One update at a time
-(an advisory lock on ``<kb_dir>/.update.lock``, released by the OS if the process dies).
+stale staging folder). Killed after the site swap but before the database commit, the site is newer than the store;
+the next ``kb update`` re-ingests the same bytes, finds them new to the store, and completes. It holds the kb folder's
+writer lock (:mod:`kb.store.lock`) from start to end, so an ingest, fetch, build or index run meanwhile waits briefly,
+then fails with "another kb is writing …" instead of being overwritten by the commit.
 """
 
 from __future__ import annotations
 
-import fcntl
 import os
 import shutil
-import sqlite3
 from collections.abc import Callable, Iterable
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
+from kb.store.lock import writer_lock
 from kb.versions.catalog import list_versions, previous_version
 from kb.versions.diff import CACHE_DIR as DIFF_CACHE
 from kb.versions.diff import VersionDiff, diff_versions
 
 STAGES = ("fetch", "ingest", "diff", "build", "commit")
 STAGING = ".update-staging"
-LOCK = ".update.lock"
 INDEX_DIR = "index"  # kb.search.index keeps its Whoosh index here, beside the database
 CACHE_RECORDS = ("ingested.json",)  # per-site files ingest_from_cache rewrites
 
@@ -59,7 +58,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
     stage = on_stage or (lambda name: None)
     result = UpdateResult()
     politeness = _politeness(delay, contact)
-    with _lock(folder):
+    with writer_lock(folder):
         staging = folder / STAGING
         shutil.rmtree(staging, ignore_errors=True)  # left by an update that was killed
         stage("fetch")
@@ -101,16 +100,6 @@ def _politeness(delay: float | None, contact: str | None):
     return Politeness(delay=base.delay if delay is None else delay, contact=contact)
 
 
-@contextmanager
-def _lock(folder: Path):
-    with open(folder / LOCK, "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            raise KbError(f"{folder / LOCK}: another 'kb update' is running on this knowledge base") from None
-        yield
-
-
 def _recrawl(folder: Path, site: str, politeness):
     from ingest.cache import SiteCache
     from ingest.fetch import crawl
@@ -132,13 +121,8 @@ def _stage(folder: Path, staging: Path, sites: list[str]) -> Store:
     staging.mkdir(parents=True)
     db = folder / DB_NAME
     if db.exists():
-        source = sqlite3.connect(db)
-        target = sqlite3.connect(staging / DB_NAME)
-        try:
-            source.backup(target)
-        finally:
-            target.close()
-            source.close()
+        with Store(db, create=False) as live:
+            live.copy_to(staging / DB_NAME)
     if (folder / INDEX_DIR).is_dir():
         shutil.copytree(folder / INDEX_DIR, staging / INDEX_DIR)
     (folder / DIFF_CACHE).mkdir(exist_ok=True)  # content-addressed, written atomically: shared, not copied
@@ -197,13 +181,11 @@ def _diffs(folder: Path, staged: Store, touched: set[tuple[str, str]]) -> list[V
 
 def _commit(folder: Path, staging: Path, sites: list[str]) -> None:
     db = folder / DB_NAME
-    if db.exists():  # an empty write-ahead log, so nothing of the old database is replayed onto the new one
-        conn = sqlite3.connect(db)
-        try:
-            conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
-        finally:
-            conn.close()
-    os.replace(staging / DB_NAME, db)
+    if db.exists():  # in place, in one transaction: never a new file beside the old one's write-ahead log
+        with Store(db, create=False) as live:
+            live.replace_with(staging / DB_NAME)
+    else:
+        os.replace(staging / DB_NAME, db)
     if (staging / INDEX_DIR).is_dir():
         old = folder / f".{INDEX_DIR}.old"
         shutil.rmtree(old, ignore_errors=True)

@@ -1,0 +1,74 @@
+"""One writer at a time per kb folder: :func:`writer_lock`.
+
+Every command that writes into a kb folder — ``kb ingest`` (store, search index, URL cache), ``kb fetch`` (the cache),
+``kb build`` (it reads the store throughout and swaps its output in), ``kb index``, ``kb update`` — holds this lock for
+its whole run. A second writer waits up to :data:`WAIT_SECONDS` (``$KB_WRITER_WAIT`` to change it), then fails with
+"another kb is writing <kb dir> (pid N)". The lock is an advisory ``flock`` on ``<kb dir>/.writer.lock``, released by
+the OS when its holder dies (a killed writer never blocks the next one); the file holds the holder's pid. Re-entrant
+within a process (``kb update`` ingests and builds while it holds it). Readers take no lock: the store's transactions
+and the build's and update's swaps keep what they see whole.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from kb.errors import KbError
+
+LOCK_NAME = ".writer.lock"
+WAIT_SECONDS = 5.0
+
+_held: dict[Path, int] = {}  # kb folders this process holds the lock of → nesting depth
+
+
+def wait_seconds() -> float:
+    """How long a second writer waits: ``$KB_WRITER_WAIT`` seconds, else :data:`WAIT_SECONDS`."""
+    value = os.environ.get("KB_WRITER_WAIT")
+    try:
+        return max(0.0, float(value)) if value else WAIT_SECONDS
+    except ValueError:
+        raise KbError(f"KB_WRITER_WAIT={value!r}: not a number of seconds") from None
+
+
+@contextmanager
+def writer_lock(kb_dir: str | os.PathLike, *, wait: float | None = None) -> Iterator[None]:
+    """Hold the writer lock of the kb folder ``kb_dir`` (created if missing) for the block; see the module doc."""
+    folder = Path(kb_dir).resolve()
+    if folder in _held:
+        _held[folder] += 1
+        try:
+            yield
+        finally:
+            _held[folder] -= 1
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / LOCK_NAME, "a+", encoding="ascii")
+    try:
+        deadline = time.monotonic() + (wait_seconds() if wait is None else wait)
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    handle.seek(0)
+                    pid = handle.read().strip() or "unknown"
+                    raise KbError(f"another kb is writing {folder} (pid {pid}); try again when it has finished") from None
+                time.sleep(0.05)
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        _held[folder] = 1
+        try:
+            yield
+        finally:
+            del _held[folder]
+            handle.truncate(0)
+    finally:
+        handle.close()  # releases the lock

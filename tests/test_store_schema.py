@@ -1,0 +1,102 @@
+"""The store's schema version: an older kb store is migrated; an empty, foreign, damaged or newer database is refused
+with one clear line and left exactly as it was (issue 15, finding 6)."""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+from conftest import DATA
+
+from kb.cli import main
+from kb.errors import KbError
+from kb.pipeline import ingest_sources
+from kb.store import DB_NAME, SCHEMA_VERSION, NodeKey, Store
+
+JA = DATA / "JPN_CR_20231117.txt"
+PAGE = DATA / "wisdom-guild" / "cr_r_701.34.html"
+
+
+def digest(path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def refused(kb_dir, *args) -> str:
+    """Run a kb command that must refuse the database; return its one error line."""
+    result = CliRunner().invoke(main, ["--kb-dir", str(kb_dir), *args])
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("kb: error: ") and "Traceback" not in result.output
+    return lines[0]
+
+
+@pytest.mark.parametrize("command", [["ingest", str(JA)], ["build", "--out", "SITE"], ["versions"], ["index"],
+                                     ["search", "唱える"], ["export"]])
+def test_an_empty_database_is_refused_never_reinitialised(tmp_path, command):
+    kb_dir = tmp_path / "kb"
+    kb_dir.mkdir()
+    (kb_dir / DB_NAME).write_bytes(b"")
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("the site built before", encoding="utf-8")
+    line = refused(kb_dir, *[str(site) if a == "SITE" else a for a in command])
+    assert f"{kb_dir / DB_NAME}: empty file (0 bytes), not a kb database" in line
+    assert (kb_dir / DB_NAME).stat().st_size == 0
+    assert [p.name for p in site.iterdir()] == ["index.html"]
+
+
+def test_a_foreign_sqlite_database_is_refused(tmp_path):
+    db = tmp_path / DB_NAME
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)")
+    before = digest(db)
+    with pytest.raises(KbError, match=r"not a kb database \(an SQLite file kb did not make: photos\)"):
+        Store.open(tmp_path)
+    assert "not a kb database" in refused(tmp_path, "ingest", str(JA))
+    assert digest(db) == before
+
+
+def test_a_store_missing_a_table_is_refused(tmp_path):
+    with Store.open(tmp_path) as store:
+        ingest_sources(store, [str(JA)])
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        conn.execute("DROP TABLE refs")
+    with pytest.raises(KbError, match=r"damaged kb database \(table refs missing\)"):
+        Store.open(tmp_path)
+
+
+def test_a_store_from_a_newer_kb_is_refused(tmp_path):
+    Store.open(tmp_path).close()
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        conn.execute("UPDATE meta SET value=? WHERE key='schema'", (str(SCHEMA_VERSION + 1),))
+    with pytest.raises(KbError, match=f"made by a newer kb \\(store schema {SCHEMA_VERSION + 1}; this kb reads up to"):
+        Store.open(tmp_path)
+
+
+def test_not_a_file_that_exists_is_created(tmp_path):
+    with pytest.raises(KbError, match="no knowledge base here"):
+        Store.open(tmp_path / "none", create=False)
+    assert not (tmp_path / "none" / DB_NAME).exists()
+
+
+def test_a_schema_1_store_is_migrated_and_keeps_its_nodes(tmp_path):
+    """Schema 1 had no contributions table: one merged row per node, owned by the winning document."""
+    with Store.open(tmp_path) as store:
+        ingest_sources(store, [str(JA), str(PAGE)])
+        nodes_before = set(store.node_keys())
+        manifest = store.node(NodeKey("20231117.0", "ja", "cr:701.34a"))
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:  # what a schema-1 kb left
+        conn.execute("DROP TABLE contributions")
+        conn.execute("UPDATE meta SET value='1' WHERE key='schema'")
+    with Store.open(tmp_path) as store:
+        assert set(store.node_keys()) == nodes_before
+        assert store.node(manifest_key := NodeKey("20231117.0", "ja", "cr:701.34a")) == manifest
+        assert [d.kind for d in store.contributors(manifest_key)] == ["cr-text"]  # as schema 1 recorded it
+        # the migrated store takes further ingests as any other
+        report = ingest_sources(store, [str(PAGE)])
+        assert report.unchanged == 1 and store.node(manifest_key) == manifest
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == (str(SCHEMA_VERSION),)
+        assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
