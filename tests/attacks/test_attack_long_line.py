@@ -19,22 +19,26 @@ LONG_TEXTS = {
     "kanji": "漢" * RUN + "の終端語彙",
     "punctuated": ("呪文を唱える。" * (RUN // 7 + 1)) + "終端語彙",
 }
+SWEETS = ("羊羹", "煎餅", "饅頭", "団子")  # one word that only the end of each long paragraph has
 
 
-@pytest.mark.parametrize("shape", sorted(LONG_TEXTS))
-def test_a_long_wiki_paragraph_breaks_nothing(tmp_path, shape):
-    page = tmp_path / "長い段落.html"
-    page.write_bytes(wiki_page("長い段落", f"<p>{LONG_TEXTS[shape]}</p><ul><li>{LONG_TEXTS[shape]}</li></ul>"))
+def test_long_wiki_paragraphs_break_nothing(tmp_path):
+    pages = []
+    for n, shape in enumerate(sorted(LONG_TEXTS)):
+        text = LONG_TEXTS[shape] + f"の{SWEETS[n]}"
+        pages.append(tmp_path / f"長い段落{n}.html")
+        pages[-1].write_bytes(wiki_page(f"長い段落{n}", f"<p>{text}</p><ul><li>{text}</li></ul>"))
     kb_dir = tmp_path / "kb"
-    first = kb(kb_dir, "ingest", "--quiet", str(DATA), str(page))
+    first = kb(kb_dir, "ingest", "--quiet", str(DATA), *map(str, pages))
     assert first.returncode == 0, first.stderr
     assert "internal error" not in first.stderr
-    hits = kb(kb_dir, "search", "--json", "終端語彙")
-    assert hits.returncode == 0, hits.stderr
-    assert "wiki:長い段落" in [h["id"] for h in json.loads(hits.stdout)]
+    for n in range(len(pages)):
+        hits = kb(kb_dir, "search", "--json", SWEETS[n])
+        assert hits.returncode == 0, hits.stderr
+        assert [h["id"] for h in json.loads(hits.stdout)] == [f"wiki:長い段落{n}"]
     rebuilt = kb(kb_dir, "index", "--rebuild")
     assert rebuilt.returncode == 0, rebuilt.stderr
-    hits = kb(kb_dir, "search", "--json", "唱えた")
+    hits = kb(kb_dir, "search", "--json", SWEETS[0])
     assert hits.returncode == 0 and json.loads(hits.stdout), hits.stderr  # the index is whole again
     built = kb(kb_dir, "build", "--out", str(tmp_path / "site"))
     assert built.returncode == 0, built.stderr
