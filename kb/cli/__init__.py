@@ -54,8 +54,7 @@ def _database_remedy(ctx: click.Context, exc: sqlite3.DatabaseError) -> str | No
         problems = [str(check)]
     if problems == ["ok"] and "Could not decode to UTF-8" not in message:  # kb writes UTF-8 only
         return None
-    return (f"{path}: the knowledge base is damaged (sqlite: {message}); restore it from a backup, or ingest the "
-            "sources again into a new --kb-dir")
+    return f"{path}: damaged kb database (sqlite: {message}); restore it from a backup, or move it away and ingest again"
 
 
 @click.group(cls=KbGroup)

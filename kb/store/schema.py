@@ -121,6 +121,9 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
         _check_and_migrate(db, path, tables)
         db.execute("PRAGMA journal_mode = WAL")
     except sqlite3.DatabaseError as exc:
+        if "malformed" in str(exc):
+            raise KbError(f"{path}: damaged kb database ({exc}); restore it from a backup, or move it away and "
+                          "ingest again") from None
         raise KbError(f"{path}: not a kb database ({exc})") from None
     return db
 

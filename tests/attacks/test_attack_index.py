@@ -10,6 +10,8 @@ from __future__ import annotations
 import json
 import shutil
 import signal
+import sqlite3
+from contextlib import closing
 
 import pytest
 from hostile import DATA, kb, kb_process, wait_for
@@ -97,20 +99,46 @@ def test_a_damaged_index_names_its_remedy_and_kb_index_rebuilds_it(tmp_path, who
     assert kb(kb_dir, "index").stderr == ""  # whole again
 
 
-@pytest.mark.parametrize("at, junk, commands", [
-    (8192, b"\xff" * 4000, (["search", "唱えた"], ["export"], ["ingest", str(DATA)], ["links", "601.2f"])),  # b-tree
-    (100_000, b"\0" * 1000, (["search", "唱えた"], ["export"], ["links", "601.2f"])),  # a text cut mid-character
+READERS = (["search", "唱えた"], ["export"], ["links", "601.2f"])
+TEXT = "かつて、呪文を唱えること".encode()  # from rule 601.1
+
+
+def _node_pages(path) -> list[int]:
+    """Byte offsets of the leaf pages of the store's ``nodes`` table (SQLite's dbstat)."""
+    with closing(sqlite3.connect(path)) as db:
+        size = db.execute("PRAGMA page_size").fetchone()[0]
+        return [(n - 1) * size for (n,) in db.execute(
+            "SELECT pageno FROM dbstat WHERE name = 'nodes' AND pagetype = 'leaf' ORDER BY pageno")]
+
+
+def _schema_pages(path, db: bytes) -> tuple[int, int]:
+    return 100, 4096  # page 1 after the file header: the table of tables
+
+
+def _a_table_page(path, db: bytes) -> tuple[int, int]:
+    page = _node_pages(path)[0]
+    return page, page + 8  # the b-tree page header of a page of nodes
+
+
+def _inside_a_text(path, db: bytes) -> tuple[int, int]:
+    at = next(db.index(TEXT, page) for page in _node_pages(path) if TEXT in db[page:page + 4096]) + 4
+    return at, at + 1  # one byte in the middle of a character
+
+
+@pytest.mark.parametrize("where, commands", [
+    (_schema_pages, (*READERS, ["ingest", str(DATA)])),  # refused when the store opens
+    (_a_table_page, (["export"],)),  # found while reading (export reads every node)
+    (_inside_a_text, (["export"],)),  # a text no longer UTF-8
 ])
-def test_a_damaged_database_names_its_remedy(tmp_path, whole, at, junk, commands):
+def test_a_damaged_database_names_its_remedy(tmp_path, whole, where, commands):
     kb_dir = tmp_path / "kb"
     shutil.copytree(whole[0], kb_dir)
-    with open(kb_dir / "kb.sqlite", "r+b") as f:
-        f.seek(at)
-        f.write(junk)
+    db = (kb_dir / "kb.sqlite").read_bytes()
+    start, end = where(kb_dir / "kb.sqlite", db)
+    (kb_dir / "kb.sqlite").write_bytes(db[:start] + b"\xff" * (end - start) + db[end:])
     for args in commands:
         result = kb(kb_dir, *args)
         assert result.returncode == 1, (args, result.stderr)
         line = result.stderr.strip()
-        assert "\n" not in line and line.startswith(f"kb: error: {kb_dir / 'kb.sqlite'}: the knowledge base is damaged "
-                                                    "(sqlite: "), (args, line)
-        assert line.endswith("restore it from a backup, or ingest the sources again into a new --kb-dir"), args
+        assert "\n" not in line and line.startswith(f"kb: error: {kb_dir / 'kb.sqlite'}: damaged kb database ("), line
+        assert line.endswith("restore it from a backup, or move it away and ingest again"), (args, line)
