@@ -1,9 +1,16 @@
 """Parse a Comprehensive Rules text file (official English ``MagicCompRules*.txt`` or the Japanese
-translation ``JPN_CR_*.txt``) into a :class:`Document` of chapter, section, rule, subrule and glossary nodes.
+translation ``JPN_CR_YYYYMMDD_N.txt``) into a :class:`Document` of chapter, section, rule, subrule and glossary nodes.
 
-Pure function of the bytes: :func:`parse_cr_text`. The contents list is skipped (``Glossary``/``Credits``
-appear there too); the body runs from the first chapter heading before rule ``100.1`` to the glossary, the
-glossary to the credits. Rule references are found here but resolved later (``kb.link.resolve``).
+Pure function of the bytes: :func:`parse_cr_text`; :func:`parse_cr_lines` is the same parser on lines already
+extracted (``ingest.cr_html`` gives it the lines of an HTML rules document). The contents list is skipped
+(``Glossary``/``Credits`` appear there too); the body runs from the first chapter heading before rule ``100.1`` to
+the glossary (``用語集``, ``10. 用語集``, ``Glossary``), the glossary to the credits. Rule references are found here
+but resolved later (``kb.link.resolve``).
+
+Versions: a Japanese translation is the version in its title ``マジック総合ルール(和訳 20250919.1 版)`` (a revision is
+its own version); its effective date is the date of the English rules it translates, from the line ``… が
+2025-07-25 に翻訳したものです。`` (else the version's digits), which is not always the title's date. An English
+file is the date of its ``effective as of November 14, 2025`` line.
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import re
+from collections.abc import Mapping
 from datetime import date
 
 from ingest.decode import decode_text, split_lines
@@ -20,60 +28,70 @@ from kb.errors import KbError
 from kb.model import CHAPTER, GLOSSARY, REF_TERM, RULE, SECTION, SUBRULE, Diagnostic, Document, Node, Ref
 
 JA_VERSION_RE = re.compile(r"和訳\s*([0-9]{8}(?:\.[0-9]+)?)\s*版")
+JA_TRANSLATED_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*に翻訳した")
 EN_EFFECTIVE_RE = re.compile(r"effective as of ([A-Z][a-z]+ \d{1,2}, \d{4})")
-JA_DATE_RE = re.compile(r"(\d{4})年(\d{1,2})月(\d{1,2})日")
 CHAPTER_RE = re.compile(r"^([1-9])\.\s+(\S.*)$")
 SECTION_RE = re.compile(r"^([1-9]\d\d)\.\s+(\S.*)$")
 RULE_RE = re.compile(r"^([1-9]\d\d\.\d{1,3})(\.|\s)\s*(.*)$")
 SUBRULE_RE = re.compile(r"^([1-9]\d\d\.\d{1,3}[a-z])\.?(?:\s+|$)(.*)$")
 EXAMPLE_RE = re.compile(r"^\s*(?:Example|例)\s*[:：]\s*(.*)$")
 FIRST_RULE_RE = re.compile(r"^100\.1\.?\s")
-GLOSSARY_HEADINGS = ("Glossary", "用語集")
-CREDITS_HEADINGS = ("Credits", "クレジット")
+GLOSSARY_HEADING_RE = re.compile(r"^(?:\d{1,2}\.\s*)?(?:Glossary|用語集)$")
+CREDITS_HEADING_RE = re.compile(r"^(?:\d{1,2}\.\s*)?(?:Credits|クレジット)$")
+SENTENCE_END = ("。", ".", "．")  # a glossary paragraph ending so continues the entry above; a term never does
 SEE_TERM_RE = re.compile(r"^See ([^.]+)\.$|^「([^」]+)」(?:を)?参照。?$")
+HEADER_LINES = 80  # the title and translator lines are within the first lines (HTML pages have a few header blocks)
 MONTHS = {m: i for i, m in enumerate(
     "January February March April May June July August September October November December".split(), 1)}
 
 
 def parse_cr_text(data: bytes, source: str) -> Document:
     """Parse one CR text file. Raise KbError when the bytes are not a Comprehensive Rules text."""
-    text, _ = decode_text(data, source)
-    lines = split_lines(text)
+    decoded = decode_text(data, source)
+    return parse_cr_lines(split_lines(decoded.text), source, content_hash=hashlib.sha256(data).hexdigest(),
+                          diagnostics=decoded.diagnostics)
+
+
+def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: str = "cr-text",
+                   readings: Mapping[int, str] | None = None, diagnostics: tuple[Diagnostic, ...] = ()) -> Document:
+    """Parse the lines of a CR document. ``readings`` maps a line's index to the line with ruby readings in place of
+    the words they read (``予示/Manifest`` → ``よじ/Manifest``); a glossary term's reading comes from it."""
     lang, version, effective = _identify(lines, source)
     body_start = _body_start(lines, source)
-    glossary_at = _heading_after(lines, GLOSSARY_HEADINGS, body_start)
-    credits_at = _heading_after(lines, CREDITS_HEADINGS, glossary_at if glossary_at is not None else body_start)
+    glossary_at = _heading_after(lines, GLOSSARY_HEADING_RE, body_start)
+    credits_at = _heading_after(lines, CREDITS_HEADING_RE, glossary_at if glossary_at is not None else body_start)
     rules_end = glossary_at if glossary_at is not None else (credits_at if credits_at is not None else len(lines))
-    diagnostics: list[Diagnostic] = []
-    nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, diagnostics)
+    found: list[Diagnostic] = list(diagnostics)
+    nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, found)
     if glossary_at is None:
-        diagnostics.append(Diagnostic(source, f"line {rules_end}", "no glossary found"))
+        found.append(Diagnostic(source, f"line {rules_end}", "no glossary found"))
     else:
         end = credits_at if credits_at is not None else len(lines)
-        nodes += _parse_glossary(lines, glossary_at + 1, end, lang, version, len(nodes), source, diagnostics)
+        nodes += _parse_glossary(lines, glossary_at + 1, end, lang, version, len(nodes), source, found, readings or {})
     return Document(
         source=source,
-        kind="cr-text",
+        kind=kind,
         lang=lang,
         nodes=tuple(nodes),
         version=version,
         effective_date=effective,
-        content_hash=hashlib.sha256(data).hexdigest(),
-        diagnostics=tuple(diagnostics),
+        content_hash=content_hash,
+        diagnostics=tuple(found),
         title="Magic: The Gathering Comprehensive Rules" if lang == "en" else "マジック総合ルール",
     )
 
 
 def _identify(lines: list[str], source: str) -> tuple[str, str, str | None]:
-    head = "\n".join(lines[:40])
+    head = "\n".join(lines[:HEADER_LINES])
     m = JA_VERSION_RE.search(head)
     if m:
         version = m.group(1)
-        d = JA_DATE_RE.search(head)
-        if d:
-            effective = date(int(d.group(1)), int(d.group(2)), int(d.group(3))).isoformat()
-        else:
-            effective = f"{version[:4]}-{version[4:6]}-{version[6:8]}"
+        translated = JA_TRANSLATED_RE.search(head)
+        parts = translated.groups() if translated else (version[:4], version[4:6], version[6:8])
+        try:
+            effective = date(*map(int, parts)).isoformat()
+        except ValueError:
+            raise KbError(f"{source}: the translation date {'-'.join(parts)} is not a date") from None
         return "ja", version, effective
     m = EN_EFFECTIVE_RE.search(head)
     if m:
@@ -82,7 +100,7 @@ def _identify(lines: list[str], source: str) -> tuple[str, str, str | None]:
             raise KbError(f"{source}: unknown month in effective date {m.group(1)!r}")
         d = date(int(year), MONTHS[month], int(day))
         return "en", d.strftime("%Y%m%d"), d.isoformat()
-    if any("総合ルール" in line for line in lines[:40]):
+    if any("総合ルール" in line for line in lines[:HEADER_LINES]):
         raise KbError(f"{source}:1: Japanese CR without a version line like 'マジック総合ルール(和訳 20231117.0 版)'")
     raise KbError(f"{source}:1: not a Comprehensive Rules text (no 'effective as of …' or '和訳 … 版' line in the header)")
 
@@ -97,9 +115,9 @@ def _body_start(lines: list[str], source: str) -> int:
     return first_rule
 
 
-def _heading_after(lines: list[str], names: tuple[str, ...], after: int) -> int | None:
-    """Index of the first line after ``after`` that is one of the headings ``names``."""
-    return next((i for i in range(after, len(lines)) if lines[i].strip() in names), None)
+def _heading_after(lines: list[str], heading: re.Pattern, after: int) -> int | None:
+    """Index of the first line after ``after`` that is the ``heading``."""
+    return next((i for i in range(after, len(lines)) if heading.match(lines[i].strip())), None)
 
 
 def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[Node]:
@@ -168,27 +186,32 @@ def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[
     return out
 
 
-def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostics) -> list[Node]:
-    blocks: list[tuple[int, list[str]]] = []
+def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostics, readings) -> list[Node]:
+    """Entries are paragraphs (runs of non-blank lines) headed by the term; a paragraph whose first line ends a
+    sentence continues the entry above (a sense set apart by a blank line, or term and definition as two HTML
+    paragraphs)."""
+    blocks: list[tuple[int, list[str]]] = []  # (index of the head line, lines)
     block: list[str] = []
-    block_line = start
-    for i in range(start, end):
-        line = lines[i].strip()
+    block_at = start
+    for i in range(start, end + 1):
+        line = lines[i].strip() if i < end else ""
         if line:
             if not block:
-                block_line = i + 1
+                block_at = i
             block.append(line)
         elif block:
-            blocks.append((block_line, block))
+            if blocks and block[0].endswith(SENTENCE_END):
+                blocks[-1][1].extend(block)
+            else:
+                blocks.append((block_at, block))
             block = []
-    if block:
-        blocks.append((block_line, block))
 
     heads = [_split_term(b[0], lang) for _, b in blocks]
     term_counts = collections.Counter(h[0] for h in heads)
     nodes: list[Node] = []
     seen: set[str] = set()
-    for (lineno, block), (term, aliases, english) in zip(blocks, heads):
+    for (head_at, block), (term, aliases, english) in zip(blocks, heads):
+        lineno = head_at + 1
         if len(block) < 2:
             diagnostics.append(Diagnostic(source, f"line {lineno}", f"glossary entry {block[0]!r} has no definition, skipped"))
             continue
@@ -207,6 +230,8 @@ def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostic
             off = text.rfind(target)
             refs.append(Ref(REF_TERM, target, target, off, off + len(target)))
         meta = {"line": lineno}
+        if head_at in readings and readings[head_at] != lines[head_at]:
+            meta["reading"] = _reading_of(term, lines[head_at], readings[head_at], lang)
         if "(Obsolete)" in block[0] or "（廃語）" in block[0]:
             meta["obsolete"] = True
         nodes.append(Node(
@@ -233,3 +258,12 @@ def _split_term(head: str, lang: str) -> tuple[str, tuple[str, ...], str | None]
         parts = quoted[:1]
         quoted = quoted[1:]
     return parts[0], tuple(parts[1:] + quoted), english
+
+
+def _reading_of(term: str, head: str, head_reading: str, lang: str) -> str:
+    """The reading of ``term`` from its head line read with ruby (``予示/Manifest`` with ``よじ/Manifest`` → ``よじ``),
+    katakana as hiragana."""
+    read_term, _, _ = _split_term(head_reading, lang)
+    if term != _split_term(head.strip(), lang)[0]:  # the head names another term (see the duplicate rule above)
+        read_term = re.split(r"\s*[/／]\s*", head_reading.strip(), maxsplit=1)[0]
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in read_term)

@@ -1,9 +1,13 @@
-"""Find rule references in rule or article text, in English and Japanese.
+"""Find rule references in rule or article text, in English and Japanese: every reference form of the CR, here only.
 
-Recognised: ``rule 601.2f``, ``rules 601.2f–h``, ``rule 601.2a-d`` (ranges expand to each rule), ``rules
-508.8 and 509.1``, ``rule 118.8、rule 118.9``, ``rule 714〔英雄譚・カード〕参照``, ``section 7``, ``CR:601.2f``,
-``(CR:601.3)``, ``CR601.2f``, ``CR:708``. Each found rule gives one :class:`Ref` with the offsets of the number
-as written (a range's rules share the span of the range).
+Rules and sections (kind ``rule``): ``rule 601.2f``, ``rules 601.2f–h``, ``rule 601.2a-d``, ``rule 601.2a～601.2d``
+(ranges expand to each rule), ``rules 508.8 and 509.1``, ``rule 118.8、rule 118.9``, ``rule 702.19c、702.19d``,
+``rule 714〔英雄譚・カード〕参照``, ``rule 708「裏向きの呪文やパーマネント」参照``, and the MTG Wiki forms ``CR:601.2f``,
+``(CR:601.3)``, ``CR601.2f``, ``CR:708``.
+Chapters (kind ``section``, target the chapter digit): ``rule 8〔多人数戦ルール〕参照``, ``rule 9``, ``section 8``,
+``sections 8 and 9``, ``セクション8``.
+Each found rule gives one :class:`Ref` with the offsets of the number as written (a range's rules share the span
+of the range).
 """
 
 from __future__ import annotations
@@ -14,14 +18,17 @@ from kb import rulenum
 from kb.model import REF_RULE, REF_SECTION, Ref
 
 _NUM = r"[1-9]\d\d(?:\.\d{1,3}(?:[a-km-np-z](?![a-z]))?)?"
-_DASH = r"\s*[-–—~〜－]\s*"
+_DASH = r"\s*[-–—~〜～－]\s*"
 _ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|[a-km-np-z](?![a-z])))?"
-_SEP = r"(?:\s*,\s*(?:and\s+|or\s+)?|\s+(?:and|or|through)\s+)"
+_SEP = r"(?:\s*[,、]\s*(?:and\s+|or\s+)?|\s+(?:and|or|through)\s+)"
 RULE_LIST_RE = re.compile(
     rf"(?<![A-Za-z])(?:[Rr]ules?\s*|CR\s*[:：]?\s*)(?P<items>{_ITEM}(?:{_SEP}{_ITEM})*)"
 )
 ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|[a-km-np-z](?![a-z])))?")
-SECTION_RE = re.compile(r"(?:(?<![A-Za-z])[Ss]ections?\s+|セクション\s*)(?P<items>[1-9](?!\d)(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+)[1-9](?!\d))*)")
+_CHAPTER = r"[1-9](?![\d０-９]|\.\d)"
+SECTION_RE = re.compile(
+    rf"(?:(?<![A-Za-z])(?:[Ss]ections?|[Rr]ules?)\s*|セクション\s*)(?P<items>{_CHAPTER}(?:(?:\s*[,、]\s*(?:and\s+)?|\s+and\s+){_CHAPTER})*)"
+)
 
 
 def find_rule_refs(text: str) -> list[Ref]:

@@ -3,7 +3,7 @@
 A profile turns the command-line arguments into seed :class:`Target` s and, for each fetched body, names the further
 targets to fetch (:meth:`SiteProfile.discover`). Every URL a profile produces stays under the crawl's base URL.
 Profiles never touch the network; :mod:`ingest.fetch` does. Pages (role ``page``) are what ``kb ingest --from-cache``
-parses, with the profile's ``ingest_kind``; listings (role ``listing``: an index page, a category member list) are only
+parses, as the source kinds that name the site in :mod:`ingest.kinds`; listings (role ``listing``: an index page, a category member list) are only
 read for their links.
 """
 
@@ -75,7 +75,6 @@ def _resolve(arg: str, base: str) -> str:
 class SiteProfile:
     name: str
     default_base: str
-    ingest_kind: str  # kb.pipeline source kind of this site's pages
     html: bool  # pages must be HTML
     description: str
 
@@ -192,31 +191,53 @@ class MtgWiki(SiteProfile):
 
 
 class Mjmj(SiteProfile):
-    """The Japanese CR text file of a version: give the version (``20231117``) or the file's URL."""
+    """The Japanese CR files ``JPN_CR_YYYYMMDD_N.txt`` in the folder of the base URL (``--base-url`` names host and
+    folder): give a version (``20260116`` = ``20260116.0``, ``20250919.1``), a file name (``JPN_CR_20250919_1.txt``,
+    ``JPN_CR_20250919_1.rb.html``) or a URL on the same host."""
+
+    _VERSION = re.compile(r"(\d{8})(?:[._](\d+))?")
 
     def seeds(self, base, args):
         if not args:
-            raise KbError("mjmj: give a CR version (e.g. 20231117) or the text file's URL")
-        return [Target(_resolve(f"data/CR/JPN_CR_{a}.txt" if a.replace(".", "").isdigit() else a, base)) for a in args]
+            raise KbError("mjmj: give a CR version (e.g. 20260116 or 20250919.1), a JPN_CR_*.txt name or its URL")
+        return [Target(self._url(base, a.strip())) for a in args]
+
+    def _url(self, base: str, arg: str) -> str:
+        if version := self._VERSION.fullmatch(arg):
+            return _resolve(f"JPN_CR_{version.group(1)}_{version.group(2) or 0}.txt", base)
+        if "://" not in arg:
+            return _resolve(arg, base)
+        url = canonical_url(arg)
+        host = urlunsplit(urlsplit(base)[:2] + ("/", "", ""))
+        if not url.startswith(host):
+            raise KbError(f"{arg}: not on the crawl's host {host} (give --base-url)")
+        return url
+
+    def reject(self, target, content_type):
+        media = content_type.split(";")[0].strip().lower()
+        if urlsplit(target.url).path.endswith((".html", ".htm")):  # the ruby edition JPN_CR_*.rb.html
+            return None if media in HTML_TYPES else f"expected an HTML page (Content-Type: {content_type or 'none'})"
+        return super().reject(target, content_type)
 
 
 class MtgJp(SiteProfile):
-    """Release notes, one URL (or a path under the base URL) per article."""
+    """mtg-jp.com pages by URL (or a path under the base URL): release-notes articles and the official rules
+    document ``/gameplay/rules/docs/<id>/`` (told apart by their content when ingested)."""
 
     def seeds(self, base, args):
         if not args:
-            raise KbError("mtg-jp: give the URL of each release-notes article")
+            raise KbError("mtg-jp: give the URL of each release-notes article or rules document")
         return super().seeds(base, args)
 
 
 PROFILES: dict[str, SiteProfile] = {
     p.name: p for p in (
-        WisdomGuild("wisdom-guild", "http://whisper.wisdom-guild.net/", "wisdom-guild", True,
+        WisdomGuild("wisdom-guild", "http://whisper.wisdom-guild.net/", True,
                     "Wisdom Guild rules viewer: /cr/ and the chapter and section pages /cr/r/NNN/"),
-        MtgWiki("mtgwiki", "http://mtgwiki.com/", "mtgwiki", True,
+        MtgWiki("mtgwiki", "http://mtgwiki.com/", True,
                 "MTG Wiki articles by title, Category:NAME members, links followed to --depth N"),
-        Mjmj("mjmj", "https://mjmj.info/", "cr-text", False, "the Japanese CR text file of a version"),
-        MtgJp("mtg-jp", "https://mtg-jp.com/", "release-notes", True, "mtg-jp.com release notes by URL"),
+        Mjmj("mjmj", "https://mjmj.info/data/docs/", False, "the Japanese CR file JPN_CR_YYYYMMDD_N.txt of a version"),
+        MtgJp("mtg-jp", "https://mtg-jp.com/", True, "mtg-jp.com release notes and rules documents by URL"),
     )
 }
 

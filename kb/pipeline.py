@@ -1,7 +1,8 @@
 """Library API for ingesting: gather sources, parse each (pure), store them all in one transaction, then link.
 
-:func:`ingest_sources` is the entry point; :data:`PARSERS` maps a source kind to its parser
-(``parse(data: bytes, source: str) -> Document``). One bad source is reported and skipped; the rest go in.
+:func:`ingest_sources` is the entry point; :func:`ingest_from_cache` parses what ``kb fetch`` cached. Source kinds
+(detection, parsers, authority) are the registry :mod:`ingest.kinds`. One bad source is reported and skipped; the
+rest go in.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites
-from ingest.sites import PAGE, PROFILES
+from ingest.kinds import authority, kinds_of_site, parse_source
+from ingest.sites import PAGE
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import Diagnostic, Document
@@ -23,46 +25,6 @@ from kb.store.lock import writer_lock
 
 if TYPE_CHECKING:
     from kb.search.index import IndexReport
-
-SOURCE_KINDS = ("cr-text", "wisdom-guild", "mtgwiki", "release-notes")
-
-
-def _parser(kind: str) -> Callable[[bytes, str], Document]:
-    if kind == "cr-text":
-        from ingest.cr_text import parse_cr_text
-
-        return parse_cr_text
-    if kind == "wisdom-guild":
-        from ingest.wisdom_guild import parse_wisdom_guild
-
-        return parse_wisdom_guild
-    if kind == "mtgwiki":
-        from ingest.mtgwiki import parse_mtgwiki
-
-        return parse_mtgwiki
-    if kind == "release-notes":
-        from ingest.release_notes import parse_release_notes
-
-        return parse_release_notes
-    raise KbError(f"unknown source kind {kind!r}; choose one of {', '.join(SOURCE_KINDS)}")
-
-
-def detect_kind(source: str, data: bytes) -> str:
-    """Guess a source's kind from its name and first bytes."""
-    head = data[:20000]
-    lowered = head.lower()
-    name = source.lower()
-    if b"wisdom-guild" in lowered or "wisdom-guild" in name or "whisper." in name:
-        return "wisdom-guild"
-    if b"mediawiki" in lowered or b"mw-content-text" in lowered or b"firstheading" in lowered or "mtgwiki" in name:
-        return "mtgwiki"
-    if b"<html" in lowered or b"<!doctype" in lowered:
-        if "\u30ea\u30ea\u30fc\u30b9\u30ce\u30fc\u30c8".encode() in head or "mtg-jp" in name:  # リリースノート
-            return "release-notes"
-        return "wisdom-guild" if b"/cr/" in lowered else "mtgwiki"
-    if "\u306b\u95a2\u3059\u308b\u4e00\u822c\u7684\u306a\u60c5\u5831".encode() in head:  # に関する一般的な情報
-        return "release-notes"
-    return "cr-text"
 
 
 @dataclass
@@ -111,10 +73,6 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
         raise KbError(f"{source}: cannot read ({exc.strerror})") from None
 
 
-def parse_source(source: str, data: bytes, kind: str | None = None) -> Document:
-    return _parser(kind or detect_kind(source, data))(data, source)
-
-
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
     """Store parsed documents and re-link the whole store in one transaction; then reconcile the search index
     with the store — also when nothing changed, so that an index left behind by an ingest that was killed or
@@ -128,9 +86,10 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
+    ranks = authority()
     with store.transaction():
         for doc in documents:
-            if store.put_document(doc):
+            if store.put_document(doc, ranks.get(doc.kind, 0)):
                 report.stored += 1
             else:
                 report.unchanged += 1
@@ -216,7 +175,7 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
     for name in [site] if site else sites:
         cache = SiteCache(folder, name)
         done = cache.ingested()
-        profile = PROFILES.get(name)
+        among = kinds_of_site(name)
         for entry in cache.entries():
             if entry.role != PAGE:
                 continue
@@ -228,8 +187,7 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
                 report.failed.append(f"{entry.url}: cached body missing or damaged; run 'kb fetch {name}' again")
                 continue
             try:
-                documents.append(parse_source(entry.url, bytes_for_parser(entry, body),
-                                              profile.ingest_kind if profile else None))
+                documents.append(parse_source(entry.url, bytes_for_parser(entry, body), among=among or None))
             except KbError as exc:
                 report.failed.append(str(exc))
                 continue

@@ -12,7 +12,7 @@ from conftest import DATA, REPO
 
 from kb.cli import main
 
-JA = str(DATA / "JPN_CR_20231117.txt")
+JA = str(DATA / "JPN_CR_20231117_0.txt")
 
 
 def run(tmp_path, *args):
@@ -34,7 +34,7 @@ def test_export_shape(tmp_path):
     r = records["cr:601.2f"]
     assert {k: r[k] for k in ("kind", "number", "parent", "lang", "version")} == {
         "kind": "subrule", "number": "601.2f", "parent": "cr:601.2", "lang": "ja", "version": "20231117.0"}
-    assert r["source"].endswith("JPN_CR_20231117.txt")
+    assert r["source"].endswith("JPN_CR_20231117_0.txt")
     assert r["refs"] == [{"kind": "rule", "target": "601.2b", "text": "601.2b", "resolved": True,
                           "node": {"id": "cr:601.2b", "version": "20231117.0", "lang": "ja"}},
                          *({"kind": "auto-term", "target": term, "text": term, "resolved": True,  # kb/link/termlinks.py

@@ -11,7 +11,7 @@ from conftest import DATA
 from ingest.cr_text import parse_cr_text
 from kb.errors import KbError
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 SEED_000 = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "000_40cb52731239ad1d.txt"
 
 
@@ -126,3 +126,57 @@ def test_bad_records_are_warned_and_skipped():
     assert any("dup.txt:line 9: rule 100.1 appears twice" in m for m in messages)
     assert any("glossary entry '孤立した語' has no definition" in m for m in messages)
     assert {n.id for n in doc.nodes} == {"cr:1", "cr:100", "cr:100.1", "cr:100.1a", "gl:唱える"}
+
+
+def _with_header(title_version: str, translated: str | None) -> bytes:
+    """The sample under another real header: ``和訳 <title_version> 版`` and the translator line's date."""
+    text = JA.read_bytes().decode("utf-8-sig").replace("和訳 20231117.0 版", f"和訳 {title_version} 版")
+    line = next(x for x in text.splitlines() if x.endswith("に翻訳したものです。"))
+    return text.replace(line, line.replace("2023-11-17", translated) if translated else "").encode()
+
+
+def test_real_header_layout(ja_doc):
+    lines = JA.read_bytes().decode("utf-8-sig").splitlines()
+    assert lines[0] == lines[2] == "========" and lines[1] == "マジック総合ルール(和訳 20231117.0 版)"
+    assert not any("発効" in line for line in lines)
+    assert not [d for d in ja_doc.diagnostics if "before the first rule" in d.message]
+
+
+def test_effective_date_is_the_date_the_translation_translates():
+    """JPN_CR_20250725_0.txt: 和訳 20250726.0 版, translated 2025-07-25 — the English CR effective 2025-07-25."""
+    doc = parse_cr_text(_with_header("20250726.0", "2025-07-25"), "JPN_CR_20250725_0.txt")
+    assert (doc.version, doc.effective_date) == ("20250726.0", "2025-07-25")
+
+
+def test_a_revision_is_its_own_version():
+    doc = parse_cr_text(_with_header("20250919.1", "2025-09-19"), "JPN_CR_20250919_1.txt")
+    assert (doc.version, doc.effective_date) == ("20250919.1", "2025-09-19")
+
+
+def test_without_a_translation_line_the_version_gives_the_date():
+    doc = parse_cr_text(_with_header("20260116.0", None), "JPN_CR_20260116_0.txt")
+    assert (doc.version, doc.effective_date) == ("20260116.0", "2026-01-16")
+
+
+def test_cp932_japanese_file_gives_the_same_nodes(ja_doc):
+    data = JA.read_bytes().decode("utf-8-sig").encode("cp932")
+    doc = parse_cr_text(data, "JPN_CR_sjis.txt")
+    assert [(n.id, n.text, n.refs) for n in doc.nodes] == [(n.id, n.text, n.refs) for n in ja_doc.nodes]
+    assert not doc.diagnostics
+
+
+def test_utf8_with_a_few_windows_1252_bytes_is_utf8_with_a_warning_per_line(corpus_dir):
+    """Like the English CR of 2013-07-11: a few Windows-1252 quotes in UTF-8 text, never read as CP932."""
+    source = corpus_dir / "MagicCompRules-2023-11-17.txt"
+    original = parse_cr_text(source.read_bytes(), str(source))
+    lines = source.read_bytes().decode("utf-8-sig").splitlines(keepends=True)
+    hit = [i for i, line in enumerate(lines) if line.startswith("702.") and "“" in line][:2]
+    for i in hit:  # one curly quote of each line written as Windows-1252 bytes (0x93 “, 0x94 ”) in the UTF-8 text
+        lines[i] = lines[i].replace("“", "\x00", 1).replace("”", "\x01", 1)
+    data = "".join(lines).encode("utf-8").replace(b"\x00", b"\x93").replace(b"\x01", b"\x94")
+    doc = parse_cr_text(data, "MagicCompRules_20130711.txt")
+    assert [(n.id, n.text, n.examples) for n in doc.nodes] == [(n.id, n.text, n.examples) for n in original.nodes]
+    warnings = [str(d) for d in doc.diagnostics if "Windows-1252" in d.message]
+    assert warnings == [f"MagicCompRules_20130711.txt:line {i + 1}: not UTF-8: read 0x93 as '“', 0x94 as '”'"
+                        " (Windows-1252)" for i in hit]
+

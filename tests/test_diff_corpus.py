@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from kb.cli import main
 from kb.link.resolve import link
 from kb.model import GLOSSARY, RULE, SUBRULE
-from kb.pipeline import parse_source
+from ingest.kinds import parse_source
 from kb.store import Store
 from kb.versions.catalog import list_versions, resolve_pair
 from kb.versions.diff import diff_versions

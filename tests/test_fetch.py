@@ -32,7 +32,7 @@ from kb.store import Store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "fetch"
 REPO = Path(__file__).resolve().parent.parent
-JA_CR = REPO / "data" / "JPN_CR_20231117.txt"
+JA_CR = REPO / "data" / "JPN_CR_20231117_0.txt"
 LAST_MODIFIED = "Fri, 19 Apr 2024 00:00:00 GMT"
 FAST = Politeness(delay=0.01, backoff_base=0.05, max_tries=3, read_timeout=5)
 
@@ -205,8 +205,8 @@ def test_robots_disallow_and_crawl_delay_are_obeyed(site, tmp_path):
 def test_default_spacing_is_one_request_per_second(site, tmp_path):
     site.page("/robots.txt", "User-agent: *\nAllow: /\n", "text/plain")
     for version in ("20231117", "20230616"):
-        site.page(f"/data/CR/JPN_CR_{version}.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
-    result = CliRunner().invoke(main, ["--kb-dir", str(tmp_path), "fetch", "mjmj", "--base-url", site.base,
+        site.page(f"/data/CR/JPN_CR_{version}_0.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
+    result = CliRunner().invoke(main, ["--kb-dir", str(tmp_path), "fetch", "mjmj", "--base-url", site.base + "data/CR/",
                                        "20231117", "20230616"])
     assert result.exit_code == 0, result.output
     assert "fetched 2," in result.output
@@ -275,9 +275,9 @@ def test_non_html_and_oversized_responses_are_refused(site, tmp_path):
     assert report.failed[site.base + "cr/r/708/"].startswith("response too large (over")
     assert SiteCache(tmp_path, "wisdom-guild").get(site.base + "cr/r/706/") is None
 
-    site.page("/data/CR/JPN_CR_20231117.txt", "<html>error page</html>")
-    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base, politeness=politeness)
-    assert "expected a text file" in report.failed[site.base + "data/CR/JPN_CR_20231117.txt"]
+    site.page("/data/CR/JPN_CR_20231117_0.txt", "<html>error page</html>")
+    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base + "data/CR/", politeness=politeness)
+    assert "expected a text file" in report.failed[site.base + "data/CR/JPN_CR_20231117_0.txt"]
 
 
 # -- cache, conditional requests, resume ------------------------------------------------------------------------
@@ -386,8 +386,8 @@ def test_wisdom_guild_euc_jp_page_ingests_from_cache(site, tmp_path):
 # -- ingest from the cache, kb ingest URL -------------------------------------------------------------------------
 def test_ingest_from_cache_parses_only_changed_pages(site, tmp_path):
     site.page("/robots.txt", "", "text/plain")
-    site.page("/data/CR/JPN_CR_20231117.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
-    crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base, politeness=FAST)
+    site.page("/data/CR/JPN_CR_20231117_0.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
+    crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base + "data/CR/", politeness=FAST)
     runner = CliRunner()
     first = runner.invoke(main, ["--kb-dir", str(tmp_path), "ingest", "--from-cache", "mjmj", "-q"])
     assert first.exit_code == 0, first.output
@@ -396,8 +396,8 @@ def test_ingest_from_cache_parses_only_changed_pages(site, tmp_path):
     assert "sources: 1 read (0 stored, 1 unchanged)" in second.output
 
     changed = JA_CR.read_text(encoding="utf-8").replace("予示する", "予示する（改訂）", 1).encode()
-    site.page("/data/CR/JPN_CR_20231117.txt", changed, "text/plain; charset=UTF-8")
-    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base, politeness=FAST)
+    site.page("/data/CR/JPN_CR_20231117_0.txt", changed, "text/plain; charset=UTF-8")
+    report = crawl("mjmj", ["20231117"], kb_dir=tmp_path, base_url=site.base + "data/CR/", politeness=FAST)
     assert len(report.fetched) == 1
     with Store.open(tmp_path) as store:
         third = ingest_from_cache(store, "mjmj", kb_dir=tmp_path)
@@ -412,22 +412,22 @@ def test_ingest_from_cache_names_a_site_with_nothing_cached(tmp_path):
 
 def test_kb_ingest_url_fetches_politely_through_the_cache(site, tmp_path):
     site.page("/robots.txt", "User-agent: *\nDisallow: /private/\n", "text/plain")
-    site.page("/files/JPN_CR_20231117.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
-    site.page("/private/JPN_CR_20231117.txt", JA_CR.read_bytes(), "text/plain")
+    site.page("/files/JPN_CR_20231117_0.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")
+    site.page("/private/JPN_CR_20231117_0.txt", JA_CR.read_bytes(), "text/plain")
     runner = CliRunner()
     env = {"KB_HOME": str(tmp_path)}
-    result = runner.invoke(main, ["ingest", "-q", site.base + "files/JPN_CR_20231117.txt"], env=env)
+    result = runner.invoke(main, ["ingest", "-q", site.base + "files/JPN_CR_20231117_0.txt"], env=env)
     assert result.exit_code == 0, result.output
     assert "sources: 1 read (1 stored" in result.output
-    assert [h.path for h in site.log] == ["/robots.txt", "/files/JPN_CR_20231117.txt"]
+    assert [h.path for h in site.log] == ["/robots.txt", "/files/JPN_CR_20231117_0.txt"]
     host_cache = SiteCache(tmp_path, "127.0.0.1_%d" % site.server.server_address[1])
-    assert [e.url for e in host_cache.entries()] == [site.base + "files/JPN_CR_20231117.txt"]
-    assert fetch_url(site.base + "files/JPN_CR_20231117.txt", kb_dir=tmp_path) == JA_CR.read_bytes()
+    assert [e.url for e in host_cache.entries()] == [site.base + "files/JPN_CR_20231117_0.txt"]
+    assert fetch_url(site.base + "files/JPN_CR_20231117_0.txt", kb_dir=tmp_path) == JA_CR.read_bytes()
     assert site.log[-1].status == 304
 
-    blocked = runner.invoke(main, ["ingest", site.base + "private/JPN_CR_20231117.txt"], env=env)
+    blocked = runner.invoke(main, ["ingest", site.base + "private/JPN_CR_20231117_0.txt"], env=env)
     assert blocked.exit_code == 1 and "disallowed by the site's robots.txt" in blocked.output
-    assert not site.requests("/private/JPN_CR_20231117.txt")
+    assert not site.requests("/private/JPN_CR_20231117_0.txt")
 
 
 # -- MTG Wiki --------------------------------------------------------------------------------------------------------

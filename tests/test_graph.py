@@ -28,7 +28,7 @@ CAST = NodeKey("", "ja", "wiki:唱える")
 def kb_dir(tmp_path_factory) -> Path:
     kb_dir = tmp_path_factory.mktemp("graph") / "kb"
     with Store.open(kb_dir) as store:
-        report = ingest_sources(store, [str(DATA / "JPN_CR_20231117.txt"), str(DATA / "mtgwiki"), str(DATA / "release-notes"),
+        report = ingest_sources(store, [str(DATA / "JPN_CR_20231117_0.txt"), str(DATA / "mtgwiki"), str(DATA / "release-notes"),
                                         str(WISDOM_GUILD_601)])
     assert report.failed == []
     kb_dir.joinpath("report.json").write_text(json.dumps({"resolved": report.links.resolved,

@@ -22,7 +22,8 @@ from ingest.mtgwiki import (
     title_to_path,
 )
 from ingest.refs import find_rule_refs
-from kb.pipeline import detect_kind, ingest_sources
+from ingest.kinds import detect_kind
+from kb.pipeline import ingest_sources
 from kb.store import Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "mtgwiki"

@@ -19,7 +19,7 @@ from kb.search.analysis import query_terms
 from kb.search.index import update_index
 from kb.store import Store
 
-SAMPLE = DATA / "JPN_CR_20231117.txt"
+SAMPLE = DATA / "JPN_CR_20231117_0.txt"
 
 
 @pytest.fixture(scope="module")
@@ -173,7 +173,7 @@ def test_newest_version_by_default_and_version_to_choose(tmp_path):
 
 
 def test_reingest_reindexes_only_changed_nodes(tmp_path):
-    source = tmp_path / "JPN_CR_20231117.txt"
+    source = tmp_path / "JPN_CR_20231117_0.txt"
     shutil.copy(SAMPLE, source)
     with Store.open(tmp_path / "kb") as store:
         first = ingest_sources(store, [str(source)])

@@ -17,7 +17,7 @@ from kb.search.analysis import analyze, bigram_pairs, bigrams, index_pairs
 from kb.search.index import INDEX_NAME, index_dir, key_string, open_index, update_index
 from kb.store import NodeKey, Store
 
-SAMPLE = DATA / "JPN_CR_20231117.txt"
+SAMPLE = DATA / "JPN_CR_20231117_0.txt"
 
 
 def _postings(store: Store, field: str) -> dict[str, dict[str, list[int]]]:
@@ -76,7 +76,7 @@ def _hits(store: Store, queries: list[str]) -> dict[str, set[str]]:
 
 
 def test_updated_and_removed_nodes_leave_no_stale_documents(tmp_path):
-    source = tmp_path / "JPN_CR_20231117.txt"
+    source = tmp_path / "JPN_CR_20231117_0.txt"
     shutil.copy(SAMPLE, source)
     queries = ["詠唱", "唱える", "コスト", "呪文を唱える", "マナ能力", "601.2f", "予示"]
     with Store.open(tmp_path / "kb") as store:
@@ -111,7 +111,7 @@ def test_an_index_with_other_field_formats_is_rebuilt(tmp_path):
 def test_segments_with_single_document_terms_merge(tmp_path):
     """Two incremental updates make two segments; merging them reads inlined postings back (regression: Whoosh
     returned "" for an inlined term without values and its merge refused it)."""
-    sample = DATA / "JPN_CR_20231117.txt"
+    sample = DATA / "JPN_CR_20231117_0.txt"
     store = Store.open(tmp_path / "kb")
     copy = tmp_path / sample.name
     for edit in ("変える0", "変える1"):

@@ -19,7 +19,7 @@ from kb.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
-JA_CR = DATA / "JPN_CR_20231117.txt"
+JA_CR = DATA / "JPN_CR_20231117_0.txt"
 
 
 def site_links(site: Path) -> tuple[list[str], int]:
@@ -152,7 +152,7 @@ def test_refuses_to_replace_a_foreign_folder(sample_kb, tmp_path):
 
 
 def test_incremental_rebuild_equals_full_build(tmp_path):
-    cr = tmp_path / "JPN_CR_20231117.txt"
+    cr = tmp_path / "JPN_CR_20231117_0.txt"
     text = JA_CR.read_text(encoding="utf-8-sig")
     cr.write_text(text, encoding="utf-8")
     kb_dir = tmp_path / "kb"
@@ -229,7 +229,7 @@ def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
     """With histories and 更新履歴 pages in: editing one rule and one glossary entry of the newer version re-renders
     a few pages (the term's preview shard among them), and the result equals a full build."""
     text = JA_CR.read_text(encoding="utf-8-sig")
-    later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日")
+    later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
     newer = tmp_path / "JPN_CR_20240301.txt"
     newer.write_text(later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"), encoding="utf-8")
     kb_dir, site = tmp_path / "kb", tmp_path / "site"

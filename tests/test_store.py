@@ -12,7 +12,7 @@ from kb.errors import KbError
 from kb.pipeline import IngestReport, ingest_documents, ingest_sources
 from kb.store import NodeKey, Store
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 
 
 def counts(store: Store) -> tuple[int, int, int]:
@@ -33,7 +33,7 @@ def test_reingest_is_idempotent(tmp_path):
 def test_changed_source_replaces_its_nodes(tmp_path):
     store = Store.open(tmp_path)
     ingest_sources(store, [str(JA)])
-    changed = tmp_path / "JPN_CR_20231117.txt"
+    changed = tmp_path / "JPN_CR_20231117_0.txt"
     changed.write_bytes(JA.read_bytes().replace("601.7. コストを変える".encode(), "601.7. コストを変更する".encode()))
     ingest_sources(store, [str(changed)])
     node = store.node(NodeKey("20231117.0", "ja", "cr:601.7"))

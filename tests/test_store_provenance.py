@@ -8,7 +8,7 @@ from conftest import DATA
 from kb.pipeline import ingest_sources, remove_sources
 from kb.store import NodeKey, Store
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 PAGE = DATA / "wisdom-guild" / "cr_r_701.34.html"
 MANIFEST = NodeKey("20231117.0", "ja", "cr:701.34a")
 BAAI_LINK = '<a href="/cr/glossary/%E5%A0%B4%E5%90%88/">場合</a>'  # the page's term link 場合 in 701.34a

@@ -15,7 +15,7 @@ from kb.errors import KbError
 from kb.pipeline import ingest_sources
 from kb.store import DB_NAME, SCHEMA_VERSION, NodeKey, Store
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 PAGE = DATA / "wisdom-guild" / "cr_r_701.34.html"
 
 
@@ -89,6 +89,7 @@ def test_a_schema_1_store_is_migrated_and_keeps_its_nodes(tmp_path):
         manifest = store.node(NodeKey("20231117.0", "ja", "cr:701.34a"))
     with sqlite3.connect(tmp_path / DB_NAME) as conn:  # what a schema-1 kb left
         conn.execute("DROP TABLE contributions")
+        conn.execute("ALTER TABLE documents DROP COLUMN authority")
         conn.execute("UPDATE meta SET value='1' WHERE key='schema'")
     with Store.open(tmp_path) as store:
         assert set(store.node_keys()) == nodes_before
@@ -100,3 +101,22 @@ def test_a_schema_1_store_is_migrated_and_keeps_its_nodes(tmp_path):
     with sqlite3.connect(tmp_path / DB_NAME) as conn:
         assert conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == (str(SCHEMA_VERSION),)
         assert conn.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
+def test_a_schema_2_store_gets_the_authority_it_merged_with(tmp_path):
+    """Schema 3 records each document's authority (given by the ingest from ingest/kinds.py); a schema-2 store had
+    the store's own table of ranks: CR text 2, Wisdom Guild 1."""
+    with Store.open(tmp_path) as store:
+        ingest_sources(store, [str(JA), str(PAGE)])
+    manifest_key = NodeKey("20231117.0", "ja", "cr:701.34a")
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        recorded = dict(conn.execute("SELECT kind, authority FROM documents WHERE kind != 'cards'"))
+        conn.execute("ALTER TABLE documents DROP COLUMN authority")
+        conn.execute("UPDATE meta SET value='2' WHERE key='schema'")
+    assert recorded == {"cr-text": 2, "wisdom-guild": 1}
+    with Store.open(tmp_path) as store:
+        assert [d.kind for d in store.contributors(manifest_key)] == ["cr-text", "wisdom-guild"]
+        store.remove_document(str(JA))  # re-merged from what remains, by the migrated ranks
+        assert [d.kind for d in store.contributors(manifest_key)] == ["wisdom-guild"]
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        assert dict(conn.execute("SELECT kind, authority FROM documents WHERE kind != 'cards'")) == {"wisdom-guild": 1}

@@ -18,7 +18,7 @@ from kb.site import build_site
 from kb.store import NodeKey, Store
 
 DATA = Path(__file__).resolve().parent.parent / "data"
-JA_CR = DATA / "JPN_CR_20231117.txt"
+JA_CR = DATA / "JPN_CR_20231117_0.txt"
 JA = "20231117.0"
 
 

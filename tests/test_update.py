@@ -26,14 +26,14 @@ from kb.versions.catalog import list_versions
 from kb.store.lock import LOCK_NAME
 from kb.versions.update import STAGING, run_update
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 EDITED_RULE = ("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
 
 
 def later_version_bytes() -> bytes:
     text = JA.read_text(encoding="utf-8-sig")
     assert EDITED_RULE[0] in text
-    text = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日")
+    text = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
     return text.replace(*EDITED_RULE).encode("utf-8")
 
 
@@ -175,9 +175,9 @@ def test_site_update_uses_conditional_requests(tmp_path, httpserver):
         return Response(served["body"], headers={"ETag": served["etag"], "Content-Type": "text/plain; charset=utf-8"})
 
     httpserver.expect_request("/robots.txt").respond_with_data("User-agent: *\nAllow: /\n")
-    httpserver.expect_request("/data/CR/JPN_CR_20231117.txt").respond_with_handler(cr_file)
+    httpserver.expect_request("/data/CR/JPN_CR_20231117_0.txt").respond_with_handler(cr_file)
     kb_dir = tmp_path / "kb"
-    report = crawl("mjmj", ["20231117"], kb_dir=kb_dir, base_url=httpserver.url_for("/"), politeness=Politeness(delay=0))
+    report = crawl("mjmj", ["20231117"], kb_dir=kb_dir, base_url=httpserver.url_for("/data/CR/"), politeness=Politeness(delay=0))
     assert len(report.fetched) == 1 and seen == [(None, 200)]
 
     first = run_update(kb_dir, sites=["mjmj"], delay=0)

@@ -14,15 +14,15 @@ from kb.cli import main
 from kb.errors import KbError
 from kb.link.resolve import link
 from kb.model import GLOSSARY
-from kb.pipeline import parse_source
+from ingest.kinds import parse_source
 from kb.store import Store
 from kb.versions.catalog import list_versions, previous_version, resolve_pair, resolve_version
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 
 
 def later_japanese(tmp_path):
-    text = JA.read_text(encoding="utf-8-sig").replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日")
+    text = JA.read_text(encoding="utf-8-sig").replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
     path = tmp_path / "JPN_CR_20240301.txt"
     path.write_text(text, encoding="utf-8")
     return path

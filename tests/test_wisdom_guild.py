@@ -15,12 +15,13 @@ from ingest.cr_text import parse_cr_text
 from ingest.wisdom_guild import parse_wisdom_guild
 from kb.errors import KbError
 from kb.model import REF_RULE, REF_TERM
-from kb.pipeline import detect_kind, ingest_sources
+from ingest.kinds import detect_kind
+from kb.pipeline import ingest_sources
 from kb.store import NodeKey, Store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "wisdom_guild"
 DATA = Path(__file__).resolve().parent.parent / "data"
-JPN_CR = DATA / "JPN_CR_20231117.txt"
+JPN_CR = DATA / "JPN_CR_20231117_0.txt"
 SAMPLE = DATA / "wisdom-guild" / "cr_r_701.34.html"
 LAYOUTS = (SAMPLE, "cr_r_701.34_table_eucjp.html", "cr_r_701.34_div_sjis.html")
 CHROME = ("MJMJ", "最終同期", "総則", "キーワード能力", "トップページ", "広告", "Wisdom Guild", "©", "実行時間", "管理者連絡先",
@@ -322,3 +323,26 @@ def test_ingest_resolves_term_links_to_the_glossary_of_the_same_version(tmp_path
         assert (again.stored, again.unchanged, again.failed) == (0, 3, [])
         assert sorted(store.node_keys(), key=lambda k: k[0].id) == before
         assert list(store.refs()) == before_refs
+
+
+def test_real_urls_without_the_final_slash_and_pages_of_different_versions(httpserver, tmp_path):
+    """/cr/r/100 and /cr/r/108/ are both section pages; a page synced at 20201120.0 beside pages at 20231117.0 keeps
+    its own version and sync date."""
+    from ingest.sites import PROFILES, Target
+
+    page = (FIXTURES / "cr_r_601.html").read_text(encoding="utf-8")
+    older = page.replace("MJMJ訳 20231117.0<br>版", "MJMJ訳 20201120.0<br>版").replace("2024/04/19", "2021/01/23")
+    assert older != page
+    httpserver.expect_request("/robots.txt").respond_with_data("User-agent: *\nAllow: /\n")
+    httpserver.expect_request("/cr/r/601").respond_with_data(page, content_type="text/html; charset=utf-8")
+    httpserver.expect_request("/old/cr/r/601/").respond_with_data(older, content_type="text/html; charset=utf-8")
+    with Store.open(tmp_path / "kb") as store:
+        report = ingest_sources(store, [httpserver.url_for("/cr/r/601"), httpserver.url_for("/old/cr/r/601/")])
+        assert report.failed == []
+        documents = sorted((d.version, d.sync_date) for d in store.documents() if d.kind == "wisdom-guild")
+        assert documents == [("20201120.0", "2021-01-23"), ("20231117.0", "2024-04-19")]
+        assert {v for v in store.versions("ja")} == {"20201120.0", "20231117.0"}
+    base = "http://whisper.wisdom-guild.net/"
+    body = b'<a href="/cr/r/100">100.</a> <a href="/cr/r/108/">108.</a> <a href="/cr/r/601.2f">601.2f</a>'
+    found = PROFILES["wisdom-guild"].discover(Target(base + "cr/"), base + "cr/", body, base, None)
+    assert [t.url for t in found] == [base + "cr/r/100", base + "cr/r/108/"]

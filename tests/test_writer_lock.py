@@ -18,7 +18,7 @@ from kb.pipeline import ingest_sources
 from kb.store import DB_NAME, Store
 from kb.versions.catalog import list_versions
 
-JA = DATA / "JPN_CR_20231117.txt"
+JA = DATA / "JPN_CR_20231117_0.txt"
 WIKI = DATA / "mtgwiki"
 PAGE = DATA / "wisdom-guild" / "cr_r_701.34.html"
 

@@ -10,6 +10,7 @@ from contextlib import closing
 
 import click
 
+from ingest.kinds import KIND_NAMES
 from kb.cli.terminal import terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
@@ -82,8 +83,8 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
 
 @main.command()
 @click.argument("sources", nargs=-1, required=False)
-@click.option("--kind", type=click.Choice(["cr-text", "wisdom-guild", "mtgwiki", "release-notes"]), default=None,
-              help="Force the source kind instead of detecting it.")
+@click.option("--kind", type=click.Choice(KIND_NAMES), default=None,
+              help="Force the source kind instead of detecting it (an error when the sources hold nothing of it).")
 @click.option("--from-cache", "from_cache", is_flag=False, flag_value="all", default=None, metavar="[SITE]",
               help="Parse what 'kb fetch' stored in the cache (all sites, or one).")
 @click.option("--strict", is_flag=True, help="Turn warnings and unresolved references into failure.")
@@ -95,7 +96,8 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
     \b
     Example:
         kb ingest data/
-        kb ingest MagicCompRules-20260116.txt JPN_CR_20231117.txt
+        kb ingest MagicCompRules-20260116.txt JPN_CR_20231117_0.txt JPN_CR_20250725_0.rb.html
+        kb ingest https://mtg-jp.com/gameplay/rules/docs/0000000/
         kb ingest --kind wisdom-guild saved/701.34.html
     """
     from kb.pipeline import ingest_sources
@@ -117,7 +119,8 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
 
 def print_ingest_report(report, *, quiet: bool = False) -> None:
     """Warnings of the sources read now, then the unresolved references — listed only when this ingest changed the
-    store (else they are those of earlier ingests, counted) — and the errors last, where they are seen."""
+    store (else they are those of earlier ingests, counted) — and the errors last, where they are seen: even with
+    --quiet, a source that could not be read is never silent."""
     if not quiet:
         for w in report.warnings:
             click.echo(f"warning: {terminal_safe(str(w))}", err=True)
@@ -126,8 +129,8 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
                 click.echo(f"warning: {terminal_safe(str(d))}", err=True)
             if len(report.links.diagnostics) > 50:
                 click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
-        for line in report.failed:
-            click.echo(f"error: {terminal_safe(line)}", err=True)
+    for line in report.failed:
+        click.echo(f"error: {terminal_safe(line)}", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
     click.echo(f"sources: {report.stored + report.unchanged} read ({report.stored} stored, {report.unchanged} unchanged), "
                f"{len(report.failed)} failed")

@@ -7,12 +7,12 @@ import sys
 
 import click
 
-from ingest.sites import PROFILES
+from ingest.kinds import FETCH_SITES
 from kb.cli.terminal import terminal_safe
 
 
 @click.command("fetch")
-@click.argument("site", type=click.Choice(sorted(PROFILES)))
+@click.argument("site", type=click.Choice(FETCH_SITES))
 @click.argument("targets", nargs=-1, metavar="[TITLE_OR_URL...]")
 @click.option("--base-url", default=None, help="Crawl this base instead of the site's own; links stay under it.")
 @click.option("--delay", type=click.FloatRange(min=0), default=None,
@@ -35,15 +35,17 @@ def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, trie
     Sites:
         wisdom-guild  the rules viewer /cr/ and every chapter and section page /cr/r/NNN/
         mtgwiki       articles by TITLE, 'Category:NAME' members, links followed to --depth N
-        mjmj          the Japanese CR text file of a version (20231117) or its URL
-        mtg-jp        release notes by URL
+        mjmj          the Japanese CR file JPN_CR_YYYYMMDD_N.txt of a version (20260116, 20250919.1), its
+                      name (also .rb.html) or URL; --base-url names the host and folder
+        mtg-jp        release notes and the official rules document (/gameplay/rules/docs/ID/) by URL
     Then 'kb ingest --from-cache' parses what was fetched.
 
     \b
     Example:
         kb fetch wisdom-guild --contact mailto:me@example.org
         kb fetch mtgwiki 唱える 'カテゴリ:キーワード処理' --depth 1
-        kb fetch mjmj 20231117
+        kb fetch mjmj 20260116 --base-url https://mjmj.info/data/docs/
+        kb fetch mtg-jp https://mtg-jp.com/gameplay/rules/docs/0000000/
         kb ingest --from-cache
     """
     from ingest.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl

@@ -12,8 +12,8 @@ One document per node key (version, lang, id). Fields:
 - ``title`` — title/term, aliases and English name, analysed by :func:`kb.search.analysis.text_analyzer`;
 - ``body`` — text and examples, same analyzer;
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
-- ``names`` — glossary entries only: :func:`name_forms` of the term, aliases and English name (whole-name
-  lookup);
+- ``names`` — glossary entries only: :func:`name_forms` of the term, aliases, English name and the reading its
+  source gives (``meta['reading']``, ruby: ``よじ`` finds 予示) — whole-name lookup;
 - ``hash`` — the store's content hash (stored only).
 
 Building is the costly part of an ingest, so :func:`node_fields` analyses each text once and hands Whoosh the
@@ -125,7 +125,8 @@ def node_fields(node: Node, content_hash: str) -> dict:
     if names:
         fields["title"] = analysis.index_pairs("\n".join(names))
         if node.kind == GLOSSARY:
-            fields["names"] = " ".join(sorted({form for name in names for form in name_forms(name)}))
+            looked_up = names + [node.meta["reading"]] if node.meta.get("reading") else names
+            fields["names"] = " ".join(sorted({form for name in looked_up for form in name_forms(name)}))
     if body.strip():
         fields["body"] = analysis.index_pairs(body)
     return fields

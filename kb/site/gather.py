@@ -111,11 +111,11 @@ def _languages(site: SiteData) -> list[tuple[str, str]]:
     return pairs
 
 
-def _cr_nodes(store: Store, version: str, lang: str, kinds) -> list[Node]:
+def _cr_nodes(store: Store, version: str, lang: str, kinds, *, meta: bool = False) -> list[Node]:
     """Rules or glossary entries of one CR version in document order — the fields the site shows, read straight from
     the nodes table (``Store.nodes`` also decodes every node's references and metadata: a third of a no-op rebuild;
-    the site takes references from ``Store.refs``)."""
-    return store.light_nodes(version, lang, kinds)
+    the site takes references from ``Store.refs``); ``meta`` too when asked (glossary: a term's reading)."""
+    return store.light_nodes(version, lang, kinds, meta=meta)
 
 
 def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
@@ -145,7 +145,7 @@ def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
 
 def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     by_english: dict[str, Entry] = {}
-    for node in _cr_nodes(store, site.primary_version, site.primary_lang, [GLOSSARY]):
+    for node in _cr_nodes(store, site.primary_version, site.primary_lang, [GLOSSARY], meta=True):
         entry = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:], {node.lang: node})
         site.terms[node.id] = entry
         shown[NodeKey(site.primary_version, site.primary_lang, node.id)] = entry

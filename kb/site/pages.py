@@ -140,6 +140,11 @@ def _reading(label: str) -> str:
     return "".join(m.reading_form() if m.reading_form() else m.surface() for _, m in sudachi_words(label))
 
 
+def _term_reading(entry: Entry) -> str:
+    """How a glossary term is read: the reading its source gives (ruby HTML), else its label (read by Sudachi)."""
+    return next((n.meta["reading"] for n in entry.nodes.values() if n.meta.get("reading")), entry.label)
+
+
 GOJUON_ROWS = ("あ", "か", "さ", "た", "な", "は", "ま", "や", "ら", "わ")
 
 
@@ -158,10 +163,10 @@ def glossary_pages(site: SiteData) -> Iterable[Page]:
     if not site.terms:
         return
     site_ctx = _site_context(site)
-    entries = sorted(site.terms.values(), key=lambda e: _kana_key(e.label))
+    entries = sorted(site.terms.values(), key=lambda e: _kana_key(_term_reading(e)))
     groups: dict[str, list] = {}
     for entry in entries:
-        groups.setdefault(_row(entry.label), []).append({"label": entry.label, "english": _english_name(entry), "url": entry.url})
+        groups.setdefault(_row(_term_reading(entry)), []).append({"label": entry.label, "english": _english_name(entry), "url": entry.url})
     yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の五十音順索引。",
                {"site": site_ctx, "groups": list(groups.items())})
     for entry in entries:

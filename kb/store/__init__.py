@@ -5,7 +5,8 @@ the one-writer lock: :mod:`kb.store.lock`).
 Location: ``--kb-dir``, else ``$KB_HOME``, else ``./.kb``; the database is ``kb.sqlite`` inside.
 
 Provenance: each document's nodes are kept as it gave them (its *contribution*); the node every reader sees is merged
-from the contributions by source authority (:data:`SOURCE_AUTHORITY`; the newer document first among equals), with the
+from the contributions by source authority (each document's, given by the ingest: the store knows no kinds; the newer
+document first among equals), with the
 other sources' glossary-term links and examples added when they give the same text (:func:`merge_same_text`).
 Re-ingesting or removing a source replaces exactly its contribution and re-merges the nodes it touched.
 
@@ -30,11 +31,10 @@ from pathlib import Path
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Document, Node, Ref
 from kb.store.schema import SCHEMA_VERSION, connect, node_payload
 
-__all__ = ["DB_NAME", "SCHEMA_VERSION", "SOURCE_AUTHORITY", "DocumentInfo", "NodeKey", "Store", "StoredRef",
+__all__ = ["DB_NAME", "SCHEMA_VERSION", "DocumentInfo", "NodeKey", "Store", "StoredRef",
            "default_kb_dir", "merge_same_text", "node_hash"]
 
 DB_NAME = "kb.sqlite"
-SOURCE_AUTHORITY = {"cr-text": 2, "wisdom-guild": 1}  # which source's node wins when two give the same node (else 0)
 
 
 @dataclass(frozen=True)
@@ -151,9 +151,10 @@ class Store:
         return self._db.execute("SELECT 1 FROM documents WHERE source=? AND content_hash=? LIMIT 1",
                                 (source, content_hash)).fetchone() is not None
 
-    def put_document(self, doc: Document) -> bool:
+    def put_document(self, doc: Document, authority: int = 0) -> bool:
         """Store ``doc`` as its source's contribution, replacing an earlier ingest of the same (source, version,
-        lang), and re-merge every node either gave. False (and nothing written) if the content hash is unchanged."""
+        lang), and re-merge every node either gave. False (and nothing written) if the content hash is unchanged.
+        ``authority``: the rank of the document's source kind (``ingest.kinds``); the higher wins a node."""
         with self.transaction():
             row = self._db.execute("SELECT id, content_hash FROM documents WHERE source=? AND version=? AND lang=?",
                                    (doc.source, doc.version, doc.lang)).fetchone()
@@ -163,9 +164,9 @@ class Store:
             now = datetime.now(timezone.utc).isoformat(timespec="seconds")
             cur = self._db.execute(
                 "INSERT INTO documents (source, kind, lang, version, effective_date, sync_date, title, content_hash,"
-                " ingested_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (doc.source, doc.kind, doc.lang, doc.version, doc.effective_date, doc.sync_date, doc.title,
-                 doc.content_hash, now))
+                 doc.content_hash, now, authority))
             given: dict[str, Node] = {}
             for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
                 given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
@@ -200,11 +201,11 @@ class Store:
         self._db.execute("DELETE FROM temp.merge_keys")
         self._db.executemany("INSERT INTO temp.merge_keys VALUES (?,?,?)", [(k.version, k.lang, k.id) for k in keys])
         given: dict[NodeKey, list[tuple[int, int, Node]]] = {}
-        for version, lang, id_, doc_id, kind, payload in self._db.execute(
-                "SELECT c.version, c.lang, c.id, c.doc_id, d.kind, c.node FROM temp.merge_keys k JOIN contributions c"
+        for version, lang, id_, doc_id, authority, payload in self._db.execute(
+                "SELECT c.version, c.lang, c.id, c.doc_id, d.authority, c.node FROM temp.merge_keys k JOIN contributions c"
                 " ON c.version=k.version AND c.lang=k.lang AND c.id=k.id JOIN documents d ON d.id=c.doc_id"):
             key = NodeKey(version, lang, id_)
-            given.setdefault(key, []).append((SOURCE_AUTHORITY.get(kind, 0), doc_id, _from_payload(key, payload)))
+            given.setdefault(key, []).append((authority, doc_id, _from_payload(key, payload)))
         self._db.executemany("DELETE FROM nodes WHERE version=? AND lang=? AND id=?",
                              [(k.version, k.lang, k.id) for k in keys])
         node_rows, ref_rows = [], []
@@ -277,9 +278,8 @@ class Store:
         rows = self._db.execute(
             "SELECT d.id, d.source, d.kind, d.lang, d.version, d.effective_date, d.sync_date, d.title, d.content_hash,"
             " d.ingested_at FROM documents d JOIN contributions c ON c.doc_id=d.id WHERE c.version=? AND c.lang=?"
-            " AND c.id=?", (key.version, key.lang, key.id)).fetchall()
-        docs = [DocumentInfo(*r) for r in rows]
-        return sorted(docs, key=lambda d: (-SOURCE_AUTHORITY.get(d.kind, 0), -d.id))
+            " AND c.id=? ORDER BY d.authority DESC, d.id DESC", (key.version, key.lang, key.id)).fetchall()
+        return [DocumentInfo(*r) for r in rows]
 
     def versions(self, lang: str | None = None) -> list[str]:
         """CR versions present (newest first), optionally for one language."""
@@ -323,17 +323,19 @@ class Store:
                 f" n.aliases, n.english, n.html, n.meta FROM nodes n{where} ORDER BY n.version DESC, n.lang, n.ord", args):
             yield _node(row, refs.get(row[:3], []))
 
-    def light_nodes(self, version: str, lang: str, kinds: Iterable[str]) -> list[Node]:
+    def light_nodes(self, version: str, lang: str, kinds: Iterable[str], *, meta: bool = False) -> list[Node]:
         """Nodes of one version and language in document order without references, HTML or metadata (much cheaper
-        than :meth:`nodes`; for readers that take references from :meth:`ref_rows`)."""
+        than :meth:`nodes`; for readers that take references from :meth:`ref_rows`); with ``meta``, metadata too."""
         kinds = list(kinds)
+        meta_column = "meta" if meta else "'{}'"
         rows = self._db.execute(
-            f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english FROM nodes"
+            f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english, {meta_column} FROM nodes"
             f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord", (version, lang, *kinds))
         return [Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title,
                      parent=parent, order=order, examples=tuple(json.loads(examples)) if examples != "[]" else (),
-                     aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english)
-                for id_, kind, number, title, text, parent, order, examples, aliases, english in rows]
+                     aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english,
+                     meta=json.loads(meta_json) if meta_json != "{}" else {})
+                for id_, kind, number, title, text, parent, order, examples, aliases, english, meta_json in rows]
 
     def node(self, key: NodeKey) -> Node | None:
         row = self._db.execute(

@@ -6,7 +6,8 @@ migrated in one transaction; anything else — an empty (0-byte) file, a file th
 not make, a kb store missing one of its tables, a store made by a newer kb — is refused with a one-line
 :class:`KbError` and never touched, so a damaged knowledge base is never silently re-initialised as an empty one.
 
-Tables: ``documents`` (one row per ingested source, version and language); ``contributions`` (each document's own
+Tables: ``documents`` (one row per ingested source, version and language, with the authority of its source kind —
+given by the ingest, from the registry :mod:`ingest.kinds`); ``contributions`` (each document's own
 version of each node it gives, references included, as JSON: what the source said, kept apart so that re-ingesting or
 removing one source replaces exactly its part); ``nodes`` and ``refs`` (the merged view every reader uses: per node
 the contribution of the most authoritative source, plus the other sources' term links, and the linker's resolutions
@@ -23,7 +24,7 @@ from pathlib import Path
 from kb.errors import KbError
 from kb.model import DERIVED_REF_KINDS
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 TABLES = ("meta", "documents", "contributions", "nodes", "refs")
 
 SCHEMA = """
@@ -33,6 +34,7 @@ CREATE TABLE documents (
     source TEXT NOT NULL, kind TEXT NOT NULL, lang TEXT NOT NULL, version TEXT NOT NULL,
     effective_date TEXT, sync_date TEXT, title TEXT,
     content_hash TEXT NOT NULL, ingested_at TEXT NOT NULL,
+    authority INTEGER NOT NULL DEFAULT 0,
     UNIQUE (source, version, lang)
 );
 CREATE TABLE contributions (
@@ -94,7 +96,13 @@ def _migrate_1_to_2(db: sqlite3.Connection) -> None:
     db.executemany("INSERT INTO contributions (version, lang, id, doc_id, node) VALUES (?,?,?,?,?)", rows)
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2}  # from version N to N + 1
+def _migrate_2_to_3(db: sqlite3.Connection) -> None:
+    """Schema 3 records each document's authority; schema 2 merged with CR text 2, Wisdom Guild 1, the rest 0."""
+    db.execute("ALTER TABLE documents ADD COLUMN authority INTEGER NOT NULL DEFAULT 0")
+    db.execute("UPDATE documents SET authority = CASE kind WHEN 'cr-text' THEN 2 WHEN 'wisdom-guild' THEN 1 ELSE 0 END")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}  # N to N + 1
 
 
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:

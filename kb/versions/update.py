@@ -145,7 +145,8 @@ def _site_folder(folder: Path, site: str) -> Path:
 
 def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path, politeness, strict: bool,
             result: UpdateResult) -> None:
-    from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, parse_source, read_source
+    from ingest.kinds import parse_source
+    from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, read_source
 
     reports = []
     if sources:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
 DATA = REPO / "data"
+SAMPLE_CR = DATA / "JPN_CR_20231117_0.txt"  # the bundled Japanese CR excerpt
 
 
 def kb(kb_dir: Path, *args: str, timeout: float = 600, **kwargs) -> subprocess.CompletedProcess:

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from hostile import DATA, kb, wiki_page
+from hostile import DATA, SAMPLE_CR, kb, wiki_page
 
 RUN = 16_400  # characters without a line break: 49,200 UTF-8 bytes, just over Sudachi's limit
 
@@ -48,10 +48,10 @@ def test_long_wiki_paragraphs_break_nothing(tmp_path):
 def test_a_long_rule_breaks_nothing(tmp_path):
     """A CR text whose rule 601.1 runs on for 16,400 characters: linking (glossary terms are looked up in it with
     Sudachi) and indexing both take it."""
-    lines = (DATA / "JPN_CR_20231117.txt").read_text(encoding="utf-8").split("\n")
+    lines = SAMPLE_CR.read_text(encoding="utf-8").split("\n")
     at = next(i for i, line in enumerate(lines) if line.startswith("601.1. "))
     lines[at] += LONG_TEXTS["hiragana-kanji"]
-    cr = tmp_path / "JPN_CR_20231117.txt"
+    cr = tmp_path / SAMPLE_CR.name
     cr.write_text("\n".join(lines), encoding="utf-8")
     kb_dir = tmp_path / "kb"
     ingested = kb(kb_dir, "ingest", "--quiet", str(cr))

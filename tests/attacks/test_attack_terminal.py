@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import re
 
-from hostile import DATA, kb, wiki_page
+from hostile import DATA, SAMPLE_CR, kb, wiki_page
 
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1b[31m\u202e\x9b"
 UNSAFE = re.compile("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
 
 
 def _hostile_cr(tmp_path):
-    text = (DATA / "JPN_CR_20231117.txt").read_text(encoding="utf-8-sig")
+    text = SAMPLE_CR.read_text(encoding="utf-8-sig")
     text = text.replace("601.1. かつて、", f"601.1. かつて{ESCAPES}、", 1)
-    path = tmp_path / f"JPN_CR_20231117{ESCAPES}.txt"  # every warning names its file
+    path = tmp_path / f"JPN_CR_20231117_0{ESCAPES}.txt"  # every warning names its file
     path.write_text(text, encoding="utf-8")
     return path
 
@@ -31,7 +31,7 @@ def test_source_text_never_reaches_the_terminal_raw(tmp_path):
     wiki.write_bytes(wiki_page("悪意\u202eの記事", '<p>本文です。<a href="/wiki/%E5%94%B1%E3%81%88%E3%82%8B">唱える</a></p>'))
     ingested = kb(kb_dir, "ingest", str(_hostile_cr(tmp_path)), str(wiki))
     assert ingested.returncode == 0, ingested.stderr
-    assert "JPN_CR_20231117\\x1b[2J\\x1b]0;pwned\\x07\\x1b[31m\\u202e\\x9b.txt: " in ingested.stderr  # shown as text
+    assert "JPN_CR_20231117_0\\x1b[2J\\x1b]0;pwned\\x07\\x1b[31m\\u202e\\x9b.txt: " in ingested.stderr  # shown as text
     _assert_safe(ingested.stdout + ingested.stderr)
     for args, shown in ((["search", "かつて"], "\\x1b[2J"), (["links", "悪意\u202eの記事"], "悪意\\u202eの記事"),
                         (["history", "601.1"], "\\x1b[2J")):
@@ -51,7 +51,7 @@ def test_file_names_never_forge_lines(tmp_path):
 
 
 def test_strict_names_the_first_warning(tmp_path):
-    result = kb(tmp_path / "kb", "ingest", "--strict", str(DATA / "JPN_CR_20231117.txt"))
+    result = kb(tmp_path / "kb", "ingest", "--strict", strSAMPLE_CR)
     assert result.returncode == 1
     line = result.stderr.strip()
     assert line.startswith("kb: error: --strict: ") and "nothing was stored; first: " in line

@@ -1,0 +1,187 @@
+"""Parse a Comprehensive Rules document published as HTML: the official rules page on mtg-jp.com
+(``/gameplay/rules/docs/<id>/``) and the ruby-annotated translation ``JPN_CR_YYYYMMDD_N.rb.html``.
+
+Pure function of the bytes: :func:`parse_cr_html`. The page is turned into text lines — every block element
+(``p``, ``div``, ``li``, ``dt``, ``h1`` …) and ``<br>`` ends a line, a block ends a paragraph, scripts and styles are
+dropped — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
+:func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
+date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
+term's readings become its ``meta['reading']``. :func:`looks_like_cr_html` tells such a page by its text (the title
+and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``<meta charset>``, else UTF-8, else CP932
+(a declared charset the bytes are not in: sniffed, with a warning).
+"""
+
+from __future__ import annotations
+
+import codecs
+import hashlib
+import re
+
+import lxml.html
+from lxml import etree
+
+from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
+from ingest.decode import decode_text
+from kb.errors import KbError
+from kb.model import Diagnostic, Document
+
+_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
+_XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
+_HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|p|div|ruby)\b", re.I | re.S)
+_READING_TAGS = re.compile(r"<(rt|rp)\b[^>]*>.*?</\1\s*>", re.I | re.S)
+_TAG = re.compile(r"<[^>]*>")
+_FIRST_RULE_LINE = re.compile(r"(?m)^\s*100\.1\.?\s")
+_SKIPPED = {"script", "style", "noscript", "template", "head", "rt", "rp"}
+_BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "section", "article",
+           "header", "footer", "main", "nav", "aside", "blockquote", "ul", "ol", "dl", "pre", "hr", "body", "td", "th",
+           "figure", "figcaption", "address", "form"}
+_SPACES = re.compile(r"\s+")
+_SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
+
+
+def is_html(data: bytes) -> bool:
+    head = data[:2048].lstrip(codecs.BOM_UTF8)
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        head = head.decode("utf-16", "replace").encode("utf-8")
+    return bool(_HTML_START.match(head))
+
+
+def decode_html(data: bytes, source: str) -> tuple[str, tuple[Diagnostic, ...]]:
+    """The page as text: a byte-order mark, else the ``<meta>`` charset, else (none, or one the bytes are not in,
+    with a warning) UTF-8 or CP932."""
+    if not data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        declared = _META_CHARSET.search(data[:4096])
+        if declared:
+            label = declared.group(1).decode("ascii")
+            charset = "cp932" if label.lower().replace("-", "_") in _SHIFT_JIS_LABELS else label
+            try:
+                return data.decode(charset), ()
+            except LookupError:
+                pass  # an unknown label: sniff
+            except UnicodeDecodeError as exc:
+                decoded = decode_text(data, source)
+                line = data[: exc.start].count(b"\n") + 1
+                wrong = Diagnostic(source, f"line {line}", f"not {label} as the page declares; read as {decoded.encoding}")
+                return decoded.text, (wrong, *decoded.diagnostics)
+    decoded = decode_text(data, source)
+    return decoded.text, decoded.diagnostics
+
+
+def looks_like_cr_html(data: bytes, source: str = "") -> bool:
+    """True when an HTML page's text has a CR title (``和訳 … 版`` or ``effective as of …``) and rule ``100.1``."""
+    if not is_html(data):
+        return False
+    try:
+        text, _ = decode_html(data, source)
+    except KbError:
+        return False
+    text = _TAG.sub("\n", _READING_TAGS.sub("", text))
+    return bool((JA_VERSION_RE.search(text) or EN_EFFECTIVE_RE.search(text)) and _FIRST_RULE_LINE.search(text))
+
+
+def parse_cr_html(data: bytes, source: str) -> Document:
+    """Parse an HTML rules document. Raise KbError naming the source when it holds none."""
+    text, diagnostics = decode_html(data, source)
+    text = _XML_DECLARATION.sub("", text)
+    if not text.strip():
+        raise KbError(f"{source}: empty page")
+    try:
+        root = lxml.html.document_fromstring(text)
+    except (etree.ParserError, ValueError) as exc:
+        raise KbError(f"{source}: not readable as HTML ({exc})") from None
+    lines, readings = html_lines(root)
+    title_at = next((i for i, line in enumerate(lines) if JA_VERSION_RE.search(line) or EN_EFFECTIVE_RE.search(line)),
+                    None)
+    if title_at is None:
+        raise KbError(f"{source}: no rules document title like 'マジック総合ルール(和訳 20240730.0 版)' in the page")
+    return parse_cr_lines(lines[title_at:], source, content_hash=hashlib.sha256(data).hexdigest(),
+                          readings={i - title_at: r for i, r in readings.items() if i >= title_at},
+                          diagnostics=diagnostics)
+
+
+def html_lines(root) -> tuple[list[str], dict[int, str]]:
+    """The page's text lines (ruby readings left out), and for each line with ruby the same line read with them."""
+    out = _LineWriter()
+    out.walk(root)
+    out.end_line()
+    return out.lines, out.readings
+
+
+class _LineWriter:
+    def __init__(self):
+        self.lines: list[str] = []
+        self.readings: dict[int, str] = {}
+        self.text: list[str] = []
+        self.reading: list[str] = []
+        self.has_ruby = False
+        self.pre = 0
+
+    def add(self, text: str | None, reading: str | None = None) -> None:
+        if not text and not reading:
+            return
+        if self.pre:
+            first, *rest = (text or "").split("\n")
+            self._add(first, first)
+            for piece in rest:
+                self.end_line()
+                self._add(piece, piece)
+            return
+        self._add(_SPACES.sub(" ", text or ""), _SPACES.sub(" ", reading if reading is not None else text or ""))
+
+    def _add(self, text: str, reading: str) -> None:
+        self.text.append(text)
+        self.reading.append(reading)
+
+    def end_line(self) -> None:
+        line = "".join(self.text).strip()
+        if line:
+            if self.has_ruby:
+                self.readings[len(self.lines)] = "".join(self.reading).strip()
+            self.lines.append(line)
+        self.text, self.reading, self.has_ruby = [], [], False
+
+    def end_paragraph(self) -> None:
+        self.end_line()
+        if self.lines and self.lines[-1]:
+            self.lines.append("")
+
+    def walk(self, element) -> None:
+        tag = element.tag.lower() if isinstance(element.tag, str) else ""
+        if tag in _SKIPPED or not tag:  # comments and processing instructions have no string tag
+            self.add(element.tail)
+            return
+        if tag == "br":  # a <br> on an empty line (the second of two) ends the paragraph
+            self.end_line() if "".join(self.text).strip() else self.end_paragraph()
+        elif tag == "ruby":
+            self.ruby(element)
+        else:
+            block = tag in _BLOCKS
+            if block:
+                self.end_paragraph()
+            self.pre += tag == "pre"
+            self.add(element.text)
+            for child in element:
+                self.walk(child)
+            self.pre -= tag == "pre"
+            if block:
+                self.end_paragraph()
+        self.add(element.tail)
+
+    def ruby(self, element) -> None:
+        """``<ruby>予<rt>よ</rt>示<rt>じ</rt></ruby>``: the base into the text, each reading in place of its base."""
+        base = [element.text or ""]
+        for child in element:
+            tag = child.tag.lower() if isinstance(child.tag, str) else ""
+            if tag == "rt":
+                self.add("".join(base), child.text_content())
+                self.has_ruby = True
+                base = []
+            elif tag != "rp":
+                base.append(child.text_content())
+            base.append(child.tail or "")
+        self.add("".join(base))
+
+
+def parse_cr_document(data: bytes, source: str) -> Document:
+    """A CR document as published, text file or HTML page (the ``cr-text`` source kind's parser)."""
+    return parse_cr_html(data, source) if is_html(data) else parse_cr_text(data, source)

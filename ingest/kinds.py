@@ -1,0 +1,141 @@
+"""The registry of source kinds: each kind is declared here once — its name (the ``kb ingest --kind`` choice), what it
+is, how its content is recognised, its parser, the ``kb fetch`` sites whose pages are of this kind, and its authority
+(which source's node wins when two give the same node: a CR document over a Wisdom Guild page of the same version).
+
+Detection (:func:`detect_kind`) asks every kind how sure it is: 2 when the content says so, 1 when only the file name
+or URL does, 0 not at all; the surest wins, ties going to the kind declared first. So an MTG Wiki page that links
+to Wisdom Guild stays an MTG Wiki page (its MediaWiki markup is content; a link is not), and an HTML page whose text
+is a rules document (the ``和訳 … 版`` title and rule ``100.1``) is the CR kind wherever it was saved or fetched from.
+Nothing recognised: HTML is read as an MTG Wiki page, anything else as a CR text file (whose parser then says
+clearly that it is not one). Parsers are imported when first used.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from kb.errors import KbError
+from kb.model import RULE_KINDS, Document
+
+CONTENT, NAME, NO = 2, 1, 0
+_HEAD = 20000  # bytes of a source looked at for markers
+_RELEASE_NOTES = "リリースノート".encode()
+_GENERAL_NOTES = "に関する一般的な情報".encode()
+
+
+def _is_html(data: bytes) -> bool:
+    from ingest.cr_html import is_html
+
+    return is_html(data)
+
+
+def _cr(source: str, data: bytes) -> int:
+    from ingest.cr_html import looks_like_cr_html
+    from ingest.cr_text import EN_EFFECTIVE_RE, HEADER_LINES, JA_VERSION_RE
+    from ingest.decode import decode_text
+
+    if _is_html(data):
+        return CONTENT if looks_like_cr_html(data, source) else NO
+    try:
+        head = "\n".join(decode_text(data[:_HEAD], source).text.splitlines()[:HEADER_LINES])
+    except KbError:  # the cut may split a character; the parser reads the whole file
+        return NO
+    return CONTENT if JA_VERSION_RE.search(head) or EN_EFFECTIVE_RE.search(head) else NO
+
+
+def _wisdom_guild(source: str, data: bytes) -> int:
+    head = data[:_HEAD].lower()
+    name = source.lower()
+    if b"wisdom-guild" in head and b"/cr/" in head:
+        return CONTENT
+    return NAME if "wisdom-guild" in name or "whisper." in name else NO
+
+
+def _mtgwiki(source: str, data: bytes) -> int:
+    head = data[:_HEAD].lower()
+    if b"mediawiki" in head or b"mw-content-text" in head or b"firstheading" in head:
+        return CONTENT
+    return NAME if "mtgwiki" in source.lower() else NO
+
+
+def _release_notes(source: str, data: bytes) -> int:
+    head = data[:_HEAD]
+    if _GENERAL_NOTES in head or (_RELEASE_NOTES in head and _is_html(data)):
+        return CONTENT
+    return NAME if "mtg-jp" in source.lower() else NO
+
+
+@dataclass(frozen=True)
+class SourceKind:
+    name: str
+    description: str
+    parser: str  # "module:function", a pure function (data: bytes, source: str) -> Document
+    recognise: Callable[[str, bytes], int]  # CONTENT, NAME or NO for (source, data)
+    authority: int = 0
+    rules: bool = False  # its documents hold rules: forced on a source that gives none, it is an error
+    fetch_sites: tuple[str, ...] = ()  # ingest.sites profiles whose pages are of this kind
+
+    def parse(self, data: bytes, source: str) -> Document:
+        module, function = self.parser.split(":")
+        return getattr(importlib.import_module(module), function)(data, source)
+
+
+KINDS: tuple[SourceKind, ...] = (  # in the order ties are decided
+    SourceKind("mtgwiki", "MTG Wiki (mtgwiki.com) article pages", "ingest.mtgwiki:parse_mtgwiki", _mtgwiki,
+               fetch_sites=("mtgwiki",)),
+    SourceKind("wisdom-guild", "Wisdom Guild rules-viewer pages", "ingest.wisdom_guild:parse_wisdom_guild",
+               _wisdom_guild, authority=1, rules=True, fetch_sites=("wisdom-guild",)),
+    SourceKind("cr-text", "Comprehensive Rules: MagicCompRules*.txt, JPN_CR_*.txt, JPN_CR_*.rb.html, the mtg-jp.com "
+               "rules page", "ingest.cr_html:parse_cr_document", _cr, authority=2, rules=True, fetch_sites=("mjmj", "mtg-jp")),
+    SourceKind("release-notes", "mtg-jp.com card release notes", "ingest.release_notes:parse_release_notes",
+               _release_notes, fetch_sites=("mtg-jp",)),
+)
+KIND_NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
+FETCH_SITES: tuple[str, ...] = tuple(sorted({site for k in KINDS for site in k.fetch_sites}))  # kb fetch's choices
+_BY_NAME = {k.name: k for k in KINDS}
+
+
+def kind(name: str) -> SourceKind:
+    try:
+        return _BY_NAME[name]
+    except KeyError:
+        raise KbError(f"unknown source kind {name!r}; choose one of {', '.join(KIND_NAMES)}") from None
+
+
+def authority() -> dict[str, int]:
+    """Each kind's authority, for the store (which knows kinds only by name)."""
+    return {k.name: k.authority for k in KINDS}
+
+
+def kinds_of_site(site: str) -> tuple[str, ...]:
+    """The kinds a ``kb fetch`` site's pages can be."""
+    return tuple(k.name for k in KINDS if site in k.fetch_sites)
+
+
+def detect_kind(source: str, data: bytes, among: tuple[str, ...] | None = None) -> str:
+    """The kind of a source (one of ``among``, default any), from its content first and its name or URL second."""
+    among = among or KIND_NAMES
+    scores = [(k.recognise(source, data), -i, k.name) for i, k in enumerate(KINDS) if k.name in among]
+    best, _, name = max(scores)
+    if best > NO:
+        return name
+    if len(among) < len(KINDS):
+        raise KbError(f"{source}: not recognised as {' or '.join(among)}")
+    return "mtgwiki" if _is_html(data) else "cr-text"
+
+
+def parse_source(source: str, data: bytes, kind_name: str | None = None, among: tuple[str, ...] | None = None) -> Document:
+    """Parse a source as ``kind_name`` (forced), else as the kind it is among ``among`` (a fetch site's kinds: the
+    one, or the one detected), else as the kind detected. A forced kind of rules whose parse gives no rule is an
+    error naming the source: a kind that does not fit never makes a quiet, empty document."""
+    if kind_name is None:
+        name = among[0] if among and len(among) == 1 else detect_kind(source, data, among)
+        return kind(name).parse(data, source)
+    forced = kind(kind_name)
+    doc = forced.parse(data, source)
+    if forced.rules and not any(n.kind in RULE_KINDS for n in doc.nodes):
+        reasons = "; ".join(d.message for d in doc.diagnostics[:3])
+        raise KbError(f"{source}: read as {kind_name}, no rules found" + (f" ({reasons})" if reasons else ""))
+    return doc
