@@ -53,7 +53,7 @@ def test_an_ingest_stopped_while_indexing_is_completed_by_the_next(tmp_path, who
 def test_kb_index_completes_an_index_missing_documents(tmp_path, whole):
     """The state an interrupted index phase leaves, made by hand: the index of an earlier, smaller ingest."""
     kb_dir = tmp_path / "kb"
-    assert kb(kb_dir, "ingest", "--quiet", strSAMPLE_CR).returncode == 0
+    assert kb(kb_dir, "ingest", "--quiet", str(SAMPLE_CR)).returncode == 0
     shutil.copytree(kb_dir / "index", tmp_path / "small-index")
     assert kb(kb_dir, "ingest", "--quiet", str(DATA)).returncode == 0
     shutil.rmtree(kb_dir / "index")

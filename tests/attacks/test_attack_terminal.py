@@ -51,7 +51,7 @@ def test_file_names_never_forge_lines(tmp_path):
 
 
 def test_strict_names_the_first_warning(tmp_path):
-    result = kb(tmp_path / "kb", "ingest", "--strict", strSAMPLE_CR)
+    result = kb(tmp_path / "kb", "ingest", "--strict", str(SAMPLE_CR))
     assert result.returncode == 1
     line = result.stderr.strip()
     assert line.startswith("kb: error: --strict: ") and "nothing was stored; first: " in line
