@@ -4,9 +4,7 @@
 from __future__ import annotations
 
 import json
-import sqlite3
 import sys
-from contextlib import closing
 
 import click
 
@@ -14,6 +12,7 @@ from ingest.kinds import KIND_NAMES
 from kb.cli.terminal import terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
+from kb.store.schema import damaged_database_error
 
 
 class KbGroup(click.Group):
@@ -29,33 +28,15 @@ class KbGroup(click.Group):
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
         except Exception as exc:  # a bug, or a database SQLite cannot read
-            remedy = _database_remedy(ctx, exc) if isinstance(exc, sqlite3.DatabaseError) else None
-            if remedy is not None:
-                click.echo(f"kb: error: {terminal_safe(remedy)}", err=True)
+            damaged = damaged_database_error(default_kb_dir(ctx.obj.get("kb_dir") if ctx.obj else None) / DB_NAME, exc)
+            if damaged is not None:
+                click.echo(f"kb: error: {terminal_safe(str(damaged))}", err=True)
                 sys.exit(1)
             if ctx.obj and ctx.obj.get("debug"):
                 raise
             click.echo(f"kb: internal error: {type(exc).__name__}: {terminal_safe(str(exc))} (run with --debug for the "
                        "traceback)", err=True)
             sys.exit(2)
-
-
-def _database_remedy(ctx: click.Context, exc: sqlite3.DatabaseError) -> str | None:
-    """The one-line error, naming the remedy, for a knowledge base that is busy or damaged (SQLite's own
-    ``quick_check`` fails, or a text is not UTF-8); None when the database is sound (then ``exc`` is a bug)."""
-    path = default_kb_dir(ctx.obj.get("kb_dir") if ctx.obj else None) / DB_NAME
-    message = str(exc).split("\n")[0]
-    message = message if len(message) <= 80 else message[:80] + "…"
-    if "locked" in message or "busy" in message:
-        return f"{path}: the knowledge base is busy (another kb command is writing to it); try again when it is done"
-    try:
-        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
-            problems = [row[0] for row in db.execute("PRAGMA quick_check(1)")]
-    except sqlite3.DatabaseError as check:
-        problems = [str(check)]
-    if problems == ["ok"] and "Could not decode to UTF-8" not in message:  # kb writes UTF-8 only
-        return None
-    return f"{path}: damaged kb database (sqlite: {message}); restore it from a backup, or move it away and ingest again"
 
 
 @click.group(cls=KbGroup)
