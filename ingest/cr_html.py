@@ -6,7 +6,7 @@ Pure function of the bytes: :func:`parse_cr_html`. The page is turned into text 
 dropped — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
 :func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
 date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
-term's readings become its ``meta['reading']``. :func:`looks_like_cr_html` tells such a page by its text (the title
+term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title. :func:`looks_like_cr_html` tells such a page by its text (the title
 and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``<meta charset>``, else UTF-8, else CP932
 (a declared charset the bytes are not in: sniffed, with a warning).
 """
@@ -17,7 +17,6 @@ import codecs
 import hashlib
 import re
 
-import lxml.html
 from lxml import etree
 
 from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
@@ -36,6 +35,8 @@ _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr
            "header", "footer", "main", "nav", "aside", "blockquote", "ul", "ol", "dl", "pre", "hr", "body", "td", "th",
            "figure", "figcaption", "address", "form"}
 _SPACES = re.compile(r"\s+")
+_LOOKED_AT = 256 * 1024
+_NUMBER_ALONE = re.compile(r"^[1-9]\d{0,2}(?:\.\d{1,3}[a-z]?)?\.?$")  # 1. / 100. / 100.1. / 100.1a
 _SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
 
 
@@ -68,11 +69,18 @@ def decode_html(data: bytes, source: str) -> tuple[str, tuple[Diagnostic, ...]]:
 
 
 def looks_like_cr_html(data: bytes, source: str = "") -> bool:
-    """True when an HTML page's text has a CR title (``和訳 … 版`` or ``effective as of …``) and rule ``100.1``."""
+    """True when an HTML page's text has a CR title (``和訳 … 版`` or ``effective as of …``) and rule ``100.1``,
+    both within its first :data:`_LOOKED_AT` bytes (the title, contents and introduction come first)."""
     if not is_html(data):
         return False
+    head = data
+    if len(data) > _LOOKED_AT:  # cut at a line break: never inside a character
+        cut = data.rfind(b"\n", 0, _LOOKED_AT)
+        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+            cut -= cut % 2  # a UTF-16 character is two bytes from the mark on
+        head = data[:cut] if cut > 0 else data
     try:
-        text, _ = decode_html(data, source)
+        text, _ = decode_html(head, source)
     except KbError:
         return False
     text = _TAG.sub("\n", _READING_TAGS.sub("", text))
@@ -86,10 +94,12 @@ def parse_cr_html(data: bytes, source: str) -> Document:
     if not text.strip():
         raise KbError(f"{source}: empty page")
     try:
-        root = lxml.html.document_fromstring(text)
-    except (etree.ParserError, ValueError) as exc:
+        root = etree.fromstring(text, etree.HTMLParser())
+    except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
         raise KbError(f"{source}: not readable as HTML ({exc})") from None
-    lines, readings = html_lines(root)
+    if root is None:
+        raise KbError(f"{source}: not readable as HTML")
+    lines, readings = _numbers_joined(*html_lines(root))
     title_at = next((i for i, line in enumerate(lines) if JA_VERSION_RE.search(line) or EN_EFFECTIVE_RE.search(line)),
                     None)
     if title_at is None:
@@ -97,6 +107,37 @@ def parse_cr_html(data: bytes, source: str) -> Document:
     return parse_cr_lines(lines[title_at:], source, content_hash=hashlib.sha256(data).hexdigest(),
                           readings={i - title_at: r for i, r in readings.items() if i >= title_at},
                           diagnostics=diagnostics)
+
+
+def _numbers_joined(lines: list[str], readings: dict[int, str]) -> tuple[list[str], dict[int, str]]:
+    """A rule number in an element of its own (``<dt>100.1.</dt><dd>…</dd>``, ``<th>100.</th><td>原則</td>``) joined
+    to the text that follows it, as the text file writes them."""
+    out: list[str] = []
+    out_readings: dict[int, str] = {}
+    pending: str | None = None
+    for i, line in enumerate(lines):
+        if not line:
+            if pending is None and out and out[-1]:
+                out.append("")
+            continue
+        if pending is not None:
+            if not _NUMBER_ALONE.match(line):
+                if i in readings:
+                    out_readings[len(out)] = f"{pending} {readings[i]}"
+                out.append(f"{pending} {line}")
+                pending = None
+                continue
+            out.append(pending)
+            pending = None
+        if _NUMBER_ALONE.match(line):
+            pending = line
+            continue
+        if i in readings:
+            out_readings[len(out)] = readings[i]
+        out.append(line)
+    if pending is not None:
+        out.append(pending)
+    return out, out_readings
 
 
 def html_lines(root) -> tuple[list[str], dict[int, str]]:
@@ -119,24 +160,26 @@ class _LineWriter:
     def add(self, text: str | None, reading: str | None = None) -> None:
         if not text and not reading:
             return
-        if self.pre:
-            first, *rest = (text or "").split("\n")
+        text = text or ""
+        if self.pre and "\n" in text:
+            first, *rest = text.split("\n")
             self._add(first, first)
             for piece in rest:
                 self.end_line()
                 self._add(piece, piece)
             return
-        self._add(_SPACES.sub(" ", text or ""), _SPACES.sub(" ", reading if reading is not None else text or ""))
+        self._add(text, text if reading is None else reading)
 
     def _add(self, text: str, reading: str) -> None:
         self.text.append(text)
         self.reading.append(reading)
 
     def end_line(self) -> None:
-        line = "".join(self.text).strip()
+        """Close the line, its whitespace collapsed as HTML shows it."""
+        line = _SPACES.sub(" ", "".join(self.text)).strip()
         if line:
             if self.has_ruby:
-                self.readings[len(self.lines)] = "".join(self.reading).strip()
+                self.readings[len(self.lines)] = _SPACES.sub(" ", "".join(self.reading)).strip()
             self.lines.append(line)
         self.text, self.reading, self.has_ruby = [], [], False
 
@@ -173,11 +216,11 @@ class _LineWriter:
         for child in element:
             tag = child.tag.lower() if isinstance(child.tag, str) else ""
             if tag == "rt":
-                self.add("".join(base), child.text_content())
+                self.add("".join(base), "".join(child.itertext()))
                 self.has_ruby = True
                 base = []
             elif tag != "rp":
-                base.append(child.text_content())
+                base.append("".join(child.itertext()))
             base.append(child.tail or "")
         self.add("".join(base))
 

@@ -30,15 +30,16 @@ from kb.model import CHAPTER, GLOSSARY, REF_TERM, RULE, SECTION, SUBRULE, Diagno
 JA_VERSION_RE = re.compile(r"和訳\s*([0-9]{8}(?:\.[0-9]+)?)\s*版")
 JA_TRANSLATED_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*に翻訳した")
 EN_EFFECTIVE_RE = re.compile(r"effective as of ([A-Z][a-z]+ \d{1,2}, \d{4})")
-CHAPTER_RE = re.compile(r"^([1-9])\.\s+(\S.*)$")
-SECTION_RE = re.compile(r"^([1-9]\d\d)\.\s+(\S.*)$")
-RULE_RE = re.compile(r"^([1-9]\d\d\.\d{1,3})(\.|\s)\s*(.*)$")
-SUBRULE_RE = re.compile(r"^([1-9]\d\d\.\d{1,3}[a-z])\.?(?:\s+|$)(.*)$")
+CHAPTER_RE = re.compile(rf"^({rulenum.CHAPTER})\.\s+(\S.*)$")
+SECTION_RE = re.compile(rf"^({rulenum.SECTION})\.\s+(\S.*)$")
+RULE_RE = re.compile(rf"^({rulenum.RULE})(\.|\s)\s*(.*)$")
+SUBRULE_RE = re.compile(rf"^({rulenum.SUBRULE_CANDIDATE})\.?(?:\s+|$)(.*)$")
 EXAMPLE_RE = re.compile(r"^\s*(?:Example|例)\s*[:：]\s*(.*)$")
 FIRST_RULE_RE = re.compile(r"^100\.1\.?\s")
 GLOSSARY_HEADING_RE = re.compile(r"^(?:\d{1,2}\.\s*)?(?:Glossary|用語集)$")
 CREDITS_HEADING_RE = re.compile(r"^(?:\d{1,2}\.\s*)?(?:Credits|クレジット)$")
-SENTENCE_END = ("。", ".", "．")  # a glossary paragraph ending so continues the entry above; a term never does
+SENTENCE_END_RE = re.compile(r"(?:[。.．][”」』)）\"'’]*|[!?！？][”」』)）\"'’]+)$")  # ends a sentence, never a term
+SENSE_RE = re.compile(r"^\d{1,2}\.\s")  # "2. An activated or triggered ability …": a glossary entry's second sense
 SEE_TERM_RE = re.compile(r"^See ([^.]+)\.$|^「([^」]+)」(?:を)?参照。?$")
 HEADER_LINES = 80  # the title and translator lines are within the first lines (HTML pages have a few header blocks)
 MONTHS = {m: i for i, m in enumerate(
@@ -187,9 +188,9 @@ def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[
 
 
 def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostics, readings) -> list[Node]:
-    """Entries are paragraphs (runs of non-blank lines) headed by the term; a paragraph whose first line ends a
-    sentence continues the entry above (a sense set apart by a blank line, or term and definition as two HTML
-    paragraphs)."""
+    """Entries are paragraphs (runs of non-blank lines) headed by the term. A paragraph continues the entry above when
+    it reads as part of a definition — it ends a sentence, or starts a numbered sense, or both it and the paragraph
+    above are single lines (a term, then its definition, as two HTML paragraphs)."""
     blocks: list[tuple[int, list[str]]] = []  # (index of the head line, lines)
     block: list[str] = []
     block_at = start
@@ -200,8 +201,10 @@ def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostic
                 block_at = i
             block.append(line)
         elif block:
-            if blocks and block[0].endswith(SENTENCE_END):
-                blocks[-1][1].extend(block)
+            above = blocks[-1][1] if blocks else None
+            if above and (SENTENCE_END_RE.search(block[0]) or SENSE_RE.match(block[0])
+                          or (len(above) == 1 and len(block) == 1)):
+                above.extend(block)
             else:
                 blocks.append((block_at, block))
             block = []

@@ -85,10 +85,10 @@ class SourceKind:
 KINDS: tuple[SourceKind, ...] = (  # in the order ties are decided
     SourceKind("mtgwiki", "MTG Wiki (mtgwiki.com) article pages", "ingest.mtgwiki:parse_mtgwiki", _mtgwiki,
                fetch_sites=("mtgwiki",)),
-    SourceKind("wisdom-guild", "Wisdom Guild rules-viewer pages", "ingest.wisdom_guild:parse_wisdom_guild",
-               _wisdom_guild, authority=1, rules=True, fetch_sites=("wisdom-guild",)),
     SourceKind("cr-text", "Comprehensive Rules: MagicCompRules*.txt, JPN_CR_*.txt, JPN_CR_*.rb.html, the mtg-jp.com "
                "rules page", "ingest.cr_html:parse_cr_document", _cr, authority=2, rules=True, fetch_sites=("mjmj", "mtg-jp")),
+    SourceKind("wisdom-guild", "Wisdom Guild rules-viewer pages", "ingest.wisdom_guild:parse_wisdom_guild",
+               _wisdom_guild, authority=1, rules=True, fetch_sites=("wisdom-guild",)),
     SourceKind("release-notes", "mtg-jp.com card release notes", "ingest.release_notes:parse_release_notes",
                _release_notes, fetch_sites=("mtg-jp",)),
 )
@@ -117,9 +117,15 @@ def kinds_of_site(site: str) -> tuple[str, ...]:
 def detect_kind(source: str, data: bytes, among: tuple[str, ...] | None = None) -> str:
     """The kind of a source (one of ``among``, default any), from its content first and its name or URL second."""
     among = among or KIND_NAMES
-    scores = [(k.recognise(source, data), -i, k.name) for i, k in enumerate(KINDS) if k.name in among]
-    best, _, name = max(scores)
-    if best > NO:
+    best, name = NO, None
+    for candidate in KINDS:  # in declared order: the first sure by content wins, as would any later tie
+        if candidate.name in among:
+            score = candidate.recognise(source, data)
+            if score > best:
+                best, name = score, candidate.name
+            if score == CONTENT:
+                return name
+    if name is not None:
         return name
     if len(among) < len(KINDS):
         raise KbError(f"{source}: not recognised as {' or '.join(among)}")

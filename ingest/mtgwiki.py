@@ -6,8 +6,10 @@ Both the old MonoBook skin (``#bodyContent``, ``span.editsection``, ``table#toc`
 ``.mw-parser-output`` markup are read.
 
 The node ``wiki:<title>`` carries: ``text`` (plain text, list items as ``- …`` lines, one line per block),
-``html`` (the body sanitised with nh3: no scripts, event handlers, ``javascript:`` URLs, iframes, forms or
-styles), ``english`` (from ``'''唱える'''/''Cast''は…`` in the lead or a ``日本語名/English`` title),
+``html`` (the body through :func:`kb.sanitize.sanitize_html`, the one sanitiser; headings keep their anchor as
+``id``: the decoded MediaWiki anchor, else the heading's text; footnote ``id``s are kept; wikitext left in the page as
+text is repaired: stray emphasis quotes ``’’’``/``'''`` are dropped and ``#見出し`` naming a heading of the page becomes a
+link to it), ``english`` (from ``'''唱える'''/''Cast''は…`` in the lead or a ``日本語名/English`` title),
 ``aliases`` (titles redirected here) and ``meta``: ``sections`` (the heading tree, each with its blocks as
 sanitised HTML and plain text plus their offsets in ``text``), ``categories``, ``footnotes``,
 ``last_modified`` (ISO date), ``decklists`` (card counts), ``quoted_rules`` (``引用：総合ルール`` blocks)
@@ -40,7 +42,6 @@ from pathlib import PurePosixPath
 from urllib.parse import parse_qs, quote, unquote, urlsplit
 
 import lxml.html
-import nh3
 from lxml import etree
 
 from ingest.refs import find_rule_refs
@@ -59,6 +60,7 @@ from kb.model import (
     Node,
     Ref,
 )
+from kb.sanitize import sanitize_html
 
 WIKI_HOSTS = {"mtgwiki.com", "www.mtgwiki.com"}
 MAX_PAGE_BYTES = 3_000_000  # larger pages are cut here (with a warning): real articles are well under 1 MB
@@ -66,15 +68,6 @@ CATEGORY_NAMESPACES = ("カテゴリ", "Category")
 SKIPPED_NAMESPACES = ("特別", "Special", "ファイル", "File", "画像", "Image", "テンプレート", "Template", "ヘルプ", "Help",
                       "MediaWiki", "メディア", "Media")
 SITE_TITLE_SUFFIX = re.compile(r"\s*[-–—]\s*MTG Wiki\s*$")
-
-_SANITIZER = nh3.Cleaner(
-    tags=set(nh3.ALLOWED_TAGS) - {"nav", "area", "map"},
-    clean_content_tags={"script", "style", "noscript", "iframe", "object", "embed", "form", "template", "textarea",
-                        "select", "button"},
-    attributes={**nh3.ALLOWED_ATTRIBUTES, "a": {"href", "title"}, "h2": {"id"}, "h3": {"id"}, "h4": {"id"},
-                "h5": {"id"}, "h6": {"id"}, "li": {"id"}, "sup": {"id"}, "span": {"id"}},
-    url_schemes={"http", "https", "mailto"},
-)
 
 # -- titles and URLs -------------------------------------------------------------------------------------
 
@@ -143,7 +136,7 @@ class WikiLink:
     fragment: str | None = None
 
 
-CR_TITLE_RE = re.compile(r"^(?:CR|総合ルール)\s*[:：]?\s*([1-9](?:\d\d(?:\.\d{1,3}[a-km-np-z]?)?)?)$")
+CR_TITLE_RE = re.compile(rf"^(?:CR|総合ルール)\s*[:：]?\s*({rulenum.NUMBER})$")
 
 
 @functools.lru_cache(maxsize=65536)
@@ -386,7 +379,7 @@ LASTMOD_EN = re.compile(r"(\d{1,2}) ([A-Z][a-z]+) (\d{4})")
 MONTHS = {m: i for i, m in enumerate(
     "January February March April May June July August September October November December".split(), 1)}
 QUOTE_HEAD_RE = re.compile(r"引用\s*[:：]\s*総合ルール\s*(\d{8}(?:\.\d+)?)")
-QUOTED_RULE_LINE_RE = re.compile(r"^(?:- )?([1-9](?:\d\d(?:\.\d{1,3}[a-km-np-z]?)?)?)\.?(?=[ 　])", re.M)
+QUOTED_RULE_LINE_RE = re.compile(rf"^(?:- )?({rulenum.NUMBER})\.?(?=[ 　])", re.M)
 BRACKET_CARD_RE = re.compile(r"《([^《》\]\[\n]{1,80}?)(?:》|\]\])")
 DECK_ROW_RE = re.compile(r"\|(\d{1,3})\|\|([^|\n]+?)(?=\s*\|\d{1,3}\|\||\s+\d{1,3}:《|\s*$)", re.M)
 COUNTED_CARD_RE = re.compile(r"(?<![\d|])(\d{1,3}):《([^《》\]\[\n]{1,80}?)(?:》|\]\])")
@@ -418,6 +411,8 @@ def parse_mtgwiki(data: bytes, source: str) -> Document:
     root = _content_root(tree, page)
     for el in page.chrome:
         _drop(el)
+    if root is not None:
+        _repair_wikitext(root, title)
     if root is None or not root.text_content().strip():
         return _with(empty, diagnostics, Diagnostic(source, "#bodyContent", f"article {title!r} has no body text; no article stored"))
     if not {"firstHeading", "bodyContent", "mw-content-text"} & page.by_id.keys() and "mw-parser-output" not in page.by_class:
@@ -584,15 +579,15 @@ class _ArticleBuilder:
                     stack.pop()
                 stack[-1]["sections"].append(section)
                 stack.append(section)
-                attr = f' id="{html_lib.escape(anchor, quote=True)}"' if anchor else ""
-                html_parts.append(_SANITIZER.clean(f"<h{level}{attr}>{html_lib.escape(name)}</h{level}>"))
+                attr = f' id="{html_lib.escape(_element_id(anchor), quote=True)}"' if anchor else ""
+                html_parts.append(sanitize_html(f"<h{level}{attr}>{html_lib.escape(name)}</h{level}>"))
                 continue
             if not el.text_content().strip() and el.tag != "hr" and next(el.iter("img"), None) is None:
                 continue  # empty anchors (<a name=…>) and spacers
             start = self.out.pos
             self.out.render(el, tracked)
             self.out.newline()
-            block_html = _SANITIZER.clean(lxml.html.tostring(el, encoding="unicode", with_tail=False))
+            block_html = sanitize_html(lxml.html.tostring(el, encoding="unicode", with_tail=False))
             block = {"tag": el.tag, "html": block_html, "start": start, "end": self.out.pos}
             stack[-1]["blocks"].append(block)
             blocks.append((el, block))
@@ -731,11 +726,74 @@ def _trim(text: str, start: int, end: int) -> tuple[int, int]:
 
 
 def _heading_anchor(h) -> str | None:
+    """The heading's anchor: its MediaWiki id decoded (``.E5.AE.9A.E7.BE.A9`` → ``定義``), else its text."""
     headline = next((el for el in h.iter("span") if "mw-headline" in el.get("class", "").split()), None)
     for el in (headline, h):
         if el is not None and el.get("id"):
             return decode_anchor(el.get("id"))
-    return None
+    return _WS.sub(" ", h.text_content()).strip() or None
+
+
+def _element_id(anchor: str) -> str:
+    """The id an anchor is written as in the article's HTML: decoded, with ``_`` for spaces (ids hold no spaces)."""
+    return anchor.replace(" ", "_")
+
+
+_EMPHASIS_QUOTES = re.compile(r"(?<![’'])(?:[’']{5}|[’']{3}|[’']{2})(?![’'])")
+
+
+def _repair_wikitext(root, title: str) -> None:
+    """In-page links point at the decoded anchors the headings carry (``#.E5.AE.9A.E7.BE.A9``, ``/wiki/<this page>#…``
+    → ``#定義``); wikitext the page shows as text is repaired: emphasis quotes (``’’’``) are dropped, and ``#見出し``
+    naming a heading of this page becomes an in-page link to it (the ``#`` dropped)."""
+    for a in root.iter("a"):
+        href = (a.get("href") or "").strip()
+        link = parse_wiki_href(href) if href and not href.startswith("#") else None
+        if href.startswith("#") and len(href) > 1:
+            a.set("href", "#" + _element_id(decode_anchor(href[1:])))
+        elif link is not None and link.kind == REF_WIKI and link.target == title and link.fragment:
+            a.set("href", "#" + _element_id(link.fragment))
+    headings = {}
+    for h in root.iter(*HEADINGS):
+        anchor = _heading_anchor(h)
+        name = _WS.sub(" ", h.text_content()).strip()
+        if name and anchor:
+            headings.setdefault(name, anchor)
+    section_link = (re.compile("#(" + "|".join(re.escape(n) for n in sorted(headings, key=len, reverse=True)) + ")")
+                    if headings else None)
+    for el in list(root.iter()):
+        if not isinstance(el.tag, str) or el.tag in ("pre", "code"):
+            continue
+        for attr in ("text", "tail"):
+            value = getattr(el, attr)
+            if not value or ("’" not in value and "'" not in value and "#" not in value):
+                continue
+            value = _EMPHASIS_QUOTES.sub("", value)
+            setattr(el, attr, value)
+            holders = [*([el] if attr == "text" else []), *el.iterancestors()]
+            if section_link is None or any(x.tag == "a" or x.tag in HEADINGS for x in holders):
+                continue
+            _link_sections(el, attr, value, section_link, headings)
+
+
+def _link_sections(el, attr: str, value: str, pattern: re.Pattern, headings: dict[str, str]) -> None:
+    matches = list(pattern.finditer(value))
+    if not matches:
+        return
+    links = []
+    for i, m in enumerate(matches):
+        a = lxml.html.Element("a", {"href": "#" + _element_id(headings[m.group(1)])})
+        a.text = m.group(1)
+        a.tail = value[m.end(): matches[i + 1].start() if i + 1 < len(matches) else len(value)]
+        links.append(a)
+    setattr(el, attr, value[: matches[0].start()])
+    if attr == "text":
+        for offset, a in enumerate(links):
+            el.insert(offset, a)
+    else:
+        parent, index = el.getparent(), el.getparent().index(el)
+        for offset, a in enumerate(links, 1):
+            parent.insert(index + offset, a)
 
 
 def _english_name(title: str, lead: dict, text: str) -> str | None:

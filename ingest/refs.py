@@ -17,15 +17,16 @@ import re
 from kb import rulenum
 from kb.model import REF_RULE, REF_SECTION, Ref
 
-_NUM = r"[1-9]\d\d(?:\.\d{1,3}(?:[a-km-np-z](?![a-z]))?)?"
+_NUM = rulenum.CITED
+_LETTER = rf"{rulenum.LETTER}(?![a-z])"  # a range's last letter (601.2a-d)
 _DASH = r"\s*[-–—~〜～－]\s*"
-_ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|[a-km-np-z](?![a-z])))?"
+_ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|{_LETTER}))?"
 _SEP = r"(?:\s*[,、]\s*(?:and\s+|or\s+)?|\s+(?:and|or|through)\s+)"
 RULE_LIST_RE = re.compile(
     rf"(?<![A-Za-z])(?:[Rr]ules?\s*|CR\s*[:：]?\s*)(?P<items>{_ITEM}(?:{_SEP}{_ITEM})*)"
 )
-ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|[a-km-np-z](?![a-z])))?")
-_CHAPTER = r"[1-9](?![\d０-９]|\.\d)"
+ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|{_LETTER}))?")
+_CHAPTER = rf"{rulenum.CHAPTER}(?![\d０-９]|\.\d)"
 SECTION_RE = re.compile(
     rf"(?:(?<![A-Za-z])(?:[Ss]ections?|[Rr]ules?)\s*|セクション\s*)(?P<items>{_CHAPTER}(?:(?:\s*[,、]\s*(?:and\s+)?|\s+and\s+){_CHAPTER})*)"
 )
@@ -46,6 +47,6 @@ def find_rule_refs(text: str) -> list[Ref]:
                 refs.append(Ref(REF_RULE, target, surface, start, end))
     for m in SECTION_RE.finditer(text):
         base = m.start("items")
-        for digit in re.finditer(r"[1-9]", m.group("items")):
+        for digit in re.finditer(rulenum.CHAPTER, m.group("items")):
             refs.append(Ref(REF_SECTION, digit.group(), digit.group(), base + digit.start(), base + digit.end()))
     return refs

@@ -4,7 +4,8 @@ Entry point: :func:`parse_release_notes` — a pure function of the bytes that n
 A heading ``〜に関する一般的な情報`` followed by ``•`` bullets becomes one note ``note:<set>:<mechanic>`` with
 a ``mechanic`` reference to the mechanic it explains (resolved later to the glossary entry and the MTG Wiki
 article: ``kb.link.graph``). Bullets under any other heading (a card's own notes) become ``note:<set>:<heading>``
-(``notes-N`` when the heading is only a dash). Sections repeated verbatim, as release-note pages do, are
+(``notes-N`` when the heading is only a dash; such a note is titled from its set and what it is about:
+``ゼンディカーの夜明け：《玻璃池のミミック》について`` after its first card, else the start of its first bullet). Sections repeated verbatim, as release-note pages do, are
 stored once with ``meta['occurrences']``. Every ``《カード名》`` gives a ``card`` reference.
 
 ``<set>`` is the set name in ``『…』`` of the page title, else the source's file name.
@@ -24,6 +25,7 @@ from lxml import etree
 
 from ingest.mtgwiki import decode_html, split_card_name
 from kb.model import NOTE, REF_CARD, REF_MECHANIC, UNVERSIONED, Diagnostic, Document, Node, Ref
+from kb.sanitize import sanitize_html
 
 GENERAL_RE = re.compile(r"^(?P<mechanic>.+?)に関する一般的な情報$")
 BULLET_RE = re.compile(r"^[•・●◦]\s*(?P<text>.+)$")
@@ -140,21 +142,35 @@ def _notes(lines: list[str], set_name: str, source: str, diagnostics: list[Diagn
         else:
             used_ids[node_id] = 1
         by_content[key] = len(nodes)
-        nodes.append(_note(node_id, heading, general.group("mechanic") if general else None, group, len(nodes)))
+        nodes.append(_note(node_id, heading, general.group("mechanic") if general else None, group, len(nodes), set_name))
     return nodes
 
 
-def _note(node_id: str, heading: str | None, mechanic: str | None, group: dict, order: int) -> Node:
+UNTITLED_LEAD_CHARS = 24
+
+
+def untitled_note_title(set_name: str, bullets: list[str]) -> str:
+    """The title of a note whose heading is missing or only a dash: its set and its first card, else the start of its
+    first bullet."""
+    card = next((m.group(1) for b in bullets for m in CARD_RE.finditer(b)), None)
+    if card:
+        return f"{set_name}：《{card}》について"
+    lead = bullets[0] if bullets else ""
+    return f"{set_name}：{lead[:UNTITLED_LEAD_CHARS]}{'…' if len(lead) > UNTITLED_LEAD_CHARS else ''}"
+
+
+def _note(node_id: str, heading: str | None, mechanic: str | None, group: dict, order: int, set_name: str) -> Node:
     head = heading if heading and not DASH_ONLY_RE.match(heading) else None
     text = "\n".join(([head] if head else []) + [f"• {b}" for b in group["bullets"]])
     refs = [Ref(REF_MECHANIC, mechanic, mechanic, 0, len(mechanic))] if mechanic else []
     for m in CARD_RE.finditer(text):
         names = split_card_name(m.group(1)) or (m.group(1).strip(), None)
         refs.append(Ref(REF_CARD, names[1] or names[0], m.group(1), m.start(1), m.end(1)))
-    html = (f"<h3>{html_lib.escape(head)}</h3>" if head else "") + "<ul>" + "".join(
-        f"<li>{html_lib.escape(b)}</li>" for b in group["bullets"]) + "</ul>"
+    html = sanitize_html((f"<h3>{html_lib.escape(head)}</h3>" if head else "") + "<ul>" + "".join(
+        f"<li>{html_lib.escape(b)}</li>" for b in group["bullets"]) + "</ul>")
     meta = {"occurrences": 1, "lines": [group["line"]], "bullets": group["bullets"]}
     if mechanic:
         meta["mechanic"] = mechanic
-    return Node(id=node_id, kind=NOTE, lang="ja", version=UNVERSIONED, text=text, title=head, order=order,
+    title = head or untitled_note_title(set_name, group["bullets"])
+    return Node(id=node_id, kind=NOTE, lang="ja", version=UNVERSIONED, text=text, title=title, order=order,
                 refs=tuple(refs), html=html, meta=meta)

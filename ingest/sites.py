@@ -14,6 +14,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
+from kb import rulenum
 from kb.errors import KbError
 
 PAGE = "page"
@@ -100,7 +101,7 @@ class WisdomGuild(SiteProfile):
     """The rules viewer: the index ``/cr/`` links the chapter and section pages ``/cr/r/NNN/``."""
 
     _RULE_PAGE = re.compile(r"cr/r/\d{1,3}/?$")  # chapters and sections; rules (701.34) only when asked for
-    _RULE_NUMBER = re.compile(r"\d{1,3}(\.\d+[a-z]?)?")
+    _RULE_NUMBER = re.compile(rf"\d{{1,3}}(\.\d+{rulenum.LETTER}?)?")  # also 0 (はじめに), not only rulenum.NUMBER
 
     def seeds(self, base: str, args: list[str]) -> list[Target]:
         targets = []

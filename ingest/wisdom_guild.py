@@ -34,8 +34,8 @@ from kb.model import CHAPTER, REF_TERM, SECTION, Diagnostic, Document, Node, Ref
 
 VERSION_RE = re.compile(r"MJMJ訳\s*([0-9]{8}(?:\.[0-9]+)?)\s*版")
 SYNC_RE = re.compile(r"最終同期\s*[:：]?\s*(\d{4})\s*[/／\-.年]\s*(\d{1,2})\s*[/／\-.月]\s*(\d{1,2})")
-RULE_LINE_RE = re.compile(r"^([1-9]\d\d\.\d{1,3}[a-z]?)\.?(?![0-9A-Za-z.])\s*")
-SECTION_LINE_RE = re.compile(r"^([1-9]\d\d)\.\s*([^\d\s].*)$")
+RULE_LINE_RE = re.compile(rf"^({rulenum.RULE}{rulenum.LETTER_CANDIDATE}?)\.?(?![0-9A-Za-z.])\s*")
+SECTION_LINE_RE = re.compile(rf"^({rulenum.SECTION})\.\s*([^\d\s].*)$")
 FOOTER_RE = re.compile(r"^(?:©|\(c\)|copyright\b|[(（]?実行時間)", re.I)
 RULE_HREF_RE = re.compile(r"(?:/cr/r/|[?&]r=)\d")
 OTHER_SITE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//(?![^/]*whisper\.wisdom-guild\.net)", re.I)

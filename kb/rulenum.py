@@ -1,19 +1,38 @@
-"""Rule numbers: parse, normalise (any width, any prefix), expand ranges, order.
+"""The one rule-number grammar: the patterns every parser, linker and renderer builds its regular expressions from,
+and parse, normalise (any width, any prefix), expand ranges, order.
 
-Forms: chapter ``6``, section ``601``, rule ``601.2``, subrule ``601.2f``. Subrule letters run a–z
-without ``l`` and ``o``. ``normalize('６０１．２ｆ') == normalize('CR:601.2f') == '601.2f'``.
+Forms: chapter ``6``, section ``601``, rule ``601.2``, subrule ``601.2f``. Subrule letters run a–z without ``l``
+and ``o`` (:data:`LETTERS`; :data:`LETTER` never matches them, so ``601.2l`` is rule 601.2 followed by a letter).
+``normalize('６０１．２ｆ') == normalize('CR:601.2f') == '601.2f'``.
+
+Patterns (regular-expression source, no groups; compose them, never write ``[a-z]`` for a subrule letter again):
+:data:`CHAPTER`, :data:`SECTION`, :data:`RULE` (``601.2``), :data:`LETTER`, :data:`SUBRULE` (``601.2f``),
+:data:`NUMBER` (any of the four forms), :data:`CITED` (a section, rule or subrule as cited in text: a bare digit is
+too ambiguous to be a chapter there, and a letter must not run on into a word); :data:`SUBRULE_CANDIDATE` for line
+parsers that check what they read with :func:`parse` and report a bad letter.
 """
 
 from __future__ import annotations
 
 import re
-import unicodedata
 from typing import NamedTuple
 
-LETTERS = "abcdefghijkmnpqrstuvwxyz"  # no l, no o
+from kb.fold import fold
 
-RULE_NUMBER_RE = re.compile(r"(?<![\d.])([1-9])(?:(\d\d)(?:\.(\d{1,3})([a-z])?)?)?(?![\d])")
-_FULL = re.compile(r"^([1-9])(?:(\d\d)(?:\.(\d{1,3})([a-km-np-z])?)?)?$")
+LETTERS = "abcdefghijkmnpqrstuvwxyz"  # no l, no o
+LETTER = "[a-km-np-z]"
+CHAPTER = "[1-9]"
+SECTION = r"[1-9]\d\d"
+RULE = rf"{SECTION}\.\d{{1,3}}"
+SUBRULE = rf"{RULE}{LETTER}"
+NUMBER = rf"{CHAPTER}(?:\d\d(?:\.\d{{1,3}}{LETTER}?)?)?"
+CITED = rf"{SECTION}(?:\.\d{{1,3}}(?:{LETTER}(?![a-z]))?)?"
+# Where a parser reads a line that should start with a rule number, any letter is read, so that :func:`parse` rejects
+# 601.2l and the parser reports it as a bad number instead of misreading the line.
+LETTER_CANDIDATE = "[a-z]"
+SUBRULE_CANDIDATE = rf"{RULE}{LETTER_CANDIDATE}"
+
+_FULL = re.compile(r"^([1-9])(?:(\d\d)(?:\.(\d{1,3})(" + LETTER + r")?)?)?$")
 _PREFIX = re.compile(r"^\s*(?:cr\s*[:：]?|rules?|ルール|総合ルール|section|sections|セクション)\s*", re.I)
 
 
@@ -71,11 +90,6 @@ def parse(text: str) -> RuleNumber | None:
     return RuleNumber(int(ch), section, int(rule), letter)
 
 
-def fold(text: str) -> str:
-    """NFKC (full-width digits and letters to ASCII), lower-case."""
-    return unicodedata.normalize("NFKC", text).lower()
-
-
 def normalize(text: str) -> str | None:
     """Canonical rule number for user input in any width or with a prefix, else None.
 
@@ -107,15 +121,15 @@ def expand_range(first: str, last: str) -> list[str]:
     b = parse(last)
     if b is None or b.kind != a.kind:
         return []
-    if a.letter:
+    if a.letter and b.letter:  # the same kind: both have a letter, or both a rule, or both a section
         if (a.section, a.rule) != (b.section, b.rule):
             return []
         return [f"{a.section}.{a.rule}{x}" for x in letter_range(a.letter, b.letter)]
-    if a.rule is not None:
+    if a.rule is not None and b.rule is not None:
         if a.section != b.section or b.rule < a.rule or b.rule - a.rule > 200:
             return []
         return [f"{a.section}.{r}" for r in range(a.rule, b.rule + 1)]
-    if a.section is not None:
+    if a.section is not None and b.section is not None:
         if b.section < a.section or b.section - a.section > 100:
             return []
         return [str(s) for s in range(a.section, b.section + 1)]

@@ -8,6 +8,7 @@ import codecs
 import pytest
 
 from ingest.cr_html import looks_like_cr_html, parse_cr_document, parse_cr_html
+from ingest.cr_text import parse_cr_text
 from kb.errors import KbError
 
 from conftest import DATA, FIXTURES
@@ -133,3 +134,46 @@ def test_a_wrong_charset_declaration_is_a_warning_and_the_page_still_reads(page)
     doc = parse_cr_html(mislabelled, "sjis.html")
     assert [(n.id, n.text) for n in doc.nodes] == [(n.id, n.text) for n in page.nodes]
     assert [d.message for d in doc.diagnostics] == ["not utf-8 as the page declares; read as cp932"]
+
+
+def test_numbers_in_elements_of_their_own_give_the_same_nodes(page):
+    """A layout with each number apart from its text (<dt>/<dd>, table cells) reads as the paragraph layout."""
+    import re
+
+    text = RULES_PAGE.read_text(encoding="utf-8")
+    split = re.sub(r'<p class="rule">(?:<span class="num">)?([0-9.a-z]+?)(?:</span>)? ', r"<dl><dt>\1</dt><dd>", text)
+    split = re.sub(r"<h([45])( id=\"s\d+\")?>(\d+\.) ", r"<table><tr><th\2>\3</th><td>", split)
+    split = re.sub(r"(<dd>[^<]*)</p>", r"\1</dd></dl>", split)
+    split = re.sub(r"(<td>[^<]*)</h[45]>", r"\1</td></tr></table>", split)
+    assert split.count("<dt>") == 13 and split.count("<th") == 10
+    doc = parse_cr_html(split.encode(), "split.html")
+    assert [(n.id, n.title, n.text, n.examples) for n in doc.nodes] == [
+        (n.id, n.title, n.text, n.examples) for n in page.nodes]
+
+
+def _as_page(text: str, encoding: str = "utf-8") -> bytes:
+    """A CR text as an HTML page: a <p> per line, each rule number in a <span> of its own."""
+    import html
+    import re
+
+    paragraphs = [re.sub(r"^([1-9]\d{0,2}(?:\.\d{1,3}[a-z]?)?\.?) ", r'<span class="n">\1</span> ', html.escape(line))
+                  for line in re.split(r"\r\n|\r|\n", text)]
+    page = "<!DOCTYPE html><html><head><title>CR</title></head><body><div id='doc'>" + "".join(
+        f"<p>{p}</p>\n" for p in paragraphs if p.strip()) + "</div></body></html>"
+    return codecs.BOM_UTF16_BE + page.encode("utf-16-be") if encoding == "utf-16-be" else page.encode(encoding)
+
+
+@pytest.mark.parametrize("encoding", ["utf-8", "utf-16-be"])
+def test_the_real_english_cr_as_one_paragraph_per_line_gives_the_text_files_nodes(corpus_dir, encoding):
+    """Every line its own paragraph, term and definition apart — even a definition without a final period
+    (“Encore”) or one ending in “Start Your Engines!” stays with its term. Detected by content past 256 KB."""
+    from ingest.kinds import detect_kind
+
+    source = corpus_dir / "MagicCompRules-2026-01-16.txt"
+    text_doc = parse_cr_text(source.read_bytes(), str(source))
+    page = _as_page(source.read_bytes().decode("utf-8-sig"), encoding)
+    assert len(page) > 1_000_000 and detect_kind("page.html", page) == "cr-text"
+    html_doc = parse_cr_html(page, "page.html")
+    assert [(n.id, n.title, n.text, n.examples, n.refs) for n in html_doc.nodes] == [
+        (n.id, n.title, n.text, n.examples, n.refs) for n in text_doc.nodes]
+    assert (html_doc.version, html_doc.effective_date) == ("20260116", "2026-01-16")

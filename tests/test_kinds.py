@@ -79,6 +79,8 @@ def test_an_html_rules_document_is_the_cr_kind_wherever_it_comes_from(source):
     assert detect_kind(source, RUBY.read_bytes()) == "cr-text"
     mislabelled = RULES_PAGE.read_text(encoding="utf-8").encode("cp932")  # CP932 bytes under <meta charset="utf-8">
     assert detect_kind(source, mislabelled) == "cr-text"
+    linking = RULES_PAGE.read_bytes().replace(b"</nav>", b'<a href="http://whisper.wisdom-guild.net/cr/">viewer</a></nav>')
+    assert detect_kind(source, linking) == "cr-text"  # a link to the rules viewer does not make it the viewer
 
 
 def test_other_sources_are_still_told_apart():
@@ -130,6 +132,17 @@ def test_kb_fetch_mtg_jp_and_ingest_tell_rules_documents_from_release_notes(http
         kinds = {d.source.removeprefix(httpserver.url_for("/")): (d.kind, d.version) for d in store.documents()}
     assert kinds["gameplay/rules/docs/1234567/"] == ("cr-text", "20240730.0")
     assert kinds["notes/znr/"][0] == "release-notes"
+
+
+def test_kb_ingest_takes_the_rules_page_by_url(httpserver, tmp_path):
+    httpserver.expect_request("/robots.txt").respond_with_data("User-agent: *\nAllow: /\n")
+    httpserver.expect_request("/gameplay/rules/docs/1234567/").respond_with_data(
+        RULES_PAGE.read_text(encoding="utf-8").replace('<meta charset="utf-8">', "").encode("cp932", "replace"),
+        content_type="text/html; charset=Shift_JIS")
+    url = httpserver.url_for("/gameplay/rules/docs/1234567/")
+    result = CliRunner().invoke(main, ["--kb-dir", str(tmp_path / "kb"), "ingest", "-q", url])
+    assert result.exit_code == 0, result.output
+    assert "nodes: chapter 4, glossary 3, rule 5, section 4, subrule 5" in result.output
 
 
 def test_kb_update_takes_the_rules_page_by_url(httpserver, tmp_path):

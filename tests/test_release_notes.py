@@ -55,7 +55,11 @@ def test_mechanic_and_card_references(text_doc):
     assert all(dfc.text[r.start:r.end] == r.text for r in cards)
     orphan = nodes["note:znr_general_notes:notes-1"]
     assert [r.target for r in orphan.refs] == ["玻璃池のミミック"]
-    assert orphan.title is None and orphan.text.startswith("• クリーチャー・カードが")
+    assert orphan.text.startswith("• クリーチャー・カードが")
+    assert orphan.title == "znr_general_notes：《玻璃池のミミック》について"  # untitled: its set and its first card
+    cardless = nodes["note:znr_general_notes:notes-2"]  # no card: the start of its bullet
+    assert cardless.title.startswith("znr_general_notes：パワーが３以上のクリーチャーが") and cardless.title.endswith("…")
+    assert cardless.meta["bullets"][0].startswith(cardless.title.split("：", 1)[1][:-1])
 
 
 def test_html_page_gives_the_same_notes(text_doc, html_doc):

@@ -94,3 +94,33 @@ def test_reference_forms():
     for text, expected in cases.items():
         assert [r.target for r in find_rule_refs(text)] == expected, text
     assert [(r.kind, r.target) for r in find_rule_refs("See section 4, “Zones.”")] == [("section", "4")]
+
+
+def test_l_and_o_are_never_subrule_letters_anywhere():
+    import re
+
+    from ingest.cr_text import SUBRULE_RE
+    from ingest.wisdom_guild import RULE_LINE_RE
+    from kb.search.analysis import analyze
+
+    for letter in "lo":
+        number = f"601.2{letter}"
+        assert rulenum.parse(number) is None and rulenum.normalize(number) is None
+        assert not re.fullmatch(rulenum.NUMBER, number) and not re.fullmatch(rulenum.CITED, number)
+        assert [r.target for r in find_rule_refs(f"see rule {number}.")] == ["601.2"]  # the rule, not a subrule
+        assert rulenum.expand_range("601.2k", "p") == ["601.2k", "601.2m", "601.2n", "601.2p"]
+        assert number not in {t.text for t in analyze(f"rule {number}")}
+        # line parsers read the candidate whole, so that parse() rejects it and the parser reports it
+        assert SUBRULE_RE.match(f"{number} text").group(1) == number and RULE_LINE_RE.match(number).group(1) == number
+
+
+def test_rule_number_patterns_are_written_only_in_rulenum():
+    """The grammar's pieces (a subrule letter class, a section's three digits) appear nowhere else."""
+    import re
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parent.parent
+    written = re.compile(r"a-km-np-z|\[1-9\]\\d\\d|\[1-9\]\[0-9\]\[0-9\]|\\d\{1,3\}\[a-z\]")
+    found = [f"{p.relative_to(repo)}:{m.group()}" for folder in ("kb", "ingest") for p in sorted((repo / folder).rglob("*.py"))
+             if p.name != "rulenum.py" for m in written.finditer(p.read_text(encoding="utf-8"))]
+    assert found == []

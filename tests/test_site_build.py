@@ -113,8 +113,83 @@ def test_glossary_in_gojuon_order_with_term_links(sample_site):
 def test_wiki_links_point_here_or_to_mtgwiki(sample_site):
     article = lxml_html.fromstring((sample_site / "wiki" / "唱える.html").read_bytes())
     hrefs = [a.get("href") for a in article.xpath('//div[@class="article"]//a')]
-    assert hrefs and all(h.startswith(("https://mtgwiki.com/wiki/", "../", "http")) for h in hrefs)
+    assert hrefs and all(h.startswith(("https://mtgwiki.com/wiki/", "../", "http", "#")) for h in hrefs)
     assert not article.xpath('//div[@class="article"]//img')
+
+
+def _page(site: Path, href: str, from_folder: str) -> Path:
+    return (site / from_folder / unquote(urlsplit(href).path)).resolve()
+
+
+def test_wiki_links_stay_inside_the_site(sample_site):
+    """What the site has, the article links here: glossary terms, cards, its own sections and footnotes; mtgwiki.com
+    only for articles the site lacks."""
+    path = sample_site / "wiki" / "唱える.html"
+    article = lxml_html.fromstring(path.read_bytes()).xpath('//div[@class="article"]')[0]
+    by_text = {a.text_content(): a.get("href") for a in article.iter("a")}
+    for term in ("総コスト", "優先権"):
+        assert _page(sample_site, by_text[term], "wiki") == (sample_site / "glossary" / f"{term}.html").resolve()
+    card = by_text["ドライアドの東屋/Dryad Arbor"]
+    assert _page(sample_site, card, "wiki").parent.name == "cards" and _page(sample_site, card, "wiki").is_file()
+    outside = [unquote(h.split("/wiki/", 1)[1]) for h in by_text.values() if h.startswith("https://mtgwiki.com/wiki/")]
+    assert outside and not {"総コスト", "優先権", "唱える"} & {t.replace("_", " ") for t in outside}
+    # in-page links: section links and footnotes [1]–[4] and their ↑ back-links land on ids of this page
+    ids = set(article.xpath("//@id"))
+    in_page = [(a.text_content(), a.get("href")) for a in article.iter("a") if a.get("href", "").startswith("#")]
+    assert {"[1]", "[2]", "[3]", "[4]", "↑", "定義"} <= {text for text, _ in in_page}
+    assert all(unquote(h[1:]) in ids for _, h in in_page), in_page
+    assert "定義" in ids and "cite_note-1" in ids and "cite_ref-4" in ids
+    text = article.text_content()
+    assert "’’’" not in text and "#定義" not in text and "呪文の提示(1-5)" in text
+
+
+def test_glossary_term_and_article_link_both_ways(sample_site):
+    term = lxml_html.fromstring((sample_site / "glossary" / "唱える.html").read_bytes())
+    (to_article,) = term.xpath('//p[@class="see-also"]/a/@href')
+    assert _page(sample_site, to_article, "glossary") == (sample_site / "wiki" / "唱える.html").resolve()
+    article = lxml_html.fromstring((sample_site / "wiki" / "唱える.html").read_bytes())
+    (to_term,) = article.xpath('//p[@class="see-also"]/a/@href')
+    assert _page(sample_site, to_term, "wiki") == (sample_site / "glossary" / "唱える.html").resolve()
+
+
+def test_release_notes_link_cards_and_have_titles(sample_site):
+    notes = {p: lxml_html.fromstring(p.read_bytes()) for p in (sample_site / "notes").glob("*.html")}
+    notes = {p: tree for p, tree in notes.items() if not tree.xpath('//meta[@http-equiv="refresh"]')}  # not redirects
+    titles = [tree.findtext(".//h1") for tree in notes.values()]
+    assert not [t for t in titles if "notes-" in t], titles  # no raw ids
+    assert "ゼンディカーの夜明け：《玻璃池のミミック》について" in titles
+    home = lxml_html.fromstring((sample_site / "index.html").read_bytes())
+    assert not [a.text for a in home.iter("a") if "notes-" in (a.text or "")]
+    (dfc,) = [tree for tree in notes.values() if tree.findtext(".//h1") == "両面カードに関する一般的な情報"]
+    cards = {a.text: a.get("href") for a in dfc.xpath('//a[contains(@class, "ref-card")]')}
+    assert set(cards) == {"セジーリの防護", "セジーリの氷河"}
+    assert _page(sample_site, cards["セジーリの防護"], "notes") == (sample_site / "cards" / "セジーリの防護.html").resolve()
+
+
+def test_old_urls_redirect_to_the_new_ones(sample_site):
+    old = sample_site / "notes" / "ゼンディカーの夜明け~3a_パーティ.html"  # the previous scheme's name
+    tree = lxml_html.fromstring(old.read_bytes())
+    (refresh,) = tree.xpath('//meta[@http-equiv="refresh"]/@content')
+    new = _page(sample_site, refresh.split("url=", 1)[1], "notes")
+    assert new == (sample_site / "notes" / "ゼンディカーの夜明け_パーティ.html").resolve() and new.is_file()
+    assert (sample_site / "cards" / "dryad-arbor.html").is_file() and (sample_site / "cards" / "_dryad-_arbor.html").is_file()
+    sitemap = (sample_site / "sitemap.xml").read_text(encoding="utf-8")
+    assert "dryad-arbor.html" in sitemap and "_dryad-_arbor" not in sitemap
+
+
+def test_card_pages_show_each_mention_in_its_sentence(sample_site):
+    card = lxml_html.fromstring((sample_site / "cards" / "セジーリの防護.html").read_bytes())
+    mentions = card.xpath('//ul[@class="mentions"]/li')
+    sentences = [li.xpath('string(p[@class="mention"])') for li in mentions]
+    assert len(mentions) == 2
+    assert "墓地の中では《セジーリの防護》の特性のみを持つ。" in sentences[0]
+    assert all(li.xpath('p/mark')[0].text == "セジーリの防護" for li in mentions)
+    assert all(_page(sample_site, li.xpath("a/@href")[0], "cards").parent.name == "notes" for li in mentions)
+    # cards are listed on their own index, not on the home page
+    home = lxml_html.fromstring((sample_site / "index.html").read_bytes())
+    assert not home.xpath('//a[contains(@href, "cards/") and not(contains(@href, "cards/index.html"))]')
+    index = lxml_html.fromstring((sample_site / "cards" / "index.html").read_bytes())
+    assert "セジーリの防護" in [a.text for a in index.xpath('//a[contains(@class, "ref-card")]')]
 
 
 def test_noop_rebuild_renders_nothing(sample_kb, sample_site):

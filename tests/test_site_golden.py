@@ -23,7 +23,8 @@ HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "fixtures" / "site" / "corpus.json"
 GOLDEN = HERE / "golden" / "site"
 PAGES = ["index.html", "cr/6.html", "cr/601.html", "cr/601.2f.html", "glossary/index.html", "glossary/唱える.html",
-         "glossary/_abandon.html", "wiki/唱える.html", "cards/_boom~2b__bust.html", "sitemap.xml",
+         "glossary/abandon.html", "glossary/_abandon.html", "wiki/唱える.html", "cards/boom-bust~e7bf315e.html",
+         "cards/index.html", "sitemap.xml",
          "search/meta.js"]
 
 

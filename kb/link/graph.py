@@ -30,8 +30,20 @@ import json
 from collections import Counter, defaultdict
 
 from kb.link.index import LinkIndex, LinkReport, fold, loose_fold
-from kb.model import (ARTICLE, CARD, GLOSSARY, REF_AUTO_TERM, REF_CARD, REF_MECHANIC, REF_TERM, REF_TERM_ARTICLE, UNVERSIONED,
-                      Document, Node, Ref)
+from kb.model import (
+    ARTICLE,
+    CARD,
+    GLOSSARY,
+    REF_AUTO_TERM,
+    REF_CARD,
+    REF_MECHANIC,
+    REF_TERM,
+    REF_TERM_ARTICLE,
+    UNVERSIONED,
+    Document,
+    Node,
+    Ref,
+)
 from kb.store import NodeKey, Store
 
 DERIVED_KINDS = (REF_TERM_ARTICLE,)  # the derived kind this module makes (REF_AUTO_TERM: kb/link/termlinks.py)
@@ -142,8 +154,9 @@ def derive_links(store: Store, index: LinkIndex, report: LinkReport) -> None:
             continue
         term = index.titles.get(sr.target_key) or sr.target_key.id[3:]
         article = find_named(index, ARTICLE, term, loose=True)
-        if article is None and english_of.get(sr.target_key):
-            article = find_named(index, ARTICLE, english_of[sr.target_key])
+        english = english_of.get(sr.target_key)
+        if article is None and english:
+            article = find_named(index, ARTICLE, english)
         if article is None or article == sr.source_key:
             continue
         title = index.titles.get(article) or article.id[5:]

@@ -9,6 +9,7 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 
+from kb.fold import fold_name
 from kb.model import ARTICLE, CARD, GLOSSARY, UNVERSIONED, Diagnostic, Ref
 from kb.store import NodeKey, Store
 
@@ -16,8 +17,7 @@ NAMED_KINDS = (ARTICLE, CARD)  # kinds looked up by alias / English name too (Li
 _FINAL_LONG_VOWEL = re.compile(r"(?<=[ァ-ヺ])ー$")
 
 
-def fold(name: str) -> str:
-    return name.strip().casefold()
+fold = fold_name  # the one fold (kb.fold), as names are looked up
 
 
 def loose_fold(name: str) -> str:
@@ -74,7 +74,8 @@ class LinkIndex:
             return [(source.version, source.lang)]
         candidates = []
         if ref.version:
-            candidates += [(ref.version, lang) for lang in (source.lang, "ja", "en") if ref.version in self.versions.get(lang, ())]
+            candidates += [(ref.version, lang) for lang in (source.lang, "ja", "en")
+                           if ref.version in self.versions.get(lang, ())]
         for lang in dict.fromkeys((source.lang, "ja", "en")):
             if self.versions.get(lang):
                 candidates.append((self.versions[lang][0], lang))

@@ -13,7 +13,8 @@ def find_node_keys(store: Store, name: str, *, version: str | None = None, lang:
     candidates += [f"gl:{name}", f"wiki:{name}", f"card:{name}"]
     keys: list[NodeKey] = []
     for cid in dict.fromkeys(candidates):  # a term can be a glossary entry, an article and a card at once
-        rows = [k for k in store.keys_with_id(cid) if (version is None or k.version == version) and (lang is None or k.lang == lang)]
+        rows = [k for k in store.keys_with_id(cid)
+                if (version is None or k.version == version) and (lang is None or k.lang == lang)]
         rows.sort(key=lambda k: k.version, reverse=True)
         if version is None:  # the newest version in each language
             rows = list({k.lang: k for k in reversed(rows)}.values())
@@ -33,7 +34,7 @@ def label(store: Store, key: NodeKey) -> str:
 def links_of(store: Store, key: NodeKey) -> dict:
     refers_to = []
     for sr in store.refs_from(key):
-        item = {"kind": sr.ref.kind, "target": sr.ref.target, "text": sr.ref.text}
+        item: dict[str, object] = {"kind": sr.ref.kind, "target": sr.ref.target, "text": sr.ref.text}
         if sr.target_key:
             item["node"] = {"id": sr.target_key.id, "version": sr.target_key.version, "lang": sr.target_key.lang}
         refers_to.append(item)

@@ -36,13 +36,14 @@ does; a one-character name is not linked next to a letter of its own script.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from dataclasses import dataclass
 
+from kb.fold import fold
 from kb.link.index import LinkIndex
-from kb.model import GLOSSARY, REF_AUTO_TERM, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Ref
+from kb.model import GLOSSARY, REF_AUTO_TERM, REF_TERM, RULE_KINDS, Ref
 from kb.store import NodeKey, Store
 
 FUNCTION_WORDS = frozenset({"you", "your", "if", "unless", "becomes"})
@@ -135,12 +136,13 @@ class _Matcher:
             out.append(Ref(REF_AUTO_TERM, term.title, text[start:end], start, end))
         return out
 
-    def matches(self, text: str):  # pragma: no cover - overridden
+    def matches(self, text: str) -> Iterator[tuple[int, int, _Term]]:  # pragma: no cover - overridden
         raise NotImplementedError
 
 
 def _fold_en(text: str) -> str:
-    return " ".join(text.casefold().replace("’", "'").replace("-", " ").split())
+    """The one fold, plus English matching's own rules: curly apostrophes, hyphens as spaces, one space."""
+    return " ".join(fold(text).replace("’", "'").replace("-", " ").split())
 
 
 class _EnglishMatcher(_Matcher):
@@ -172,8 +174,8 @@ class _EnglishMatcher(_Matcher):
         self.word_keys.add(" ".join(words))
         self.longest[words[0]] = max(self.longest.get(words[0], 0), len(words))
 
-    def matches(self, text: str):
-        words = [(m.start(), m.end(), m.group().casefold()) for m in _WORD.finditer(text)]
+    def matches(self, text: str) -> Iterator[tuple[int, int, _Term]]:
+        words = [(m.start(), m.end(), fold(m.group())) for m in _WORD.finditer(text)]
         i = 0
         while i < len(words):
             most = self.longest.get(words[i][2])
@@ -242,7 +244,7 @@ class _JapaneseMatcher(_Matcher):
         self.by_first = {c: sorted(forms, key=lambda f: (-len(f.text), f.stem_of is not None)) for c, forms in by_first.items()}
         self.starts = re.compile("[" + "".join(re.escape(c) for c in self.by_first) + "]") if self.by_first else None
 
-    def matches(self, text: str):
+    def matches(self, text: str) -> Iterator[tuple[int, int, _Term]]:
         if self.starts is None:
             return
         pos = 0

@@ -3,11 +3,11 @@
 Contract — what the index holds (the static site must reproduce this exactly; use :func:`index_terms`,
 :func:`query_terms`, :func:`surface_terms` and :func:`bigram_terms` when exporting, never a re-implementation):
 
-1. **Folding** (:func:`fold_with_offsets`): every character is NFKC-normalised on its own and lower-cased
+1. **Folding** (:func:`kb.fold.fold_with_offsets`, the one fold): every character is NFKC-normalised on its own and lower-cased
    (``６０１．２ｆ`` → ``601.2f``, ``ﾏﾅ･ｺｽﾄ`` → ``マナ・コスト``, ``ＡＢＣ`` → ``abc``); a half-width voiced mark is
    recombined with the kana before it (``ｶﾞ`` → ``ガ``). Offsets of the folded text map back to the original, so
    highlights land on the characters the user sees.
-2. **Runs** (:data:`_RUN`, left to right over the folded text): a rule number ``[1-9][0-9][0-9].[0-9]{1,3}[a-z]?``
+2. **Runs** (:data:`_RUN`, left to right over the folded text): a rule number (``kb.rulenum.RULE``, optionally a subrule letter, never l or o)
    not preceded by a digit or ``.`` nor followed by ``[a-z0-9]``; else a Latin word ``[a-z0-9]+``; else a
    Japanese run: non-ASCII word characters (``\\w``) and middle dots. Everything else separates.
 3. **Latin words**: a rule number (``601.2f``, ``702.6``) is one term as it is; English stop words
@@ -53,13 +53,15 @@ from __future__ import annotations
 import operator
 import pickle
 import re
-import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
 from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
 from whoosh.system import pack_uint
+
+from kb import rulenum
+from kb.fold import fold, fold_with_offsets, fold_with_offsets_or_none  # noqa: F401 (fold, fold_with_offsets: also this module's API)
 
 ENGLISH_STOP_WORDS = frozenset(
     "a an and are as at be by for from in is it its of on or that the this to with".split())
@@ -68,7 +70,7 @@ DROPPED_POS = frozenset(["助詞", "助動詞", "補助記号", "空白", "記�
 MIDDLE_DOTS = "・･"
 LONG_VOWEL = "ー"
 
-_RUN = re.compile(r"(?P<number>(?<![0-9.])[1-9][0-9][0-9]\.[0-9]{1,3}[a-z]?(?![a-z0-9]))|(?P<word>[a-z0-9]+)"
+_RUN = re.compile(rf"(?P<number>(?<![0-9.]){rulenum.RULE}{rulenum.LETTER}?(?![a-z0-9]))|(?P<word>[a-z0-9]+)"
                   r"|(?P<ja>(?:(?![\x00-\x7f])[\w・･])+)")
 _JAPANESE_CHAR = re.compile(r"(?:(?![\x00-\x7f])[\w・･])")  # what a Japanese run is made of
 _KATAKANA = re.compile(r"^[\u30a1-\u30fa\u30fc]+$")
@@ -86,52 +88,7 @@ class Term:
     end: int
 
 
-# -- folding -----------------------------------------------------------------------------------------------
-def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
-    """NFKC + lower-case, character by character; ``starts[i]``/``ends[i]`` is the original span of folded char i."""
-    folded, starts, ends = _fold(text)
-    if starts is None:
-        return folded, list(range(len(text))), list(range(1, len(text) + 1))
-    return folded, starts, ends
-
-
-def _fold(text: str) -> tuple[str, list[int] | None, list[int] | None]:
-    """:func:`fold_with_offsets`, with None for the offsets when every character kept its place."""
-    if unicodedata.is_normalized("NFKC", text):
-        lowered = text.lower()
-        if len(lowered) == len(text):
-            return lowered, None, None
-    pieces = [_fold_char(ch) for ch in text]
-    if all(len(p) == 1 for p in pieces) and not any(p in _VOICED_MARKS for p in pieces):
-        return "".join(pieces), None, None
-    out: list[str] = []
-    starts: list[int] = []
-    ends: list[int] = []
-    for i, folded in enumerate(pieces):
-        if folded in _VOICED_MARKS and out:  # a half-width (semi-)voiced mark
-            combined = unicodedata.normalize("NFC", out[-1] + folded.strip())
-            if len(combined) == 1:
-                out[-1] = combined
-                ends[-1] = i + 1
-                continue
-        for c in folded:
-            out.append(c)
-            starts.append(i)
-            ends.append(i + 1)
-    return "".join(out), starts, ends
-
-
-_VOICED_MARKS = frozenset(["\u3099", "\u309a", " \u3099", " \u309a"])
-
-
-@lru_cache(maxsize=8192)
-def _fold_char(ch: str) -> str:
-    return ch.lower() if ch.isascii() else unicodedata.normalize("NFKC", ch).lower()
-
-
-def fold(text: str) -> str:
-    """The folded text alone (see :func:`fold_with_offsets`)."""
-    return _fold(text)[0]
+# -- folding: kb.fold (fold, fold_with_offsets), the one definition, imported above ------------------------------
 
 
 # -- English ------------------------------------------------------------------------------------------------
@@ -234,7 +191,7 @@ FORM, PART, FUNCTION = "form", "part", "function"  # step 4: a positioned word, 
 def runs(text: str, *, offsets: bool = True) -> list[tuple]:
     """Steps 1–2: fold ``text`` and cut it into runs, (kind, folded run, start, end, char offsets) each; with
     ``offsets=False``, (kind, folded run) pairs alone, cheaper (for the index build, which needs no offsets)."""
-    folded, starts, ends = _fold(text)
+    folded, starts, ends = fold_with_offsets_or_none(text)
     if not offsets:
         return [(NUMBER, number) if number else (WORD, word) if word else (JAPANESE_RUN, japanese)
                 for number, word, japanese in _RUN.findall(folded)]
@@ -505,7 +462,7 @@ def bigrams(text: str) -> list[Term]:
 
 def _bigrams(text: str) -> list[tuple[str, int, int, int]]:
     """(bigram, position, start, end) for :func:`bigrams`."""
-    folded, starts, ends = _fold(text)
+    folded, starts, ends = fold_with_offsets_or_none(text)
     if not _JAPANESE_CHAR.search(folded):
         return []
     if starts is None:

@@ -33,6 +33,7 @@ from itertools import islice
 
 from kb import rulenum
 from kb.errors import KbError
+from kb.fold import fold
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
 from kb.search import analysis
 from kb.store import NodeKey, Store
@@ -46,7 +47,7 @@ LANG_ORDER = {"ja": 0, "en": 1}
 
 _FILTER = re.compile(r"(?<!\S)(kind|lang|version):(\S*)", re.I)
 _PHRASE = re.compile(r"\"([^\"]*)\"|「([^」]*)」|“([^”]*)”")
-_RANGE = re.compile(r"^(.+?)\s*[-–~〜]\s*([a-z]|[0-9][0-9.]*[a-z]?)$")
+_RANGE = re.compile(rf"^(.+?)\s*[-–~〜]\s*({rulenum.LETTER}|[0-9][0-9.]*{rulenum.LETTER}?)$")
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def parse_query(query: str, *, kind: str | None = None, lang: str | None = None,
 
 
 def _rule_numbers(text: str) -> tuple[tuple[str, ...], bool]:
-    folded = rulenum.fold(text).strip()
+    folded = fold(text).strip()
     number = rulenum.normalize(folded)
     if number:
         return (number,), not folded.endswith(".")
@@ -241,7 +242,7 @@ class Searcher:
             pattern = None
             if q.with_subrules:
                 parsed = rulenum.parse(number)
-                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*", "rule": f"{number}[a-z]"}.get(parsed.kind)
+                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*", "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind)
             for key, kind, order in self.store.keys_numbered(number, pattern=pattern):
                 if self._allowed(key, kind, q, versions):
                     rows.append((LANG_ORDER.get(key.lang, 9), key.version, order, key))

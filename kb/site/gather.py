@@ -16,7 +16,7 @@ from urllib.parse import quote
 
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
-from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
+from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
 from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 
@@ -47,6 +47,7 @@ class Entry:
     children: list[str] = field(default_factory=list)  # ids of child entries in order (rules)
     cited_by: list[tuple[str, str]] = field(default_factory=list)  # (url, label), in order, unique
     number: str | None = None  # rule number (rules only)
+    mentions: list[dict] = field(default_factory=list)  # cards: {url, label, before, name, after} per citing sentence
 
     def text(self, lang: str) -> str:
         node = self.nodes.get(lang)
@@ -182,6 +183,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                 resolved = (r_version, r_lang, r_id) if r_id is not None else None
                 grouped[(source_key, start, end)].append((kind, target, resolved))
     cited: dict[int, dict[str, str]] = defaultdict(dict)
+    mentions: dict[int, list[dict]] = defaultdict(list)
     for (source_key, start, end), refs in grouped.items():
         source, source_lang = by_key[source_key], source_key[1]
         target = None
@@ -200,13 +202,33 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
             continue
         if target is not source:
             cited[id(target)].setdefault(source.url, source.label)
+            if target.kind == CARD and start >= 0:
+                mentions[id(target)].append(_mention(source, source_lang, start, end))
         if start >= 0:
             kind = REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind  # terms found in the text look like parsed ones
             source.links.setdefault(source_lang, []).append(Link(start, end, target.url, kind))
     for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
         entry.cited_by = list(cited.get(id(entry), {}).items())
+        entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions.get(id(entry), [])}.values())
         for links in entry.links.values():
             links.sort(key=lambda l: (l.start, -l.end))
+
+
+SENTENCE_ENDS = "。！？\n"
+MENTION_CONTEXT = 90  # characters on each side of a mention at most
+
+
+def _mention(source: Entry, lang: str, start: int, end: int) -> dict:
+    """The sentence of ``source`` around the reference at ``start:end`` (cut at ``MENTION_CONTEXT`` characters)."""
+    text = source.text(lang)
+    left = max((text.rfind(ch, 0, start) for ch in SENTENCE_ENDS), default=-1) + 1
+    right = min((i for i in (text.find(ch, end) for ch in SENTENCE_ENDS) if i >= 0), default=len(text))
+    right += right < len(text) and text[right] != "\n"
+    left = max(left, start - MENTION_CONTEXT)
+    right = min(right, end + MENTION_CONTEXT)
+    before, after = text[left:start].lstrip("•- ").strip(), text[end:right].rstrip()
+    return {"url": source.url, "label": source.label, "before": ("…" if left > 0 and text[left - 1] not in SENTENCE_ENDS else "") + before,
+            "name": text[start:end], "after": after + ("…" if right < len(text) and text[right - 1] not in SENTENCE_ENDS else "")}
 
 
 def _target_entry(site: SiteData, by_key: dict[tuple, Entry], by_title: dict, kind: str, target: str,

@@ -12,13 +12,17 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from functools import lru_cache
 
+from kb.fold import fold
 from kb.model import CHAPTER, SECTION
 from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
 from kb.site.changes import change_pages, history_context
 from kb.site.gather import Entry, Link, SiteData
 from kb.site.page import Page
-from kb.site.paths import rule_page
+from kb.site.paths import legacy_page_for_id, rule_page
 from kb.site.render import article_html
+
+
+CARDS_INDEX = "cards/index.html"
 
 
 def segments(text: str, links: list[Link]) -> list:
@@ -78,7 +82,7 @@ def home_pages(site: SiteData) -> Iterable[Page]:
     description = f"マジック：ザ・ギャザリング総合ルール {site.primary_version or ''} の全文、用語集、関連記事を相互リンクで読めるサイト。"
     yield Page("index.html", "home.html", "マジック総合ルール", description,
                {"site": _site_context(site), "chapters": chapters, "counts": counts,
-                "others": _other_lists(site), "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None})
+                "others": _other_lists(site), "cards_index": CARDS_INDEX if counts["card"] else None, "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None})
     yield Page("404.html", "404.html", "ページが見つかりません", "お探しのページは見つかりませんでした。", {}, in_sitemap=False)
     yield Page("search.html", "search.html", "検索", "総合ルール・用語集・記事の全文検索。", {})
 
@@ -86,6 +90,8 @@ def home_pages(site: SiteData) -> Iterable[Page]:
 def _other_lists(site: SiteData) -> dict:
     lists: dict[str, list] = {}
     for entry in site.others.values():
+        if entry.kind == "card":
+            continue  # many, and named in passing: the card index lists them
         lists.setdefault(entry.kind, []).append({"label": entry.label, "url": entry.url})
     for items in lists.values():
         items.sort(key=lambda i: _kana_key(i["label"]))
@@ -127,8 +133,7 @@ def _walk(site: SiteData, entry: Entry, out: list, memo: dict, *, include_self: 
 def _kana_key(label: str) -> str:
     """五十音 order: the reading (Sudachi's, for kanji), katakana folded to hiragana, NFKC — so 唱える sorts as
     となえる, and ア and あ together before か."""
-    folded = unicodedata.normalize("NFKC", _reading(label))
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in folded).casefold()
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(_reading(label)))
 
 
 @lru_cache(maxsize=8192)
@@ -164,6 +169,7 @@ def glossary_pages(site: SiteData) -> Iterable[Page]:
         return
     site_ctx = _site_context(site)
     entries = sorted(site.terms.values(), key=lambda e: _kana_key(_term_reading(e)))
+    articles = term_articles(site)
     groups: dict[str, list] = {}
     for entry in entries:
         groups.setdefault(_row(_term_reading(entry)), []).append({"label": entry.label, "english": _english_name(entry), "url": entry.url})
@@ -172,6 +178,8 @@ def glossary_pages(site: SiteData) -> Iterable[Page]:
     for entry in entries:
         yield Page(entry.url, "term.html", f"{entry.label}（用語集）", f"{entry.label}：{_plain(entry, site)}",
                    {"site": site_ctx, "term": {"label": entry.label, "english": _english_name(entry), "langs": _langs(site, entry),
+                                             "article": ({"label": articles[entry.id].label, "url": articles[entry.id].url}
+                                                         if entry.id in articles else None),
                                              "cited_by": entry.cited_by}})
 
 
@@ -186,23 +194,101 @@ def _english_name(entry: Entry) -> str | None:
 KIND_NAMES = {"article": "MTG Wiki 記事", "note": "リリースノート", "card": "カード"}
 
 
+def site_pages_by_name(site: SiteData) -> dict[str, tuple[str, str]]:
+    """Every name an MTG Wiki link may use for something the site has a page of → (site path, link kind): articles
+    (title, redirect aliases), then glossary terms (Japanese and English names), then cards (``日本語名/English``, each
+    name alone) — the first claim of a name wins."""
+    names: dict[str, tuple[str, str]] = {}
+    for entry in site.others.values():
+        if entry.kind == "article":
+            for node in entry.nodes.values():
+                for name in (node.title, node.id.partition(":")[2], *node.aliases):
+                    if name:
+                        names.setdefault(name, (entry.url, "wiki"))
+    for entry in site.terms.values():
+        for name in (entry.label, _english_name(entry)):
+            if name:
+                names.setdefault(name, (entry.url, "term"))
+    for entry in site.others.values():
+        if entry.kind == "card":
+            node = next(iter(entry.nodes.values()))
+            for name in (node.title, node.english, node.text, node.id.partition(":")[2]):
+                if name:
+                    names.setdefault(name, (entry.url, "card"))
+    return names
+
+
+def term_articles(site: SiteData) -> dict[str, Entry]:
+    """Glossary term id → the MTG Wiki article of the same name (its title, a redirect alias, or the same English
+    name): the pair the term page and the article page link both ways."""
+    articles = [e for e in site.others.values() if e.kind == "article"]
+    by_name: dict[str, Entry] = {}
+    for entry in articles:
+        for node in entry.nodes.values():
+            for name in (node.title, *node.aliases):
+                if name:
+                    by_name.setdefault(name, entry)
+    by_english = {n.english.casefold(): e for e in articles for n in e.nodes.values() if n.english}
+    pairs = {}
+    for term in site.terms.values():
+        english = _english_name(term)
+        article = by_name.get(term.label) or (by_english.get(english.casefold()) if english else None)
+        if article is not None:
+            pairs[term.id] = article
+    return pairs
+
+
+def _lines(segs: list) -> list[list]:
+    """Segments cut into lines (at ``\n`` in plain pieces): a release note's heading and bullets."""
+    lines: list[list] = [[]]
+    for seg in segs:
+        if isinstance(seg, str):
+            first, *rest = seg.split("\n")
+            if first:
+                lines[-1].append(first)
+            for piece in rest:
+                lines.append([piece] if piece else [])
+        else:
+            lines[-1].append(seg)
+    return [line for line in lines if line]
+
+
+def _bullet(line: list) -> dict:
+    head = line[0]
+    if isinstance(head, str) and head.startswith("• "):
+        return {"bullet": True, "segments": [head[2:], *line[1:]] if head[2:] else line[1:]}
+    return {"bullet": False, "segments": line}
+
+
 def other_pages(site: SiteData) -> Iterable[Page]:
-    """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later."""
+    """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
+    index (cards are many and mostly named in passing: the home page links the index instead of listing them)."""
     site_ctx = _site_context(site)
-    wiki_pages = {name: e.url for e in site.others.values() if e.id.startswith("wiki:")
-                  for n in e.nodes.values() for name in (n.title, n.id[len("wiki:"):], *n.aliases) if name}
+    site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
+    term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
         kind_name = KIND_NAMES.get(entry.kind, entry.kind)
-        html = article_html(node.html, entry.url, wiki_pages, rule_urls) if node.html else None
+        html = article_html(node.html, entry.url, site_pages, rule_urls) if node.html and entry.kind != "note" else None
+        term = term_of_article.get(entry.id)
+        text = segments(node.text, entry.links.get(node.lang, []))
         yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
                    f"{entry.label}：{' '.join(node.text.split())[:120]}",
                    {"site": site_ctx, "node": {"id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label,
                                                "english": node.english, "html": html,
-                                               "text": segments(node.text, entry.links.get(node.lang, [])),
+                                               "text": text if entry.kind != "note" else [],
+                                               "lines": [_bullet(line) for line in _lines(text) if line != [entry.label]]
+                                                        if entry.kind == "note" else [],
                                                "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
-                                               "cited_by": entry.cited_by}})
+                                               "term": {"label": term.label, "url": term.url} if term else None,
+                                               "mentions": entry.mentions, "cited_by": entry.cited_by}})
+    cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(e.label))
+    if cards:
+        items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
+                  "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]
+        yield Page(CARDS_INDEX, "cards.html", "カード", "ルール・記事・リリースノートで言及されているカードの一覧。",
+                   {"site": site_ctx, "cards": items})
 
 
 PREVIEW_CHARS = 160
@@ -233,5 +319,20 @@ def preview_pages(site: SiteData) -> Iterable[Page]:
         yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
 
 
+def redirect_pages(site: SiteData) -> Iterable[Page]:
+    """A small redirect page at each URL the previous naming scheme gave a glossary term, article, note or card
+    (``glossary/_state~2d__based-_actions.html`` → ``glossary/state--based-actions.html``), so links out there keep
+    working; none where the name did not change or where a page of the site now lives."""
+    entries = [*site.terms.values(), *site.others.values()]
+    taken = {e.url for e in entries} | {"glossary/index.html", CARDS_INDEX}
+    for entry in entries:
+        old = legacy_page_for_id(entry.id)
+        if old not in taken:
+            taken.add(old)
+            yield Page(old, "redirect.html", entry.label, f"{entry.label} のページは移動しました。", {"target": entry.url},
+                       in_sitemap=False)
+
+
 Producer = Callable[[SiteData], Iterable[Page]]
-PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages]
+PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages,
+                                  redirect_pages]

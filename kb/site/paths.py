@@ -18,26 +18,41 @@ other with ``../`` and the site works under any sub-path and from ``file://``):
 context), the page itself for everything else. ``rule_page(number)`` is the rule's own page. The site shows one
 CR version, so the version in a key does not change its URL.
 
-``<name>`` is :func:`safe_name` of the title: a reversible encoding (hence two titles never share a file) that keeps
-lower-case ASCII letters, digits and Japanese/CJK characters, writes a space as ``-``, an upper-case ASCII letter
-``X`` as ``_x`` and any other character as ``~<hex code point>_``. The result has no character that is special on
-Linux, macOS or Windows, never differs from another name only by letter case or Unicode normalisation, is never a
-Windows device name (CON, NUL, COM1 …) and is at most :data:`MAX_NAME_BYTES` UTF-8 bytes: a longer one is cut and ends
-with ``~~`` and a hash of the whole title (the one place the encoding relies on a hash; ``~~`` appears nowhere else).
+``<name>`` is :func:`safe_name` of the title, made to be read and typed: Japanese titles as written
+(``glossary/唱える.html``), English titles as lower-case words joined by ``-`` (a hyphen of the title doubled:
+``cards/lurrus-of-the-dream--den.html``), ``:`` as ``_`` (``notes/ゼンディカーの夜明け_上陸.html``). Such a *bare* name
+is used only when it stands for exactly one title — the one :func:`title_of_name` reads back from it (words
+capitalised, short English words such as ``of``/``the`` in lower case: ``release-to-the-wind`` → ``Release to the
+Wind``); any other title (other capitals or punctuation: ``唱える/Cast``, ``Sigarda's Aid``) gets its words followed by
+``~`` and a hash of the whole title (``sigardas-aid~b6f923d7``, ``唱える-cast~29b6a926``), and so does a title whose name would be a Windows
+device name (CON, NUL, COM1 …), a folder's ``index``, or longer than :data:`MAX_NAME_BYTES` UTF-8 bytes (cut first).
+Hence two titles never share a file (a bare name has one title; a hashed one has ``~``, which no bare name has), and
+names have no character special on Linux, macOS or Windows, no upper-case letter and no combining mark (so they never
+differ from another name only by letter case or Unicode normalisation).
+
+The previous scheme (``_state~2d__based-_actions``), kept by :func:`legacy_name` only to find the old URLs, is
+redirected to the new ones by small HTML pages (:func:`legacy_page_for_id`, written by
+:func:`kb.site.pages.redirect_pages`), so links out there keep working.
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from urllib.parse import quote
 
 from kb import rulenum
 from kb.model import RULE_KINDS
 
 MAX_NAME_BYTES = 150  # leaves room for '.html' and a folder within every file system's 255-byte name limit
+HASH_CHARS = 8  # hex digits of the title's hash in a hashed name
 _WINDOWS_DEVICES = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$")
+_RESERVED = frozenset(["index"])  # every folder's index page
 _PREFIX_FOLDERS = {"gl": "glossary", "wiki": "wiki", "note": "notes", "card": "cards"}
+# English words a title keeps in lower case unless first (how card names and glossary entries are written)
+SMALL_WORDS = frozenset("a an and as at but by for from in into nor of on or over the to upon with".split())
+_WORD = re.compile(r"(?:^|(?<=[ \-]))[a-z][a-z0-9]*")
 
 
 def _kept(ch: str) -> bool:
@@ -50,8 +65,66 @@ def _kept(ch: str) -> bool:
             or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF)  # CJK ideographs (no compatibility forms)
 
 
+def _words(title: str) -> str:
+    """The readable part of a name: kept characters, A–Z in lower case, accented Latin letters as their base letter,
+    space → ``-``, ``-`` → ``--``, ``:`` → ``_``; everything else left out."""
+    out = []
+    for ch in title:
+        if _kept(ch):
+            out.append(ch)
+        elif "A" <= ch <= "Z":
+            out.append(ch.lower())
+        elif ch == " ":
+            out.append("-")
+        elif ch == "-":
+            out.append("--")
+        elif ch == ":":
+            out.append("_")
+        else:
+            base = unicodedata.normalize("NFKD", ch)[:1]
+            if base.isascii() and base.isalnum():
+                out.append(base.lower())
+    return "".join(out)
+
+
+def title_of_name(name: str) -> str:
+    """The one title a bare name stands for (see the module docstring)."""
+    text = name.replace("--", "\0").replace("-", " ").replace("\0", "-").replace("_", ":")
+
+    def capital(m: re.Match) -> str:
+        word = m.group()
+        small = m.start() > 0 and text[m.start() - 1] == " " and word in SMALL_WORDS
+        return word if small else word[0].upper() + word[1:]
+
+    return _WORD.sub(capital, text)
+
+
 def safe_name(title: str) -> str:
-    """File-name stem for ``title``: portable, injective, readable for Japanese titles."""
+    """File-name stem for ``title``: readable, portable, injective (see the module docstring)."""
+    words = _words(title)
+    if (title and len(words.encode()) <= MAX_NAME_BYTES and not _WINDOWS_DEVICES.match(words)
+            and words not in _RESERVED and title_of_name(words) == title):
+        return words
+    digest = hashlib.sha256(title.encode("utf-8", "surrogatepass")).hexdigest()[:HASH_CHARS]
+    head = _loose_words(title).encode()[: MAX_NAME_BYTES - HASH_CHARS - 1].decode(errors="ignore")
+    return f"{head}~{digest}"
+
+
+def _loose_words(title: str) -> str:
+    """The readable part of a hashed name: kept characters and letters as in :func:`_words`, apostrophes left out,
+    any other run of characters as one ``-``."""
+    out = []
+    for ch in title:
+        if ch in "'’":
+            continue
+        word = _words(ch) if ch not in " -:" else ""
+        out.append(word or "-")
+    return re.sub(r"-{2,}", "-", "".join(out)).strip("-")
+
+
+def legacy_name(title: str) -> str:
+    """The name the previous URL scheme gave ``title`` (a reversible escape: ``State-Based Actions`` →
+    ``_state~2d__based-_actions``), used only to redirect those URLs."""
     if title == "":
         return "~_"
     out = []
@@ -65,7 +138,7 @@ def safe_name(title: str) -> str:
         else:
             out.append(f"~{ord(ch):x}_")
     name = "".join(out)
-    if _WINDOWS_DEVICES.match(name):  # 'con' → '~63_on': still decodes to 'con', no longer a device name
+    if _WINDOWS_DEVICES.match(name):
         name = f"~{ord(name[0]):x}_{name[1:]}"
     if len(name.encode()) > MAX_NAME_BYTES:
         digest = hashlib.sha256(title.encode("utf-8", "surrogatepass")).hexdigest()[:24]
@@ -92,7 +165,7 @@ def rule_anchor(number: str) -> str:
     return number
 
 
-def page_for_id(node_id: str) -> str:
+def page_for_id(node_id: str, *, naming=safe_name) -> str:
     """Path of the page showing the node with this id (no anchor)."""
     prefix, _, name = node_id.partition(":")
     if prefix == "cr":
@@ -100,7 +173,12 @@ def page_for_id(node_id: str) -> str:
     folder = _PREFIX_FOLDERS.get(prefix, "nodes")
     if folder == "nodes":
         name = node_id
-    return f"{folder}/{safe_name(name)}.html"
+    return f"{folder}/{naming(name)}.html"
+
+
+def legacy_page_for_id(node_id: str) -> str:
+    """Where the previous URL scheme put the node's page (see :func:`legacy_name`)."""
+    return page_for_id(node_id, naming=legacy_name)
 
 
 def url_for(node_key) -> str:

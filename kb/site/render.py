@@ -16,6 +16,7 @@ import re
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
+from kb import rulenum
 from kb.site.gather import MTGWIKI
 from kb.site.paths import href
 
@@ -109,26 +110,37 @@ def templates_hash(templates: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-_RULE_IN_TEXT = re.compile(r"(?<![\d.])([1-9]\d\d\.\d{1,3}[a-z]?)(?![\d])")
+_RULE_IN_TEXT = re.compile(rf"(?<![\d.])({rulenum.RULE}{rulenum.LETTER}?)(?!\d)")
 
 
-def article_html(html: str, page_path: str, wiki_pages: dict[str, str], rule_urls: dict[str, str]) -> str:
-    """Sanitised article HTML for the page at ``page_path``: MTG Wiki links go to our page of the article when we have
-    it (``wiki_pages``: title → site path), else to mtgwiki.com; rule numbers in the text link to the rule
-    (``rule_urls``); images, frames, scripts and inline styles are dropped so nothing is fetched from elsewhere."""
+def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str]], rule_urls: dict[str, str]) -> str:
+    """Article HTML for the page at ``page_path``, through the one sanitiser (:mod:`kb.sanitize`): MTG Wiki links go to
+    our page of what they name when the site has it (``site_pages``: name → (site path, link kind): articles, glossary
+    terms, cards), else to mtgwiki.com; in-page links (sections, footnotes) stay when the article has the anchor;
+    rule numbers in the text link to the rule (``rule_urls``). Nothing in it fetches from elsewhere."""
     from lxml import html as lxml_html
     from markupsafe import escape
 
-    root = lxml_html.fragment_fromstring(html, create_parent="div")
-    for el in root.xpath(".//img|.//iframe|.//script|.//link|.//video|.//audio|.//source|.//object|.//embed|.//style"):
-        el.drop_tree()
-    for el in list(root.iter()):
-        if not isinstance(el.tag, str):
+    from kb.sanitize import sanitize_html
+
+    root = lxml_html.fragment_fromstring(sanitize_html(html), create_parent="div")
+    ids = {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
+    for a in list(root.iter("a")):
+        raw = a.get("href")
+        if raw is None:
             continue
-        for attr in ("src", "srcset", "style", "background", "id"):
-            el.attrib.pop(attr, None)
-        if el.tag == "a" and el.get("href") is not None:
-            el.set("href", _wiki_href(page_path, el.get("href"), wiki_pages))
+        if raw.startswith("#"):
+            if unquote(raw[1:]) in ids:
+                a.set("href", "#" + unquote(raw[1:]))
+            else:
+                a.drop_tag()  # an anchor this article does not have: plain text
+            continue
+        target, kind = _wiki_href(page_path, raw, site_pages)
+        a.set("href", target)
+        if kind:
+            a.set("class", f"ref ref-{kind}")
+        elif target.startswith(("http:", "https:")):
+            a.set("rel", "noopener")
     for text_holder, attr in [(el, a) for el in root.iter() if isinstance(el.tag, str) for a in ("text", "tail")]:
         inside_link = text_holder.tag == "a" if attr == "text" else text_holder.getparent() is not None and text_holder.getparent().tag == "a"
         text = getattr(text_holder, attr)
@@ -165,14 +177,15 @@ def _link_rules(holder, attr: str, text: str, page_path: str, rule_urls: dict[st
             parent.insert(index + offset, a)
 
 
-def _wiki_href(page_path: str, raw: str, wiki_pages: dict[str, str]) -> str:
+def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]]) -> tuple[str, str | None]:
+    """(href, link kind when it is one of our pages) for a link found in MTG Wiki HTML."""
     parts = urlsplit(raw)
     if parts.scheme in ("http", "https") and parts.hostname not in _WIKI_HOSTS:
-        return raw
+        return raw, None
     if parts.scheme and parts.scheme not in ("http", "https", "mailto"):
-        return MTGWIKI  # javascript: and the like
+        return MTGWIKI, None  # javascript: and the like
     if parts.scheme == "mailto":
-        return raw
+        return raw, None
     title = None
     if parts.path.startswith("/wiki/"):
         title = unquote(parts.path[len("/wiki/"):])
@@ -181,12 +194,13 @@ def _wiki_href(page_path: str, raw: str, wiki_pages: dict[str, str]) -> str:
     elif not parts.netloc and parts.path and not parts.path.startswith("/"):
         title = unquote(parts.path)
     if title is None:
-        return MTGWIKI
+        return MTGWIKI, None
     title = title.replace("_", " ")
-    if title in wiki_pages:
-        return href(page_path, wiki_pages[title])
+    ours = site_pages.get(title) or site_pages.get(title[:1].upper() + title[1:])
+    if ours:
+        return href(page_path, ours[0]), ours[1]
     anchor = f"#{parts.fragment}" if parts.fragment else ""
-    return MTGWIKI + quote(title.replace(" ", "_"), safe="/:()") + anchor
+    return MTGWIKI + quote(title.replace(" ", "_"), safe="/:()") + anchor, None
 
 
 _ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')

@@ -25,8 +25,9 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Document, Node, Ref
 from kb.store.schema import SCHEMA_VERSION, connect, node_payload
@@ -109,7 +110,7 @@ class Store:
     def __enter__(self) -> Store:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     @contextmanager
@@ -161,7 +162,7 @@ class Store:
             if row and row[1] == doc.content_hash:
                 return False
             touched = self._drop_documents([row[0]]) if row else set()
-            now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+            now = datetime.now(UTC).isoformat(timespec="seconds")
             cur = self._db.execute(
                 "INSERT INTO documents (source, kind, lang, version, effective_date, sync_date, title, content_hash,"
                 " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)",
@@ -493,7 +494,7 @@ _REF_COLUMNS = ("SELECT version, lang, node_id, seq, kind, target, text, start, 
                 " resolved_lang, resolved_id FROM refs")
 
 
-def _filter(table: str, version, lang, kinds) -> tuple[str, list]:
+def _filter(table: str, version: str | None, lang: str | None, kinds: Iterable[str] | None) -> tuple[str, list[Any]]:
     clauses, args = [], []
     if version is not None:
         clauses.append(f"{table}.version=?")
@@ -522,18 +523,18 @@ def _from_payload(key: NodeKey, payload: str) -> Node:
                 html=p["html"], meta=p["meta"])
 
 
-def _dump(value) -> str:
+def _dump(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
-def _node(row, refs: list[Ref]) -> Node:
+def _node(row: tuple[Any, ...], refs: list[Ref]) -> Node:
     version, lang, id_, kind, number, title, text, parent, order, examples, aliases, english, html, meta = row
     return Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title, parent=parent, order=order,
                 examples=tuple(json.loads(examples)), refs=tuple(refs), aliases=tuple(json.loads(aliases)),
                 english=english, html=html, meta=json.loads(meta))
 
 
-def _stored_ref(r) -> StoredRef:
+def _stored_ref(r: tuple[Any, ...]) -> StoredRef:
     source = NodeKey(r[0], r[1], r[2])
     target = NodeKey(r[10], r[11], r[12]) if r[12] is not None else None
     return StoredRef(source, r[3], Ref(r[4], r[5], r[6], r[7], r[8], r[9]), target)

@@ -17,6 +17,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import IO
 
 from kb.errors import KbError
 
@@ -47,19 +48,8 @@ def writer_lock(kb_dir: str | os.PathLike, *, wait: float | None = None) -> Iter
             _held[folder] -= 1
         return
     folder.mkdir(parents=True, exist_ok=True)
-    handle = open(folder / LOCK_NAME, "a+", encoding="ascii")
-    try:
-        deadline = time.monotonic() + (wait_seconds() if wait is None else wait)
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    handle.seek(0)
-                    pid = handle.read().strip() or "unknown"
-                    raise KbError(f"another kb is writing {folder} (pid {pid}); try again when it has finished") from None
-                time.sleep(0.05)
+    with open(folder / LOCK_NAME, "a+", encoding="ascii") as handle:  # closing it releases the lock
+        _acquire(handle, folder, wait_seconds() if wait is None else wait)
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
@@ -70,5 +60,17 @@ def writer_lock(kb_dir: str | os.PathLike, *, wait: float | None = None) -> Iter
         finally:
             del _held[folder]
             handle.truncate(0)
-    finally:
-        handle.close()  # releases the lock
+
+
+def _acquire(handle: IO[str], folder: Path, wait: float) -> None:
+    deadline = time.monotonic() + wait
+    while True:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                handle.seek(0)
+                pid = handle.read().strip() or "unknown"
+                raise KbError(f"another kb is writing {folder} (pid {pid}); try again when it has finished") from None
+            time.sleep(0.05)

@@ -21,6 +21,7 @@ import sqlite3
 from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 from kb.errors import KbError
 from kb.model import DERIVED_REF_KINDS
@@ -68,7 +69,9 @@ CREATE INDEX refs_resolved ON refs(resolved_id, resolved_version, resolved_lang)
 STATEMENTS = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 
 
-def node_payload(kind, number, title, text, parent, order, examples, aliases, english, html, meta, refs) -> str:
+def node_payload(kind: str, number: str | None, title: str | None, text: str, parent: str | None, order: int,
+                 examples: list[str], aliases: list[str], english: str | None, html: str | None, meta: dict[str, Any],
+                 refs: list[list[Any]]) -> str:
     """A node as one source gave it, as stored in ``contributions.node`` (lists, not JSON strings, for the lists)."""
     return json.dumps({"kind": kind, "number": number, "title": title, "text": text, "parent": parent, "order": order,
                        "examples": examples, "aliases": aliases, "english": english, "html": html, "meta": meta,

@@ -54,9 +54,9 @@ CACHE_KEEP = 16
 STATUSES = ("added", "removed", "changed", "moved", "unchanged")
 KIND_LEVELS = (CHAPTER, SECTION, RULE, SUBRULE, GLOSSARY)  # matched in this order so parents are known first
 EXAMPLE_LABEL = {"en": "Example: ", "ja": "例："}
-_RULE_NUMBER = re.compile(r"(?<![\d.])[1-9]\d\d(?:\.\d{1,3}[a-z]?)?(?!\d)")
+_RULE_NUMBER = re.compile(rf"(?<![\d.]){rulenum.SECTION}(?:\.\d{{1,3}}{rulenum.LETTER}?)?(?!\d)")
 _EN_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
-_EN_DISPLAY_TOKEN = re.compile(r"\d+(?:\.\d+[a-z]?)+\s*|\w+\s*|[^\w\s]\s*|\s+")  # a word (a rule number whole) with its spaces
+_EN_DISPLAY_TOKEN = re.compile(rf"\d+(?:\.\d+{rulenum.LETTER}?)+\s*|\w+\s*|[^\w\s]\s*|\s+")  # a word (a rule number whole) with its spaces
 
 
 @dataclass(frozen=True)

@@ -4,11 +4,11 @@ Stages (``on_stage(name)`` is called as each starts): ``fetch`` re-crawls each `
 (conditional requests, via :func:`ingest.fetch.crawl`); ``ingest`` copies the database and search index into
 ``<kb_dir>/.update-staging/`` and ingests there (URL sources through :func:`ingest.fetch.fetch_url`, cached pages
 through :func:`kb.pipeline.ingest_from_cache`, whose record of what it ingested is staged too; the content-addressed
-diff cache is shared); when no source's content changed, the staging copy is dropped and nothing else happens. ``diff`` compares each new or changed version
-with the one before it; ``build`` renders the site from the staged store (the builder swaps its own staging folder
-in only when complete); ``commit`` copies the staged database into the live one in one write transaction (SQLite's
-backup API: readers that have it open see the old content or the new, whole), then swaps in the search index and the
-cache's ingest records.
+diff cache is shared); when no source's content changed, the staging copy is dropped and nothing else happens.
+``diff`` compares each new or changed version with the one before it; ``build`` renders the site from the staged
+store (the builder swaps its own staging folder in only when complete); ``commit`` copies the staged database into
+the live one in one write transaction (SQLite's backup API: readers that have it open see the old content or the
+new, whole), then swaps in the search index and the cache's ingest records.
 
 A failure or kill before ``commit`` leaves the previous store, index and site untouched (the next run clears the
 stale staging folder). Killed after the site swap but before the database commit, the site is newer than the store;
