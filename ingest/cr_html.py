@@ -21,6 +21,7 @@ from lxml import etree
 
 from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
 from ingest.decode import decode_text
+from kb import rulenum
 from kb.errors import KbError
 from kb.model import Diagnostic, Document
 
@@ -36,7 +37,7 @@ _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr
            "figure", "figcaption", "address", "form"}
 _SPACES = re.compile(r"\s+")
 _LOOKED_AT = 256 * 1024
-_NUMBER_ALONE = re.compile(r"^[1-9]\d{0,2}(?:\.\d{1,3}[a-z]?)?\.?$")  # 1. / 100. / 100.1. / 100.1a
+_NUMBER_ALONE = re.compile(rf"^{rulenum.CHAPTER}\d{{0,2}}(?:\.\d{{1,3}}{rulenum.LETTER_CANDIDATE}?)?\.?$")  # 1. / 100. / 100.1a
 _SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
 
 

@@ -18,6 +18,8 @@ _VOICED_MARKS = frozenset(["\u3099", "\u309a", " \u3099", " \u309a"])  # a half-
 
 def fold(text: str) -> str:
     """The folded text (see the module doc)."""
+    if text.isascii():  # the common case (English words, rule numbers): NFKC leaves ASCII as it is
+        return text.lower()
     return fold_with_offsets_or_none(text)[0]
 
 

@@ -168,13 +168,17 @@ class Store:
                 " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)",
                 (doc.source, doc.kind, doc.lang, doc.version, doc.effective_date, doc.sync_date, doc.title,
                  doc.content_hash, now, authority))
+            doc_id = cur.lastrowid
+            assert doc_id is not None  # always set by an INSERT
             given: dict[str, Node] = {}
             for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
                 given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
             self._db.executemany(
                 "INSERT INTO contributions (version, lang, id, doc_id, node) VALUES (?,?,?,?,?)",
-                [(doc.version, doc.lang, node.id, cur.lastrowid, _payload(node)) for node in given.values()])
-            self._merge(touched | {NodeKey(doc.version, doc.lang, node_id) for node_id in given})
+                [(doc.version, doc.lang, node.id, doc_id, _payload(node)) for node in given.values()])
+            fresh = {NodeKey(doc.version, doc.lang, node_id): (authority, doc_id, node)
+                     for node_id, node in given.items()}
+            self._merge(touched | fresh.keys(), fresh)
         return True
 
     def remove_document(self, source: str) -> int:
@@ -194,19 +198,21 @@ class Store:
             self._db.execute("DELETE FROM documents WHERE id=?", (doc_id,))
         return keys
 
-    def _merge(self, keys: set[NodeKey]) -> None:
-        """Rewrite the merged node (and its source references) of each key from the contributions that remain."""
+    def _merge(self, keys: set[NodeKey], fresh: dict[NodeKey, tuple[int, int, Node]] | None = None) -> None:
+        """Rewrite the merged node (and its source references) of each key from the contributions that remain;
+        ``fresh``: the contributions just written, as (authority, doc id, node), not read back."""
         if not keys:
             return
-        self._db.execute("CREATE TEMP TABLE IF NOT EXISTS merge_keys (version TEXT, lang TEXT, id TEXT)")
-        self._db.execute("DELETE FROM temp.merge_keys")
-        self._db.executemany("INSERT INTO temp.merge_keys VALUES (?,?,?)", [(k.version, k.lang, k.id) for k in keys])
-        given: dict[NodeKey, list[tuple[int, int, Node]]] = {}
+        fresh = fresh or {}
+        fresh_docs = {doc_id for _, doc_id, _ in fresh.values()}
+        self._load_keys(keys)
+        given: dict[NodeKey, list[tuple[int, int, Node]]] = {key: [item] for key, item in fresh.items()}
         for version, lang, id_, doc_id, authority, payload in self._db.execute(
-                "SELECT c.version, c.lang, c.id, c.doc_id, d.authority, c.node FROM temp.merge_keys k JOIN contributions c"
+                "SELECT c.version, c.lang, c.id, c.doc_id, d.authority, c.node FROM temp.keys k JOIN contributions c"
                 " ON c.version=k.version AND c.lang=k.lang AND c.id=k.id JOIN documents d ON d.id=c.doc_id"):
-            key = NodeKey(version, lang, id_)
-            given.setdefault(key, []).append((authority, doc_id, _from_payload(key, payload)))
+            if doc_id not in fresh_docs:
+                key = NodeKey(version, lang, id_)
+                given.setdefault(key, []).append((authority, doc_id, _from_payload(key, payload)))
         self._db.executemany("DELETE FROM nodes WHERE version=? AND lang=? AND id=?",
                              [(k.version, k.lang, k.id) for k in keys])
         node_rows, ref_rows = [], []
@@ -223,6 +229,12 @@ class Store:
         self._db.executemany("INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", node_rows)
         self._db.executemany("INSERT INTO refs (version, lang, node_id, seq, kind, target, text, start, end_,"
                              " cited_version) VALUES (?,?,?,?,?,?,?,?,?,?)", ref_rows)
+
+    def _load_keys(self, keys: Iterable[NodeKey]) -> None:
+        """Fill the connection's temporary table ``keys`` (joined against by batch reads)."""
+        self._db.execute("CREATE TEMP TABLE IF NOT EXISTS keys (version TEXT, lang TEXT, id TEXT)")
+        self._db.execute("DELETE FROM temp.keys")
+        self._db.executemany("INSERT INTO temp.keys VALUES (?,?,?)", [(k.version, k.lang, k.id) for k in keys])
 
     # -- writing: links -----------------------------------------------------------------------------------------
     def set_resolutions(self, resolutions: Iterable[tuple[NodeKey, int, NodeKey | None]]) -> None:
@@ -243,18 +255,18 @@ class Store:
     def add_refs(self, refs: Iterable[tuple[NodeKey, Ref, NodeKey | None]]) -> int:
         """Append references (derived by the linker) to nodes, after each node's own, with where they resolved to
         (None: not yet resolved); return how many were added."""
-        next_seq: dict[NodeKey, int] = {}
-        rows = []
-        for key, ref, target in refs:
-            if key not in next_seq:
-                (top,) = self._db.execute("SELECT COALESCE(MAX(seq), -1) FROM refs WHERE version=? AND lang=?"
-                                          " AND node_id=?", (key.version, key.lang, key.id)).fetchone()
-                next_seq[key] = top + 1
-            resolved = (target.version, target.lang, target.id) if target else (None, None, None)
-            rows.append((key.version, key.lang, key.id, next_seq[key], ref.kind, ref.target, ref.text, ref.start,
-                         ref.end, ref.version, *resolved))
-            next_seq[key] += 1
+        refs = list(refs)
         with self.transaction():
+            self._load_keys({key for key, _, _ in refs})
+            next_seq = {NodeKey(v, lang, i): top + 1 for v, lang, i, top in self._db.execute(
+                "SELECT k.version, k.lang, k.id, (SELECT COALESCE(MAX(seq), -1) FROM refs r WHERE r.version=k.version"
+                " AND r.lang=k.lang AND r.node_id=k.id) FROM temp.keys k")}
+            rows = []
+            for key, ref, target in refs:
+                resolved = (target.version, target.lang, target.id) if target else (None, None, None)
+                rows.append((key.version, key.lang, key.id, next_seq[key], ref.kind, ref.target, ref.text, ref.start,
+                             ref.end, ref.version, *resolved))
+                next_seq[key] += 1
             self._db.executemany(
                 "INSERT INTO refs (version, lang, node_id, seq, kind, target, text, start, end_, cited_version,"
                 " resolved_version, resolved_lang, resolved_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
