@@ -107,3 +107,5 @@ def _print_summary(report) -> None:
         click.echo(terminal_safe(f"failed: {url}: {reason}"), err=True)
     for url in report.robots_skipped:
         click.echo(terminal_safe(f"skipped by robots.txt: {url}"), err=True)
+    for note in report.notes:
+        click.echo(terminal_safe(f"note: {note}"), err=True)
