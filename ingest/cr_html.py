@@ -6,7 +6,8 @@ Pure function of the bytes: :func:`parse_cr_html`. The page is turned into text 
 dropped — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
 :func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
 date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
-term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title. :func:`looks_like_cr_html` tells such a page by its text (the title
+term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title.
+:func:`looks_like_cr_html` tells such a page by its text (the title
 and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``<meta charset>``, else UTF-8, else CP932
 (a declared charset the bytes are not in: sniffed, with a warning).
 """
@@ -37,7 +38,8 @@ _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr
            "figure", "figcaption", "address", "form"}
 _SPACES = re.compile(r"\s+")
 _LOOKED_AT = 256 * 1024
-_NUMBER_ALONE = re.compile(rf"^{rulenum.CHAPTER}\d{{0,2}}(?:\.\d{{1,3}}{rulenum.LETTER_CANDIDATE}?)?\.?$")  # 1. / 100. / 100.1a
+# 1. / 100. / 100.1. / 100.1a, and the headings 0. はじめに and 10. 用語集
+_NUMBER_ALONE = re.compile(rf"^(?:{rulenum.NUMBER}|{rulenum.SUBRULE_CANDIDATE}|\d{{1,2}})\.?$")
 _SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
 
 

@@ -239,7 +239,7 @@ def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostic
     term_counts = collections.Counter(h[0] for h in heads)
     nodes: list[Node] = []
     seen: set[str] = set()
-    for (head_at, block), (term, aliases, english) in zip(blocks, heads):
+    for (head_at, block), (term, aliases, english) in zip(blocks, heads, strict=True):
         lineno = head_at + 1
         if len(block) < 2:
             diagnostics.append(Diagnostic(source, f"line {lineno}", f"glossary entry {block[0]!r} has no definition, skipped"))

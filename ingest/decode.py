@@ -10,6 +10,7 @@ non-UTF-8 byte beside it) and there are few of them (at most 1 in 100 bytes); CP
 from __future__ import annotations
 
 import codecs
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -54,7 +55,7 @@ def _utf8_with_stray_bytes(data: bytes, source: str) -> Decoded | None:
     non-UTF-8 bytes are not a few isolated ones."""
     escaped = data.decode("utf-8", "surrogateescape")
     strays = [m.start() for m in _STRAY.finditer(escaped)]
-    if len(strays) * _STRAY_SHARE > len(data) or any(b - a == 1 for a, b in zip(strays, strays[1:])):
+    if len(strays) * _STRAY_SHARE > len(data) or any(b - a == 1 for a, b in itertools.pairwise(strays)):
         return None
     diagnostics = []
     lines = _LINE_BREAK.split(escaped)

@@ -10,10 +10,10 @@ import re
 import pytest
 from click.testing import CliRunner
 
+from ingest.kinds import parse_source
 from kb.cli import main
 from kb.link.resolve import link
 from kb.model import GLOSSARY, RULE, SUBRULE
-from ingest.kinds import parse_source
 from kb.store import Store
 from kb.versions.catalog import list_versions, resolve_pair
 from kb.versions.diff import diff_versions

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
+from ingest.kinds import detect_kind
 from ingest.mtgwiki import (
     CR_TITLE_RE,
     MAX_PAGE_BYTES,
@@ -22,7 +23,6 @@ from ingest.mtgwiki import (
     title_to_path,
 )
 from ingest.refs import find_rule_refs
-from ingest.kinds import detect_kind
 from kb.pipeline import ingest_sources
 from kb.store import Store
 

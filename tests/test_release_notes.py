@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from ingest.release_notes import parse_release_notes
 from ingest.kinds import detect_kind
+from ingest.release_notes import parse_release_notes
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "release_notes"
 SEED_TEXT = FIXTURES / "znr_general_notes.txt"  # the text of seed 003

@@ -10,11 +10,11 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA
 
+from ingest.kinds import parse_source
 from kb.cli import main
 from kb.errors import KbError
 from kb.link.resolve import link
 from kb.model import GLOSSARY
-from ingest.kinds import parse_source
 from kb.store import Store
 from kb.versions.catalog import list_versions, previous_version, resolve_pair, resolve_version
 

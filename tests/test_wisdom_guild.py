@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ingest.cr_text import parse_cr_text
+from ingest.kinds import detect_kind
 from ingest.wisdom_guild import parse_wisdom_guild
 from kb.errors import KbError
 from kb.model import REF_RULE, REF_TERM
-from ingest.kinds import detect_kind
 from kb.pipeline import ingest_sources
 from kb.store import NodeKey, Store
 

@@ -227,8 +227,10 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> dict:
     left = max(left, start - MENTION_CONTEXT)
     right = min(right, end + MENTION_CONTEXT)
     before, after = text[left:start].lstrip("•- ").strip(), text[end:right].rstrip()
-    return {"url": source.url, "label": source.label, "before": ("…" if left > 0 and text[left - 1] not in SENTENCE_ENDS else "") + before,
-            "name": text[start:end], "after": after + ("…" if right < len(text) and text[right - 1] not in SENTENCE_ENDS else "")}
+    cut_before = left > 0 and text[left - 1] not in SENTENCE_ENDS
+    cut_after = right < len(text) and text[right - 1] not in SENTENCE_ENDS
+    return {"url": source.url, "label": source.label, "before": ("…" if cut_before else "") + before,
+            "name": text[start:end], "after": after + ("…" if cut_after else "")}
 
 
 def _target_entry(site: SiteData, by_key: dict[tuple, Entry], by_title: dict, kind: str, target: str,

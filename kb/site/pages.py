@@ -172,7 +172,8 @@ def glossary_pages(site: SiteData) -> Iterable[Page]:
     articles = term_articles(site)
     groups: dict[str, list] = {}
     for entry in entries:
-        groups.setdefault(_row(_term_reading(entry)), []).append({"label": entry.label, "english": _english_name(entry), "url": entry.url})
+        groups.setdefault(_row(_term_reading(entry)), []).append(
+            {"label": entry.label, "english": _english_name(entry), "url": entry.url})
     yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の五十音順索引。",
                {"site": site_ctx, "groups": list(groups.items())})
     for entry in entries:
@@ -253,6 +254,10 @@ def _lines(segs: list) -> list[list]:
     return [line for line in lines if line]
 
 
+def _plain_line(line: list) -> str:
+    return "".join(seg if isinstance(seg, str) else seg[0] for seg in line)
+
+
 def _bullet(line: list) -> dict:
     head = line[0]
     if isinstance(head, str) and head.startswith("• "):
@@ -278,10 +283,11 @@ def other_pages(site: SiteData) -> Iterable[Page]:
                    {"site": site_ctx, "node": {"id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label,
                                                "english": node.english, "html": html,
                                                "text": text if entry.kind != "note" else [],
-                                               "lines": [_bullet(line) for line in _lines(text) if line != [entry.label]]
-                                                        if entry.kind == "note" else [],
+                                               "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
+                                                         if entry.kind == "note" else []),
                                                "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
                                                "term": {"label": term.label, "url": term.url} if term else None,
+                                               "index": CARDS_INDEX if entry.kind == "card" else None,
                                                "mentions": entry.mentions, "cited_by": entry.cited_by}})
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(e.label))
     if cards:
@@ -299,22 +305,32 @@ def _preview_text(text: str) -> str:
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 
+PREVIEW_SHARDS = {"glossary": "gl", "wiki": "wiki", "cards": "cards", "notes": "notes"}  # folder → shard prefix
+
+
 def preview_pages(site: SiteData) -> Iterable[Page]:
-    """Texts for the hover previews, one script per section (``previews/601.js``: the section and every rule under
-    it; ``previews/chapters.js``: the chapters) and, for glossary terms, one per first character of the term page's
-    file name (``previews/gl-5531.js``: ``唱える`` → its definition, keyed by the file name without ``.html``), loaded
-    by the browser only when a reference is hovered or tapped. Changing one rule or term rewrites one of them."""
+    """Texts for the hover and tap previews, one script per section (``previews/601.js``: the section and every rule
+    under it; ``previews/chapters.js``: the chapters) and, for glossary terms, articles, cards and notes, one per folder
+    and first character of the page's file name (``previews/gl-5531.js``: ``唱える`` → its definition, keyed by the file
+    name without ``.html``; ``cards-…``: a card's first mention in its sentence), loaded by the browser only when a
+    reference is hovered or tapped. Changing one rule or term rewrites one of them."""
     files: dict[str, dict[str, str]] = {}
     for number, entry in site.rules.items():
         node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
         name = number.split(".")[0] if len(number) >= 3 else "chapters"
         files.setdefault(name, {})[number] = _preview_text(node.title or node.text)
-    for entry in site.terms.values():
+    for entry in [*site.terms.values(), *site.others.values()]:
         folder, _, file_name = entry.url.rpartition("/")
-        if folder == "glossary" and file_name.endswith(".html"):
-            key = file_name[: -len(".html")]
-            node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
-            files.setdefault(f"gl-{ord(key[0]):x}", {})[key] = _preview_text(node.text or node.title or "")
+        if folder not in PREVIEW_SHARDS or not file_name.endswith(".html"):
+            continue
+        key = file_name[: -len(".html")]
+        node = entry.nodes.get(site.primary_lang) or next(iter(entry.nodes.values()))
+        if entry.kind == "card":
+            first = entry.mentions[0] if entry.mentions else None
+            text = f"{first['before']}{first['name']}{first['after']}（{first['label']}）" if first else node.text
+        else:
+            text = node.text or node.title or ""
+        files.setdefault(f"{PREVIEW_SHARDS[folder]}-{ord(key[0]):x}", {})[key] = _preview_text(text)
     for name, texts in files.items():
         yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
 

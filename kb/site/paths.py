@@ -24,8 +24,9 @@ CR version, so the version in a key does not change its URL.
 is used only when it stands for exactly one title — the one :func:`title_of_name` reads back from it (words
 capitalised, short English words such as ``of``/``the`` in lower case: ``release-to-the-wind`` → ``Release to the
 Wind``); any other title (other capitals or punctuation: ``唱える/Cast``, ``Sigarda's Aid``) gets its words followed by
-``~`` and a hash of the whole title (``sigardas-aid~b6f923d7``, ``唱える-cast~29b6a926``), and so does a title whose name would be a Windows
-device name (CON, NUL, COM1 …), a folder's ``index``, or longer than :data:`MAX_NAME_BYTES` UTF-8 bytes (cut first).
+``~`` and a hash of the whole title (``sigardas-aid~b6f923d7``, ``唱える-cast~29b6a926``), and so does a title whose
+name would be a Windows device name (CON, NUL, COM1 …), a folder's ``index``, or longer than :data:`MAX_NAME_BYTES`
+UTF-8 bytes (cut first).
 Hence two titles never share a file (a bare name has one title; a hashed one has ``~``, which no bare name has), and
 names have no character special on Linux, macOS or Windows, no upper-case letter and no combining mark (so they never
 differ from another name only by letter case or Unicode normalisation).
@@ -51,7 +52,8 @@ _WINDOWS_DEVICES = re.compile(r"^(con|prn|aux|nul|com[0-9]|lpt[0-9])$")
 _RESERVED = frozenset(["index"])  # every folder's index page
 _PREFIX_FOLDERS = {"gl": "glossary", "wiki": "wiki", "note": "notes", "card": "cards"}
 # English words a title keeps in lower case unless first (how card names and glossary entries are written)
-SMALL_WORDS = frozenset("a an and as at but by for from in into nor of on or over the to upon with".split())
+SMALL_WORDS = frozenset({"a", "an", "and", "as", "at", "but", "by", "for", "from", "in", "into", "nor", "of", "on", "or",
+                         "over", "the", "to", "upon", "with"})
 _WORD = re.compile(r"(?:^|(?<=[ \-]))[a-z][a-z0-9]*")
 
 

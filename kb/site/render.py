@@ -142,7 +142,8 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
         elif target.startswith(("http:", "https:")):
             a.set("rel", "noopener")
     for text_holder, attr in [(el, a) for el in root.iter() if isinstance(el.tag, str) for a in ("text", "tail")]:
-        inside_link = text_holder.tag == "a" if attr == "text" else text_holder.getparent() is not None and text_holder.getparent().tag == "a"
+        parent = text_holder.getparent()
+        inside_link = text_holder.tag == "a" if attr == "text" else parent is not None and parent.tag == "a"
         text = getattr(text_holder, attr)
         if inside_link or not text or not _RULE_IN_TEXT.search(text):
             continue

@@ -26,25 +26,28 @@
   }
 
   /* -- previews ------------------------------------------------------------------------------------------ */
-  var pop = null, popFor = null, hideTimer = 0, lastPointer = "mouse";
-  var PREVIEWABLE = "a.ref-rule, a.ref-section, a.ref-term, a.ref-auto-term";
+  /* A reference previews what it links to: on hover or keyboard focus; on a touch screen the first tap shows the
+     preview and a second tap on the same reference (or the preview's 開く link) follows it. */
+  var pop = null, popFor = null, hideTimer = 0, lastPointer = "mouse", focusByPointer = false;
+  var PREVIEWABLE = "a.ref-rule, a.ref-section, a.ref-term, a.ref-auto-term, a.ref-wiki, a.ref-card, a.ref-note";
+  var SHARD_PREFIX = {glossary: "gl", wiki: "wiki", cards: "cards", notes: "notes"};
   function closestPreview(el) { return el && el.closest ? el.closest(PREVIEWABLE) : null; }
   function ruleOf(a) {  // cr/601.html#601.2f → 601.2f; cr/601.html → 601
     var url = new URL(a.href, location.href);
     var number = url.hash ? decodeURIComponent(url.hash.slice(1)) : url.pathname.split("/").pop().replace(/\.html$/, "");
     return /^[1-9](\d\d(\.\d+[a-z]?)?)?$/.test(number) ? number : null;
   }
-  function termOf(a) {  // glossary/唱える.html → 唱える (the term page's file name: the key in previews/gl-*.js)
-    var m = /\/glossary\/([^\/]+)\.html$/.exec(new URL(a.href, location.href).pathname);
-    return m ? decodeURIComponent(m[1]) : null;
+  function pageOf(a) {  // glossary/唱える.html → ["gl", "唱える"]: the shard prefix and the key in previews/<prefix>-*.js
+    var m = /\/(glossary|wiki|cards|notes)\/([^\/]+)\.html$/.exec(new URL(a.href, location.href).pathname);
+    return m ? [SHARD_PREFIX[m[1]], decodeURIComponent(m[2])] : null;
   }
   function previewShard(a) {  // [shard, key] of the text a reference previews (see kb/site/pages.py), or null
     if (a.matches("a.ref-rule, a.ref-section")) {
       var number = ruleOf(a);
       return number && ["pv/" + (number.length >= 3 ? number.slice(0, 3) : "chapters"), number];
     }
-    var term = termOf(a);
-    return term && ["pv/gl-" + term.codePointAt(0).toString(16), term];
+    var page = pageOf(a);
+    return page && ["pv/" + page[0] + "-" + page[1].codePointAt(0).toString(16), page[1]];
   }
   function hidePreview() { if (pop) { pop.remove(); } pop = null; popFor = null; }
   function scheduleHide() { clearTimeout(hideTimer); hideTimer = setTimeout(hidePreview, 300); }
@@ -77,19 +80,23 @@
     pop.addEventListener("mouseleave", scheduleHide);
     popFor = a;
   }
-  document.addEventListener("pointerdown", function (e) { lastPointer = e.pointerType || "mouse"; }, true);
+  function pointer(e) { lastPointer = e.pointerType || "mouse"; }
+  document.addEventListener("pointerdown", function (e) { pointer(e); focusByPointer = true; }, true);
+  document.addEventListener("pointermove", pointer, true);
+  document.addEventListener("keydown", function () { focusByPointer = false; }, true);
   document.addEventListener("mouseover", function (e) {
     var a = closestPreview(e.target);
-    if (a && lastPointer !== "touch") { showPreview(a); }
+    if (a && lastPointer === "mouse") { showPreview(a); }
   });
-  document.addEventListener("mouseout", function (e) { if (closestPreview(e.target)) { scheduleHide(); } });
+  document.addEventListener("mouseout", function (e) { if (closestPreview(e.target) && lastPointer === "mouse") { scheduleHide(); } });
   document.addEventListener("focusin", function (e) {
     var a = closestPreview(e.target);
-    if (a) { showPreview(a); } else if (!(pop && pop.contains(e.target))) { hidePreview(); }
+    if (a && !focusByPointer) { showPreview(a); }  // keyboard focus; a tap also focuses, and the click below decides
+    else if (!a && !(pop && pop.contains(e.target))) { hidePreview(); }
   });
   document.addEventListener("click", function (e) {
     var a = closestPreview(e.target);
-    if (a && lastPointer === "touch" && popFor !== a) { e.preventDefault(); showPreview(a); return; }
+    if (a && (lastPointer === "touch" || lastPointer === "pen") && popFor !== a) { e.preventDefault(); showPreview(a); return; }
     if (pop && !a && !pop.contains(e.target)) { hidePreview(); }
   });
   document.addEventListener("keydown", function (e) { if (e.key === "Escape") { hidePreview(); } });
