@@ -3,9 +3,10 @@
 :func:`crawl` walks a profile (:mod:`ingest.sites`) from its seeds, breadth first, and stores every response in the
 cache (:mod:`ingest.cache`). Politeness: robots.txt is obeyed (Protego), including ``Crawl-delay`` and
 ``Request-rate``; requests to a host are sequential on one connection and spaced by at least the delay (default one
-second, longer when robots.txt asks, up to ``max_crawl_delay`` — five minutes — with a note in the report); the User-Agent names kb
-and a contact URL; connect and read timeouts, and an overall deadline per request (``request_deadline``: every socket
-read and write of a request ends by it, so a server that trickles bytes cannot hold the crawl); connection errors,
+second, longer when robots.txt asks, up to ``max_crawl_delay`` — five minutes — with a note in the report); the
+User-Agent names kb and a contact URL; connect and read timeouts, and an overall deadline per request
+(``request_deadline``: every socket read and write of a request ends by it, so a server that trickles bytes cannot
+hold the crawl); connection errors,
 timeouts and 5xx are retried with exponential backoff and jitter, 429/503 wait for ``Retry-After`` (up to
 ``max_retry_after``); a URL that still fails after ``max_tries`` is recorded as failed and the crawl goes on.
 Re-fetches are conditional (``If-None-Match``/``If-Modified-Since``) and a 304 re-uses the cached body. Redirects —
@@ -393,8 +394,8 @@ def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, de
     if site not in PROFILES:
         raise KbError(f"{site}: unknown site; choose one of {', '.join(sorted(PROFILES))}")
     profile = PROFILES[site]
-    if base_url:
-        refuse_credentials(base_url)
+    for url in [base_url or "", *args]:
+        refuse_credentials(url)
     base = normalise_base(base_url or profile.default_base)
     seeds = profile.seeds(base, list(args))
     cache = SiteCache(Path(kb_dir), site)

@@ -74,7 +74,6 @@ def index_command(ctx, rebuild):
     """
     from kb.search.index import update_index, verify_index
     from kb.store import Store
-
     from kb.store.lock import writer_lock
 
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store, writer_lock(store.kb_dir):

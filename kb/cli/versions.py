@@ -81,7 +81,8 @@ def diff(ctx, old, new, lang, as_json, show_all):
     for change in result.changes:
         if change.status == "unchanged" and not show_all:
             continue
-        click.echo(f"{_STATUS_MARK[change.status]} {terminal_safe(change.label)}" + (f"  ({change.similarity:.2f})" if change.status == "moved" else ""))
+        click.echo(f"{_STATUS_MARK[change.status]} {terminal_safe(change.label)}"
+                   + (f"  ({change.similarity:.2f})" if change.status == "moved" else ""))
         if change.status in ("changed", "moved") and change.ops:
             click.echo("    " + render_ops(change.ops).replace("\n", "\n    "))
         elif change.status in ("added", "removed"):

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from hostile import DATA, SAMPLE_CR, kb, wiki_page
 
 RUN = 16_400  # characters without a line break: 49,200 UTF-8 bytes, just over Sudachi's limit
