@@ -55,7 +55,7 @@ def test_strict_names_the_first_warning(tmp_path):
     assert result.returncode == 1
     line = result.stderr.strip()
     assert line.startswith("kb: error: --strict: ") and "nothing was stored; first: " in line
-    assert "rule" in line.split("first: ")[1]  # the warning itself: a rule that refers to one that does not exist
+    assert "incomplete: the document has no chapter" in line.split("first: ")[1]  # the warning itself: an excerpt
 
 
 def test_a_failed_source_is_the_last_line_not_buried_in_old_warnings(tmp_path):
