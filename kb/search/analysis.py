@@ -30,6 +30,10 @@ Contract — what the index holds (the static site must reproduce this exactly; 
 Positions count the kept mode-C terms (and Latin words), so a quoted phrase matches across dropped particles
 (``"呪文を唱える"`` = ``呪文``, ``唱える`` at consecutive positions); extra index terms share their word's position.
 
+Text of any length is analysed: SudachiPy refuses an input over :data:`SUDACHI_MAX_BYTES`, so a longer Japanese run
+reaches it in pieces (:func:`sudachi_pieces`, cut where no word can go on; every caller of Sudachi goes through
+:func:`sudachi_words`).
+
 Terms depend on the Sudachi dictionary (``sudachidict-core``, pinned by the environment); an exported vocabulary
 is therefore tied to the index it was exported from.
 
