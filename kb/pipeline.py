@@ -22,7 +22,7 @@ from ingest.kinds import authority, kinds_of_site, parse_source
 from ingest.sites import PAGE
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
-from kb.model import Diagnostic, Document
+from kb.model import UNVERSIONED, Diagnostic, Document
 from kb.store import Store, default_kb_dir
 from kb.store.lock import writer_lock
 
@@ -94,10 +94,10 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
 
 
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
-    """Store parsed documents and re-link the whole store in one transaction; then reconcile the search index
-    with the store — also when nothing changed, so that an index left behind by an ingest that was killed or
-    interrupted after the commit (or by an older failure) is completed: every node missing from the index or
-    stale in it is indexed again. All of it holding the kb folder's writer lock."""
+    """Store parsed documents and link what they changed in one transaction; then reconcile the search index with
+    the store — also when nothing changed, so that an index left behind by an ingest that was killed or interrupted
+    after the commit (or by an older failure) is completed: every node missing from the index or stale in it is
+    indexed again. All of it holding the kb folder's writer lock."""
     with writer_lock(store.kb_dir):
         return _ingest_documents(store, documents, report, strict)
 
@@ -106,14 +106,19 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
+    changed: set[tuple[str, str]] = set()  # (version, lang) of the documents stored
     ranks = authority()
     with store.transaction():
         for doc in documents:
             if store.put_document(doc, ranks.get(doc.kind, 0)):
                 report.stored += 1
+                changed.add((doc.version, doc.lang))
             else:
                 report.unchanged += 1
-        report.links = link(store) if report.stored else stored_report(store)  # unchanged: so are the links
+        if not report.stored:  # the store is as it was: so are its links
+            report.links = stored_report(store)
+        else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
+            report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed)
         refused = _refused_by_strict(report, documents) if strict else []
         if refused:
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "

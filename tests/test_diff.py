@@ -179,3 +179,41 @@ def test_kb_diff_json_and_text(japanese_pair, tmp_path):
     assert "> 701.34g → 701.34h" in text.output and "[-だけ-]{+のみ+}" in text.output
     missing = runner.invoke(main, [*kb, "diff", "20231117.0", "20990101"])
     assert missing.exit_code == 1 and "20990101: no such version" in missing.output
+
+
+def test_a_text_that_differs_only_in_renumbered_references_is_changed_and_labelled():
+    """2024-02-02 → 2024-03-08: 121.8 cited "rule 729" and then "rule 730" — a change, of its references only."""
+    old = [section("121", "Drawing a Card"), rule("121.8", "See rule 729, “Handling Illegal Actions.”", kind=RULE),
+           rule("121.9", "Draw a card.", kind=RULE)]
+    new = [section("121", "Drawing a Card"), rule("121.8", "See rule 730, “Handling Illegal Actions.”", kind=RULE),
+           rule("121.9", "Draw two cards.", kind=RULE)]
+    changes = {c.new_id: c for c in diff_nodes(old, new, "en")}
+    renumbered, edited = changes["cr:121.8"], changes["cr:121.9"]
+    assert (renumbered.status, renumbered.edit) == ("changed", "references")
+    assert [(o.op, o.text) for o in renumbered.ops if o.op != "equal"] == [("delete", "729"), ("insert", "730")]
+    assert (edited.status, edited.edit) == ("changed", "text")
+    assert changes["cr:121"].status == "unchanged" and changes["cr:121"].edit is None
+
+
+def test_reference_renumbering_in_kb_diff_json_text_and_the_changes_page(tmp_path):
+    text = (DATA / "JPN_CR_20231117_0.txt").read_text(encoding="utf-8-sig")
+    later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日")
+    rule_601_3 = next(line for line in later.splitlines() if line.startswith("601.3. "))
+    assert "rule 728〔" in rule_601_3
+    later = later.replace(rule_601_3, rule_601_3.replace("rule 728〔", "rule 729〔"))
+    newer = tmp_path / "JPN_CR_20240301.txt"
+    newer.write_text(later, encoding="utf-8")
+    kb = ["--kb-dir", str(tmp_path / "kb")]
+    runner = CliRunner()
+    assert runner.invoke(main, [*kb, "ingest", "-q", str(DATA / "JPN_CR_20231117_0.txt"), str(newer)]).exit_code == 0
+    data = json.loads(runner.invoke(main, [*kb, "diff", "20231117.0", "20240301.0", "--json"]).output)
+    [change] = [c for c in data["changes"] if c["status"] != "unchanged"]
+    assert (change["new"], change["status"], change["edit"]) == ("cr:601.3", "changed", "references")
+    assert data["edits"] == {"text": 0, "references": 1}
+    text_out = runner.invoke(main, [*kb, "diff", "20231117.0", "20240301.0"]).output
+    assert "~ 601.3  [references renumbered]" in text_out and "references renumbered only 1" in text_out
+    history = runner.invoke(main, [*kb, "history", "601.3"]).output
+    assert "references renumbered" in history
+    assert runner.invoke(main, [*kb, "build", "--out", str(tmp_path / "site")]).exit_code == 0
+    page = (tmp_path / "site" / "changes" / "ja-20231117.0-20240301.0.html").read_text(encoding="utf-8")
+    assert "変更 1（うち参照番号の変更 1）" in page and "参照番号の変更のみ" in page

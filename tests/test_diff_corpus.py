@@ -210,3 +210,25 @@ def test_history_and_versions_commands(corpus_store):
     assert listed.exit_code == 0 and [line.split()[0] for line in listed.output.splitlines()[1:]] == ["20260116", "20251114", "20231117"]
     missing = runner.invoke(main, [*kb, "history", "999.9z"])
     assert missing.exit_code == 1 and "999.9z" in missing.output
+
+
+def test_site_histories_from_cached_summaries_equal_the_full_histories(corpus_store):
+    """The site's histories come from per-pair summaries without unchanged nodes (cached); they are the full
+    histories' changed lineages, entry for entry (texts aside: a summary keeps only the changes' texts)."""
+    from dataclasses import replace
+
+    from kb.versions.history import changed_histories, consecutive_summaries, histories
+
+    versions, summaries = consecutive_summaries(corpus_store, "en")
+    assert len(versions) == 3 and all(s.omitted_unchanged > 1000 for s in summaries)
+    assert all(c.status != "unchanged" for s in summaries for c in s.changes)
+    full = {key: h for key, h in histories(corpus_store, "en").items() if h.changed}
+    compact = changed_histories("en", versions, summaries)
+    assert len(full) > 500 and compact.keys() == full.keys()
+
+    def textless(history):
+        return [replace(e, text=None) for e in history.entries]
+
+    assert all(textless(compact[key]) == textless(full[key]) for key in full)
+    again = consecutive_summaries(corpus_store, "en")[1]  # from the cache
+    assert [(s.counts(), s.changes, s.retargeted) for s in again] == [(s.counts(), s.changes, s.retargeted) for s in summaries]

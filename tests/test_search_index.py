@@ -14,26 +14,30 @@ from whoosh.fields import ID, TEXT, Schema
 from kb.pipeline import ingest_sources
 from kb.search import Searcher
 from kb.search.analysis import analyze, bigram_pairs, bigrams, index_pairs
-from kb.search.index import INDEX_NAME, index_dir, key_string, open_index, update_index
+from kb.search.index import INDEX_NAME, index_dir, indexed_scopes, key_string, open_index, scope_dir, update_index
 from kb.store import NodeKey, Store
 
 SAMPLE = DATA / "JPN_CR_20231117_0.txt"
 
 
 def _postings(store: Store, field: str) -> dict[str, dict[str, list[int]]]:
-    """key → term → positions, read back from the index."""
-    ix = open_index(store)
+    """key → term → positions, read back from the index (every scope)."""
     out: dict[str, dict[str, list[int]]] = defaultdict(dict)
-    with ix.searcher() as searcher:
-        reader = searcher.reader()
-        keys = {docnum: stored["key"] for docnum, stored in reader.iter_docs()}
-        for term in reader.field_terms(field):
-            matcher = reader.postings(field, term)
-            while matcher.is_active():
-                if matcher.id() in keys:
-                    out[keys[matcher.id()]][term] = list(matcher.value_as("positions"))
-                matcher.next()
+    for version, lang in indexed_scopes(store):
+        with open_index(store, version, lang).searcher() as searcher:
+            reader = searcher.reader()
+            keys = {docnum: stored["key"] for docnum, stored in reader.iter_docs()}
+            for term in reader.field_terms(field):
+                matcher = reader.postings(field, term)
+                while matcher.is_active():
+                    if matcher.id() in keys:
+                        out[keys[matcher.id()]][term] = list(matcher.value_as("positions"))
+                    matcher.next()
     return out
+
+
+def _doc_count(store: Store) -> int:
+    return sum(open_index(store, version, lang).doc_count() for version, lang in indexed_scopes(store))
 
 
 def _expected(terms) -> dict[str, list[int]]:
@@ -81,13 +85,13 @@ def test_updated_and_removed_nodes_leave_no_stale_documents(tmp_path):
     queries = ["詠唱", "唱える", "コスト", "呪文を唱える", "マナ能力", "601.2f", "予示"]
     with Store.open(tmp_path / "kb") as store:
         ingest_sources(store, [str(source)])
-        total = open_index(store).doc_count()
+        total = _doc_count(store)
         lines = source.read_text(encoding="utf-8-sig").replace(
             "コストを変える呪文を唱えても", "コストを変える呪文を詠唱しても").split("\n")
         source.write_text("\n".join(line for line in lines if not line.startswith("601.5.")), encoding="utf-8")
         report = ingest_sources(store, [str(source)])
         assert report.index.removed == 1 and report.index.updated >= 1
-        assert open_index(store).doc_count() == total - 1
+        assert _doc_count(store) == total - 1
         incremental = _hits(store, queries)
         assert "cr:601.7" in incremental["詠唱"] and "cr:601.7" not in incremental["唱える"]
         assert "cr:601.5" not in set().union(*incremental.values())
@@ -96,16 +100,67 @@ def test_updated_and_removed_nodes_leave_no_stale_documents(tmp_path):
 
 
 def test_an_index_with_other_field_formats_is_rebuilt(tmp_path):
+    """An older kb's index (one Whoosh index for everything, other field formats, no state) is rebuilt whole."""
     with Store.open(tmp_path) as store:
         ingest_sources(store, [str(SAMPLE)])
-        total = open_index(store).doc_count()
-        names = open_index(store).schema.names()
+        total = _doc_count(store)
+        names = open_index(store, "20231117.0", "ja").schema.names()
+        shutil.rmtree(index_dir(store))
+        index_dir(store).mkdir()
         older = Schema(**{name: TEXT() if name in ("title", "body", "grams") else ID(stored=True) for name in names})
         whoosh_index.create_in(index_dir(store), older, indexname=INDEX_NAME)
         report = update_index(store)
-        assert report.added == report.total == total
+        assert report.added == report.total == total and "written by an older kb" in report.notice
         with Searcher(store) as searcher:
             assert "cr:601" in {h.id for h in searcher.search("唱えた")}
+
+
+def test_an_index_built_by_another_analysis_or_dictionary_is_rebuilt_with_a_notice(tmp_path):
+    """The analysis and dictionary versions are recorded with the index; a mismatch rebuilds it on the next ingest,
+    ``kb index`` or search, saying why in one line."""
+    import json
+
+    from click.testing import CliRunner
+
+    from kb.cli import main
+
+    kb = ["--kb-dir", str(tmp_path)]
+    runner = CliRunner()
+    assert runner.invoke(main, [*kb, "ingest", "-q", str(SAMPLE)]).exit_code == 0
+    state_path = tmp_path / "index" / "state.json"
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    assert state["identity"]["dictionary"].startswith("sudachidict-core ") and state["identity"]["analysis"]
+    state["identity"]["dictionary"] = "sudachidict-core 20200101, sudachipy 0.6.0"
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    searched = runner.invoke(main, [*kb, "search", "唱えた", "--json"])
+    assert searched.exit_code == 0 and "cr:601" in searched.stdout
+    [notice] = [line for line in searched.stderr.splitlines() if "rebuilding the search index" in line]
+    assert "dictionary sudachidict-core 20200101, sudachipy 0.6.0 → sudachidict-core" in notice
+    assert json.loads(state_path.read_text(encoding="utf-8"))["identity"] != state["identity"]
+    state["identity"]["analysis"] = "0" * 16
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    indexed = runner.invoke(main, [*kb, "index"])
+    assert indexed.exit_code == 0 and "notice:" in indexed.stderr and "analysis 0000000000000000 →" in indexed.stderr
+    again = runner.invoke(main, [*kb, "index"])
+    assert again.exit_code == 0 and "notice" not in again.stderr and "0 added, 0 updated, 0 removed" in again.stdout
+
+
+def test_each_version_has_its_own_index_and_an_ingest_writes_only_its_own(tmp_path):
+    text = SAMPLE.read_text(encoding="utf-8-sig")
+    later = tmp_path / "JPN_CR_20240301.txt"
+    later.write_text(text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023年11月17日", "2024年3月1日"),
+                     encoding="utf-8")
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(SAMPLE)])
+        first = scope_dir(index_dir(store), "20231117.0", "ja")
+        files_before = {p.name: p.stat().st_mtime_ns for p in first.iterdir()}
+        report = ingest_sources(store, [str(later)])
+        assert report.index.added == len(list(store.nodes("20240301.0", "ja"))) and report.index.updated == 0
+        assert {p.name: p.stat().st_mtime_ns for p in first.iterdir()} == files_before  # untouched
+        assert set(indexed_scopes(store)) == {("20231117.0", "ja"), ("20240301.0", "ja")}
+        with Searcher(store) as searcher:
+            assert {h.version for h in searcher.search("唱えた", limit=50)} == {"20240301.0"}
+            assert {h.version for h in searcher.search("version:20231117 唱えた", limit=50)} == {"20231117.0"}
 
 
 def test_segments_with_single_document_terms_merge(tmp_path):
@@ -117,7 +172,7 @@ def test_segments_with_single_document_terms_merge(tmp_path):
     for edit in ("変える0", "変える1"):
         copy.write_bytes(sample.read_bytes().replace("601.7. コストを変える".encode(), f"601.7. コストを{edit}".encode()))
         ingest_sources(store, [str(copy)])
-    ix = open_index(store)
+    ix = open_index(store, "20231117.0", "ja")
     ix.optimize()
-    assert ix.doc_count() == len(list(store.nodes()))
+    assert ix.doc_count() == len(list(store.nodes("20231117.0", "ja")))
     assert [h.number for h in Searcher(store).search("601.7")][:1] == ["601.7"]

@@ -334,3 +334,63 @@ def test_another_producer_is_not_mistaken_for_unchanged_inputs(sample_kb, tmp_pa
         build_site(store, out, producers=[*PAGE_PRODUCERS, lambda s: [Page("extra.html", "404.html", "one", "x", {})]])
         again = build_site(store, out, producers=[*PAGE_PRODUCERS, lambda s: [Page("extra.html", "404.html", "two", "x", {})]])
     assert again.rendered == 1 and "two |" in (out / "extra.html").read_text(encoding="utf-8")
+
+
+def test_a_build_with_nothing_changed_is_recognised_by_another_process(sample_kb, tmp_path):
+    """The inputs fingerprint is the same in every process (string hashing differs per process: PYTHONHASHSEED), so
+    a second ``kb build`` as a new process takes the fast path and renders nothing."""
+    import os
+    import subprocess
+    import sys
+
+    out = tmp_path / "site"
+    runs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-m", "kb.cli", "--kb-dir", str(sample_kb), "build", "--out", str(out)],
+                              capture_output=True, text=True, env=env, cwd=REPO, timeout=300)
+        assert done.returncode == 0, done.stderr
+        runs.append(done.stdout)
+    assert "0 rendered" not in runs[0] and "(0 rendered" in runs[1], runs
+    inodes = {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()}
+    env = {**os.environ, "PYTHONHASHSEED": "3"}
+    subprocess.run([sys.executable, "-m", "kb.cli", "--kb-dir", str(sample_kb), "build", "--out", str(out)],
+                   check=True, capture_output=True, env=env, cwd=REPO, timeout=300)
+    assert {p: p.stat().st_ino for p in out.rglob("*") if p.is_file()} == inodes  # the fast path: not even re-linked
+
+
+def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tmp_path, monkeypatch):
+    """A counting wrapper around the real analysis: a first build analyses every search document once; after one rule's
+    text changed, only that rule's document; a state recorded by another dictionary exports all again, with a notice."""
+    import marshal
+
+    from kb.site import search_export
+
+    analysed: list[str] = []
+    real = search_export.analyse
+    monkeypatch.setattr(search_export, "analyse", lambda doc: analysed.append(doc.url) or real(doc))
+    source = tmp_path / JA_CR.name
+    source.write_bytes(JA_CR.read_bytes())
+    out = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(source)])
+        build_site(store, out)
+        manifest = marshal.loads((out / ".kb-build" / "manifest.marshal").read_bytes())
+        assert sorted(analysed) == sorted(manifest["search"]["ids"]) and len(set(analysed)) == len(analysed)
+        analysed.clear()
+        text = source.read_text(encoding="utf-8-sig")
+        edited = text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
+        source.write_text(edited, encoding="utf-8")
+        ingest_sources(store, [str(source)])
+        build_site(store, out)
+        assert len(analysed) == 1 and "601.2f" in analysed[0]
+        analysed.clear()
+        manifest = marshal.loads((out / ".kb-build" / "manifest.marshal").read_bytes())
+        manifest["search"]["identity"] = {**manifest["search"]["identity"], "dictionary": "sudachidict-core 20200101"}
+        manifest["inputs"] = ""
+        (out / ".kb-build" / "manifest.marshal").write_bytes(marshal.dumps(manifest))
+        report = build_site(store, out)
+    assert len(analysed) == len(manifest["search"]["ids"])
+    [notice] = report.notices
+    assert notice.startswith("static search: exporting every document again (dictionary sudachidict-core 20200101 → "
+                             "sudachidict-core ")

@@ -119,6 +119,8 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
     click.echo(f"references: {report.links.total_resolved} resolved, {report.links.total_unresolved} unresolved")
     click.echo(f"warnings: {len(report.warnings) + len(report.links.diagnostics)}")
     if report.index is not None:
+        if report.index.notice:
+            click.echo(f"notice: {report.index.notice}", err=True)
         click.echo(f"search index: {report.index.added} added, {report.index.updated} updated, "
                    f"{report.index.removed} removed ({report.index.total} nodes)")
 

@@ -35,7 +35,10 @@ def search(ctx, query, as_json, limit, kind, lang, version):
     from kb.search.query import Searcher
     from kb.store import Store
 
-    with Store.open(ctx.obj.get("kb_dir"), create=False) as store, Searcher(store) as searcher:
+    def notify(message: str) -> None:
+        click.echo(f"notice: {message}", err=True)
+
+    with Store.open(ctx.obj.get("kb_dir"), create=False) as store, Searcher(store, notify) as searcher:
         hits = searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
     if as_json:
         click.echo(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=1))
@@ -84,4 +87,6 @@ def index_command(ctx, rebuild):
             if check.damage:
                 click.echo(f"index: damaged ({terminal_safe(check.damage)}); rebuilt", err=True)
             report = check.report
+    if report.notice:
+        click.echo(f"notice: {terminal_safe(report.notice)}", err=True)
     click.echo(f"index: {report.added} added, {report.updated} updated, {report.removed} removed, {report.total} nodes")

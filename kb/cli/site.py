@@ -33,6 +33,8 @@ def build(ctx, out, strict, base_url):
 
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store:
         report = build_site(store, out, strict=strict, base_url=base_url)
+    for line in report.notices:
+        click.echo(f"notice: {line}", err=True)
     for line in report.broken[:20]:
         click.echo(terminal_safe(f"warning: broken link {line}"), err=True)
     for line in report.unresolved[:20]:

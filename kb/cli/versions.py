@@ -77,12 +77,15 @@ def diff(ctx, old, new, lang, as_json, show_all):
         return
     counts = result.counts()
     click.echo(f"{old_v.label} → {new_v.label}")
-    click.echo("  " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    edits = result.edit_counts()
+    click.echo("  " + ", ".join(f"{k} {v}" for k, v in counts.items())
+               + f"; texts edited {edits['text']}, references renumbered only {edits['references']}")
     for change in result.changes:
         if change.status == "unchanged" and not show_all:
             continue
         click.echo(f"{_STATUS_MARK[change.status]} {terminal_safe(change.label)}"
-                   + (f"  ({change.similarity:.2f})" if change.status == "moved" else ""))
+                   + (f"  ({change.similarity:.2f})" if change.status == "moved" else "")
+                   + ("  [references renumbered]" if change.edit == "references" else ""))
         if change.status in ("changed", "moved") and change.ops:
             click.echo("    " + render_ops(change.ops).replace("\n", "\n    "))
         elif change.status in ("added", "removed"):
@@ -149,10 +152,11 @@ def history(ctx, rule, lang, version, as_json):
         _echo_json(result.to_json())
         return
     for e in result.entries:
-        how = {"first": "", "added": "added", "unchanged": "unchanged", "changed": "text changed",
+        edited = "references renumbered" if e.edit == "references" else "text changed"
+        how = {"first": "", "added": "added", "unchanged": "unchanged", "changed": edited,
                "removed": "removed"}.get(e.status)
         if e.status == "moved":
-            how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (", text changed" if e.ops else "")
+            how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (f", {edited}" if e.ops else "")
         click.echo(terminal_safe(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}"))
         if e.ops:
             click.echo("    " + render_ops(e.ops).replace("\n", "\n    "))

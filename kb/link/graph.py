@@ -44,7 +44,7 @@ from kb.model import (
     Node,
     Ref,
 )
-from kb.store import NodeKey, Store
+from kb.store import NodeKey, Store, StoredRef
 
 DERIVED_KINDS = (REF_TERM_ARTICLE,)  # the derived kind this module makes (REF_AUTO_TERM: kb/link/termlinks.py)
 CARDS_SOURCE = "kb:cards"
@@ -144,12 +144,13 @@ RESOLVERS = {"wiki": resolve_wiki, REF_CARD: resolve_card, REF_MECHANIC: resolve
 # -- 3. after resolving ----------------------------------------------------------------------------------
 
 
-def derive_links(store: Store, index: LinkIndex, report: LinkReport) -> None:
+def derive_links(store: Store, index: LinkIndex, report: LinkReport, refs: list[StoredRef] | None = None) -> None:
     """Add a ``term-article`` reference beside each term/mechanic reference resolved to a glossary entry whose
-    term has an article (see the module docstring)."""
-    english_of = {key: english for key, kind, _, _, english in store.name_rows() if kind == GLOSSARY}
+    term has an article (see the module docstring); of ``refs`` only (as stored, resolved) when given, else of every
+    stored reference. ``index`` must hold the glossary entries those references resolved to."""
+    english_of = {key: index.english[key] for key in index.kinds if index.kinds[key] == GLOSSARY and index.english.get(key)}
     rows = []
-    for sr in list(store.refs()):
+    for sr in store.refs() if refs is None else refs:
         if sr.ref.kind not in (REF_TERM, REF_AUTO_TERM, REF_MECHANIC) or sr.target_key is None or sr.target_key.id[:3] != "gl:":
             continue
         term = index.titles.get(sr.target_key) or sr.target_key.id[3:]

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from kb.fold import fold_name
 from kb.model import ARTICLE, CARD, GLOSSARY, UNVERSIONED, Diagnostic, Ref
-from kb.store import NodeKey, Store
+from kb.store import NodeKey, Scopes, Store
 
 NAMED_KINDS = (ARTICLE, CARD)  # kinds looked up by alias / English name too (LinkIndex.names_by_kind)
 _FINAL_LONG_VOWEL = re.compile(r"(?<=[ァ-ヺ])ー$")
@@ -35,6 +35,7 @@ class LinkIndex:
     keys: set[NodeKey] = field(default_factory=set)
     kinds: dict[NodeKey, str] = field(default_factory=dict)
     titles: dict[NodeKey, str | None] = field(default_factory=dict)
+    english: dict[NodeKey, str | None] = field(default_factory=dict)
     sources: dict[NodeKey, str] = field(default_factory=dict)
     glossary_names: dict[tuple[str, str], dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
     versions: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # lang → CR versions, newest first
@@ -42,19 +43,22 @@ class LinkIndex:
     names_by_kind: dict[str, dict[str, NodeKey]] = field(default_factory=lambda: defaultdict(dict))  # articles, cards
 
     @classmethod
-    def build(cls, store: Store) -> LinkIndex:
+    def build(cls, store: Store, scopes: Scopes = None) -> LinkIndex:
+        """The tables over every node, or over the nodes of the (version, lang) ``scopes`` only (the list of versions
+        is always complete)."""
         index = cls()
         for doc in store.documents():
             if doc.version != UNVERSIONED and doc.version not in index.versions[doc.lang]:
                 index.versions[doc.lang].append(doc.version)
         for versions in index.versions.values():
             versions.sort(reverse=True)
-        index.sources = store.node_sources()
-        for key, kind, title, aliases, english in store.name_rows():
+        index.sources = store.node_sources(scopes)
+        for key, kind, title, aliases, english in store.name_rows(scopes):
             version, lang, id_ = key.version, key.lang, key.id
             index.keys.add(key)
             index.kinds[key] = kind
             index.titles[key] = title
+            index.english[key] = english
             if title:
                 index.by_kind_title[(kind, title)].append(key)
             if kind in NAMED_KINDS:  # title, English name and aliases (redirects, other spellings)

@@ -7,12 +7,12 @@ store (resolved columns NULL) and reported with their location, never dropped.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable
 
 from kb.link import graph, termlinks
 from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport
-from kb.model import REF_RULE, REF_SECTION, REF_TERM, Diagnostic, Ref
-from kb.store import NodeKey, Store
+from kb.model import REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
+from kb.store import NodeKey, Store, StoredRef
 
 
 def resolve_rule(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
@@ -35,28 +35,58 @@ Resolver = Callable[[LinkIndex, NodeKey, Ref], "NodeKey | None"]
 RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term,
                                   termlinks.REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
                                   **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/link/graph.py
-def link(store: Store) -> LinkReport:
-    """Resolve every stored reference and write the results. Call inside the ingest's transaction."""
-    graph.prepare(store)  # card entities from all card references; drop derived references
-    index = LinkIndex.build(store)
-    termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
+def link(store: Store, scopes: Collection[tuple[str, str]] | None = None) -> LinkReport:
+    """Resolve the stored references and write the results. Call inside the ingest's transaction.
+
+    With ``scopes`` — the (version, lang) pairs of the CR versions whose documents changed, never an unversioned
+    one — only what those changes can affect is linked again: the term links and references of those versions'
+    nodes, and the references of the unversioned nodes (wiki articles, release notes), the only ones that can point
+    into another version (the newest, or the one they cite); the lookup tables hold only the versions these can reach.
+    A versioned node's references resolve inside its own version, so every other version keeps its links, and the
+    cost of linking a version does not grow with the number stored. The report is then read back from the store.
+    Without ``scopes`` (an unversioned source changed: card entities, articles and terms of every version meet
+    there) everything is linked again."""
+    if scopes is None:
+        graph.prepare(store)  # card entities from all card references; drop derived references
+        index = LinkIndex.build(store)
+        termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
+        report, resolved = _resolve(store, index, store.refs())
+        graph.derive_links(store, index, report, resolved)  # glossary-term links also to the article of that term
+        return report
+    scopes = set(scopes)
+    langs = {d.lang for d in store.documents()}
+    unversioned = {(UNVERSIONED, lang) for lang in langs}
+    store.delete_refs(graph.DERIVED_KINDS, scopes | unversioned)
+    loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang)]
+    reached = {(versions[0], lang) for lang in langs if (versions := store.versions(lang))}
+    reached |= {(sr.ref.version, lang) for sr in loose if sr.ref.version for lang in langs}
+    index = LinkIndex.build(store, scopes | unversioned | reached)
+    termlinks.link_terms(store, index, scopes)
+    changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
+    report, resolved = _resolve(store, index, [*changed, *loose])
+    graph.derive_links(store, index, report, resolved)
+    return stored_report(store)
+
+
+def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple[LinkReport, list[StoredRef]]:
+    """Resolve ``refs`` and write where each went; the report and the references with their new targets."""
     report = LinkReport()
-    resolutions = []
-    for stored in list(store.refs()):
+    resolutions, resolved = [], []
+    for stored in refs:
         ref = stored.ref
         if ref.kind in OUTSIDE_KINDS:
             continue
         resolver = RESOLVERS.get(ref.kind)
         target = resolver(index, stored.source_key, ref) if resolver else None
         resolutions.append((stored.source_key, stored.seq, target))
+        resolved.append(StoredRef(stored.source_key, stored.seq, ref, target))
         if target:
             report.resolved[ref.kind] += 1
         else:
             report.unresolved[ref.kind] += 1
             report.diagnostics.append(_unresolved(index, stored.source_key, ref))
     store.set_resolutions(resolutions)
-    graph.derive_links(store, index, report)  # glossary-term links also to the article of that term
-    return report
+    return report, resolved
 
 
 def stored_report(store: Store) -> LinkReport:

@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from kb.fold import fold
 from kb.link.index import LinkIndex
 from kb.model import GLOSSARY, REF_AUTO_TERM, REF_TERM, RULE_KINDS, Ref
-from kb.store import NodeKey, Store
+from kb.store import NodeKey, Scopes, Store
 
 FUNCTION_WORDS = frozenset({"you", "your", "if", "unless", "becomes"})
 LINKED_KINDS = (*RULE_KINDS, GLOSSARY)
@@ -74,14 +74,15 @@ class _Form:
     stem_of: str | None = None  # Japanese verb stems: the verb's last word (dictionary form), checked with Sudachi
 
 
-def link_terms(store: Store, index: LinkIndex) -> int:
-    """Replace the derived term references of every CR node; return how many were stored. Call from
+def link_terms(store: Store, index: LinkIndex, scopes: Scopes = None) -> int:
+    """Replace the derived term references of every CR node (of the (version, lang) ``scopes``, when given: a
+    version's term links depend on that version alone); return how many were stored. Call from
     :func:`kb.link.resolve.link` before resolving, so the new references are resolved with the others."""
-    store.delete_refs([REF_AUTO_TERM])
-    glossaries = _glossaries(store)
-    spans, linked = _existing_refs(store, index)
+    store.delete_refs([REF_AUTO_TERM], scopes)
+    glossaries = _glossaries(store, scopes)
+    spans, linked = _existing_refs(store, index, scopes)
     rows = []
-    for key, kind, text in store.texts(LINKED_KINDS):
+    for key, kind, text in store.texts(LINKED_KINDS, scopes):
         matcher = glossaries.get((key.version, key.lang))
         if matcher is None or not text:
             continue
@@ -90,11 +91,12 @@ def link_terms(store: Store, index: LinkIndex) -> int:
     return store.add_refs(rows)
 
 
-def _existing_refs(store: Store, index: LinkIndex) -> tuple[dict[NodeKey, list[tuple[int, int]]], dict[NodeKey, set[str]]]:
+def _existing_refs(store: Store, index: LinkIndex, scopes: Scopes
+                   ) -> tuple[dict[NodeKey, list[tuple[int, int]]], dict[NodeKey, set[str]]]:
     """Spans already taken in each node's text, and the glossary entries each node already links."""
     spans: dict[NodeKey, list[tuple[int, int]]] = defaultdict(list)
     linked: dict[NodeKey, set[str]] = defaultdict(set)
-    for key, kind, target, start, end in store.ref_spans():
+    for key, kind, target, start, end in store.ref_spans(scopes):
         if start >= 0:
             spans[key].append((start, end))
         if kind == REF_TERM:
@@ -104,12 +106,12 @@ def _existing_refs(store: Store, index: LinkIndex) -> tuple[dict[NodeKey, list[t
     return spans, linked
 
 
-def _glossaries(store: Store) -> dict[tuple[str, str], _Matcher]:
+def _glossaries(store: Store, scopes: Scopes) -> dict[tuple[str, str], _Matcher]:
     defined_in: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    for entry, target in store.glossary_rule_targets():
+    for entry, target in store.glossary_rule_targets(scopes):
         defined_in[(entry.version, entry.lang, entry.id)].add(f"cr:{target}")
     entries: dict[tuple[str, str], list] = defaultdict(list)
-    for key, title, aliases, english, text, meta in store.glossary_rows():
+    for key, title, aliases, english, text, meta in store.glossary_rows(scopes):
         version, lang, node_id = key.version, key.lang, key.id
         if meta.get("obsolete") or (english or title or "").casefold() in FUNCTION_WORDS:
             continue

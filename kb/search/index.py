@@ -1,14 +1,21 @@
-"""The search index: a Whoosh index in ``<kb_dir>/index/`` holding every stored node, kept in step with the store.
+"""The search index: Whoosh indexes in ``<kb_dir>/index/``, one per CR version and language, kept in step with the store.
 
 Entry point :func:`update_index` (called by :func:`kb.pipeline.ingest_documents` after each ingest and by
 ``kb index``): it compares each node's content hash in the store with the hash recorded in the index and
 (re)indexes only the nodes that are new or changed, and deletes those no longer stored.
 
+Layout: one Whoosh index per *scope* — a (language, version) pair, unversioned nodes (wiki, notes, cards) in the
+scope of their language and version ``""`` — in the folder :func:`scope_dir`, so that searching the newest version
+reads only that version's postings and field lengths, and ingesting a version writes only its own index.
+``index/state.json`` records the layout, the analysis and dictionary that built the indexes (:func:`index_identity`)
+and, per scope, a digest of its nodes' keys and content hashes: a scope whose digest matches the store is not opened
+at all. An index built by another analysis, dictionary or layout is rebuilt whole, with a one-line notice
+(:attr:`IndexReport.notice`; logged when a :class:`kb.search.Searcher` finds it).
+
 One document per node key (version, lang, id). Fields:
 
 - ``key`` — ``version\\tlang\\tid``, stored only (a hit is read from the store by it; an updated or removed
-  node's document is found by it); ``kind``, ``number`` — exact values; ``scope`` — ``lang:version`` (the version
-  and language filter; ``ja:`` for unversioned Japanese nodes);
+  node's document is found by it); ``kind``, ``number`` — exact values;
 - ``title`` — title/term, aliases and English name, analysed by :func:`kb.search.analysis.text_analyzer`;
 - ``body`` — text and examples, same analyzer;
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
@@ -18,23 +25,32 @@ One document per node key (version, lang, id). Fields:
 
 Building is the costly part of an ingest, so :func:`node_fields` analyses each text once and hands Whoosh the
 terms (:class:`kb.search.analysis.PreAnalysed`); :class:`kb.search.codec.BulkWriter` writes them with
-:class:`kb.search.codec.IndexCodec`. An index an older kb wrote (other fields or formats) is rebuilt.
+:class:`kb.search.codec.IndexCodec`.
 
-Whoosh keeps no checksums, so each update records the size and SHA-256 of every index file in
-``index/checksums.json`` (:data:`CHECKSUMS`); :func:`index_damage` compares the files with it. A damaged index
-(a file missing, cut or changed since kb wrote it) is rebuilt by :func:`update_index`, and a search that fails on
-one says so and names the remedy (:func:`damaged_index_error`).
+Damage: Whoosh keeps no checksums, so each scope's update records the size and SHA-256 of its files in the scope's
+``checksums.json`` (:data:`CHECKSUMS`); :func:`index_damage` compares the files with them. ``kb index``
+(:func:`verify_index`) rebuilds a damaged index, and a search that fails on one says so and names the remedy
+(:func:`damaged_index_error`).
+
+Reading: :func:`shared_indexes` keeps, per process, the open indexes and Whoosh searchers (and so the field
+lengths their readers load) of each index folder, and reopens them only when ``state.json`` changed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import pickle
 import re
+import shutil
+import threading
+from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 from kb.errors import KbError
 from kb.model import GLOSSARY, Node
@@ -42,7 +58,11 @@ from kb.store import NodeKey, Store
 
 INDEX_DIR = "index"
 INDEX_NAME = "nodes"
-CHECKSUMS = "checksums.json"
+STATE_FILE = "state.json"
+CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA-256 as last written
+LAYOUT = 2  # 1: one index for everything (before state.json); 2: one index per scope
+FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
+log = logging.getLogger("kb")
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,29 @@ class IndexReport:
     updated: int
     removed: int
     total: int
+    notice: str | None = None  # why the whole index was rebuilt, when it was rebuilt for being stale
+
+
+def index_identity() -> dict[str, str]:
+    """What the index terms depend on besides the texts: the analysis code (a hash of :mod:`kb.search.analysis`) and
+    the Sudachi dictionary and tokenizer versions. Recorded with the Whoosh indexes and the site's static search."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    def installed(name: str) -> str:
+        try:
+            return version(name)
+        except PackageNotFoundError:
+            return "none"
+
+    code = (Path(__file__).parent / "analysis.py").read_bytes()
+    return {"analysis": hashlib.sha256(code).hexdigest()[:16],
+            "dictionary": f"sudachidict-core {installed('sudachidict-core')}, sudachipy {installed('sudachipy')}"}
+
+
+def stale_reason(recorded: dict, current: dict) -> str | None:
+    """Why an index recorded with ``recorded`` (:func:`index_identity`) is stale now; None when it is not."""
+    changed = [f"{k} {recorded.get(k) or 'unknown'} → {current[k]}" for k in current if recorded.get(k) != current[k]]
+    return "; ".join(changed) or None
 
 
 def name_forms(text: str) -> set[str]:
@@ -70,6 +113,11 @@ def index_dir(store: Store) -> Path:
     return store.path.parent / INDEX_DIR
 
 
+def scope_dir(root: Path, version: str, lang: str) -> Path:
+    """The folder of one scope's index (names quoted: injective and safe on every file system)."""
+    return root / quote(f"{lang}-{version or '_'}", safe="")
+
+
 def schema():
     from whoosh.fields import ID, KEYWORD, STORED, Schema
 
@@ -78,7 +126,6 @@ def schema():
     return Schema(
         key=STORED(),
         kind=ID(),
-        scope=ID(),
         number=ID(),
         title=_text_field(text_analyzer()),
         body=_text_field(text_analyzer()),
@@ -103,11 +150,6 @@ def key_string(key: NodeKey) -> str:
     return f"{key.version}\t{key.lang}\t{key.id}"
 
 
-def scope(version: str, lang: str) -> str:
-    """The ``scope`` field: which version of which language a node belongs to (one term to filter on)."""
-    return f"{lang}:{version}"
-
-
 def node_fields(node: Node, content_hash: str) -> dict:
     """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
     :class:`kb.search.analysis.PreAnalysed` terms."""
@@ -115,8 +157,7 @@ def node_fields(node: Node, content_hash: str) -> dict:
 
     names = [x for x in (node.title, *node.aliases, node.english) if x]
     body = "\n".join([node.text, *node.examples])
-    fields = dict(key=key_string(NodeKey(node.version, node.lang, node.id)), kind=node.kind,
-                  scope=scope(node.version, node.lang), hash=content_hash)
+    fields = dict(key=key_string(NodeKey(node.version, node.lang, node.id)), kind=node.kind, hash=content_hash)
     grams = analysis.bigram_pairs("\n".join([*names, body]))
     if grams:
         fields["grams"] = grams
@@ -132,16 +173,18 @@ def node_fields(node: Node, content_hash: str) -> dict:
     return fields
 
 
-def open_index(store: Store):
-    """The index for ``store`` (KbError when there is none yet, or it was written by an older kb)."""
-    path = index_dir(store)
-    try:
-        ix = _open_existing(path)
-    except KbError as error:
-        raise damaged_index_error(store, error) or error from error.__cause__
+def open_index(store: Store, version: str, lang: str):
+    """The index of one scope (KbError when there is none yet, or it was written by an older kb)."""
+    path = scope_dir(index_dir(store), version, lang)
+    ix = _open_existing(path)
     if ix is None:
         raise KbError(f"{path}: no search index; run 'kb index' (or 'kb ingest' again)")
     return ix
+
+
+def indexed_scopes(store: Store) -> list[tuple[str, str]]:
+    """The (version, lang) scopes the index holds, as its state records them."""
+    return [(info[0], info[1]) for info in _read_state(index_dir(store)).get("scopes", {}).values()]
 
 
 def _open_existing(path: Path):
@@ -154,37 +197,125 @@ def _open_existing(path: Path):
         raise KbError(f"{path}: the search index was written by an older kb; run 'kb index --rebuild'") from error
 
 
-def index_damage(store: Store) -> str | None:
-    """Why the index files differ from what the last index update wrote (a file missing, cut or changed), or
-    None when they are as written (or there is no index)."""
-    path = index_dir(store)
+def _exists(path: Path) -> bool:
+    from whoosh import index
+
+    return index.exists_in(path, INDEX_NAME)
+
+
+def _read_state(root: Path) -> dict:
     try:
-        recorded = json.loads((path / CHECKSUMS).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None if not any(path.glob("*.toc")) else f"{path / CHECKSUMS} is missing"
-    except (OSError, ValueError) as error:
-        return f"{path / CHECKSUMS} cannot be read ({error})"
-    if not isinstance(recorded, dict):
-        return f"{path / CHECKSUMS} is not what kb writes"
-    for name, (size, digest) in sorted(recorded.items()):
-        file = path / name
-        try:
-            if file.stat().st_size != size:
-                return f"{file} has {file.stat().st_size} bytes, not {size}"
-            if _sha256(file) != digest:
-                return f"{file} changed since kb wrote it"
-        except FileNotFoundError:
-            return f"{file} is missing"
-    return None
+        state = json.loads((root / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return state if isinstance(state, dict) else {}
 
 
-def damaged_index_error(store: Store, error: BaseException) -> KbError | None:
-    """The error to raise when reading the index failed with ``error`` because the index is damaged; None when
-    the files are as written (then ``error`` is a bug, not damage)."""
-    why = index_damage(store)
-    if why is None:
-        return None
-    return KbError(f"{index_dir(store)}: the search index is damaged ({why}); run 'kb index' to rebuild it")
+def _write_state(root: Path, state: dict) -> None:
+    tmp = root / f".{STATE_FILE}.{os.getpid()}"
+    tmp.write_text(json.dumps(state, ensure_ascii=False, sort_keys=True), encoding="utf-8")
+    os.replace(tmp, root / STATE_FILE)
+
+
+def check_freshness(store: Store) -> str | None:
+    """Why the index must be rebuilt whole (another analysis, dictionary or layout built it), or None."""
+    root = index_dir(store)
+    state = _read_state(root)
+    if not state:
+        return "it was written by an older kb" if root.is_dir() and any(root.iterdir()) else None
+    if state.get("layout") != LAYOUT:
+        return f"layout {state.get('layout')} → {LAYOUT}"
+    return stale_reason(state.get("identity", {}), index_identity())
+
+
+def _scope_digest(hashes: dict[str, str]) -> str:
+    digest = hashlib.sha256()
+    for key in sorted(hashes):
+        digest.update(f"{key}\0{hashes[key]}\n".encode())
+    return digest.hexdigest()[:24]
+
+
+def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
+    """Bring the index in line with the store, touching only the scopes, and in them the nodes, whose content changed.
+
+    An index built by another analysis, dictionary or layout is rebuilt whole (the report's ``notice`` says why)."""
+    root = index_dir(store)
+    stale = None if rebuild else check_freshness(store)
+    notice = f"{root}: rebuilding the search index ({stale})" if stale else None
+    state = {} if rebuild or stale else _read_state(root)
+    if not state:
+        shutil.rmtree(root, ignore_errors=True)
+    root.mkdir(parents=True, exist_ok=True)
+    wanted: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
+    for k, h in store.node_keys():
+        wanted[(k.version, k.lang)][key_string(k)] = h
+    recorded: dict[str, dict] = state.get("scopes", {})
+    scopes: dict[str, list] = {}
+    added = updated = removed = 0
+    for info in recorded.values():  # scopes no longer stored
+        version, lang = info[0], info[1]
+        if (version, lang) not in wanted:
+            shutil.rmtree(scope_dir(root, version, lang), ignore_errors=True)
+            removed += info[3]
+    for (version, lang), hashes in sorted(wanted.items()):
+        name = scope_dir(root, version, lang).name
+        digest = _scope_digest(hashes)
+        if name in recorded and recorded[name][2] == digest and _exists(scope_dir(root, version, lang)):
+            scopes[name] = recorded[name]
+            continue
+        a, u, r = _update_scope(store, scope_dir(root, version, lang), version, lang, hashes)
+        added, updated, removed = added + a, updated + u, removed + r
+        scopes[name] = [version, lang, digest, len(hashes)]
+    total = sum(len(h) for h in wanted.values())
+    if scopes != recorded or not state:
+        _write_state(root, {"layout": LAYOUT, "identity": index_identity(), "scopes": scopes})
+    return IndexReport(added, updated, removed, total, notice)
+
+
+def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dict[str, str]) -> tuple[int, int, int]:
+    """Bring one scope's index in line with its nodes' hashes; (added, updated, removed)."""
+    from whoosh import index
+
+    from kb.search.codec import BulkWriter, IndexCodec
+
+    os.makedirs(path, exist_ok=True)
+    current = schema()
+    try:
+        ix = _open_existing(path)
+    except KbError:  # unreadable: outdated
+        ix = None
+    if ix is None or ix.schema != current:  # new, or outdated
+        ix = index.create_in(path, current, indexname=INDEX_NAME)
+        indexed: dict[str, str] = {}
+    else:
+        with ix.searcher() as searcher:
+            indexed = {f["key"]: f["hash"] for f in searcher.all_stored_fields()}
+    changed = {k for k, h in wanted.items() if indexed.get(k) != h}
+    gone = [k for k in indexed if k not in wanted]
+    if not changed and not gone:
+        return 0, 0, 0
+    writer = BulkWriter(ix, limitmb=256, codec=IndexCodec())
+    try:
+        if indexed:  # drop the documents of changed and removed nodes (found by their stored key)
+            for docnum, stored in writer.searcher().reader().iter_docs():
+                if stored["key"] in changed or stored["key"] not in wanted:
+                    writer.delete_document(docnum)
+        few = len(changed) <= FEW_CHANGES
+        nodes = (store.node(_key(k)) for k in sorted(changed)) if few else store.nodes(version, lang)
+        for node in nodes:
+            if node is None:
+                continue
+            k = key_string(NodeKey(node.version, node.lang, node.id))
+            if k in changed:
+                writer.add_document(**node_fields(node, wanted[k]))
+    except BaseException:
+        writer.cancel()
+        raise
+    (path / CHECKSUMS).unlink(missing_ok=True)  # from here until recorded again, the files are in flux
+    writer.commit()
+    _record_checksums(path)
+    updated = sum(1 for k in changed if k in indexed)
+    return len(changed) - updated, updated, len(gone)
 
 
 def _sha256(file: Path) -> str:
@@ -195,13 +326,52 @@ def _sha256(file: Path) -> str:
     return digest.hexdigest()
 
 
+def _index_files(path: Path) -> list[Path]:
+    """The files of one scope's index (Whoosh's lock file and kb's own files aside)."""
+    return [f for f in sorted(path.iterdir()) if f.is_file() and f.name != CHECKSUMS
+            and not f.name.endswith("_WRITELOCK") and not f.name.startswith(".")]
+
+
 def _record_checksums(path: Path) -> None:
-    """Write :data:`CHECKSUMS` for the index files in ``path`` now (Whoosh's lock file aside)."""
-    files = {f.name: [f.stat().st_size, _sha256(f)] for f in sorted(path.iterdir())
-             if f.is_file() and f.name != CHECKSUMS and not f.name.endswith("_WRITELOCK") and not f.name.startswith(".")}
+    files = {f.name: [f.stat().st_size, _sha256(f)] for f in _index_files(path)}
     tmp = path / f".{CHECKSUMS}.{os.getpid()}"
     tmp.write_text(json.dumps(files, indent=0), encoding="utf-8")
     os.replace(tmp, path / CHECKSUMS)
+
+
+def index_damage(store: Store) -> str | None:
+    """Why the index files differ from what the last update of their scope wrote (a file missing, cut or changed,
+    or no checksums recorded), or None when every scope's files are as written (or there is no index)."""
+    root = index_dir(store)
+    for info in _read_state(root).get("scopes", {}).values():
+        path = scope_dir(root, info[0], info[1])
+        try:
+            recorded = json.loads((path / CHECKSUMS).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return f"{path / CHECKSUMS} is missing"
+        except (OSError, ValueError) as error:
+            return f"{path / CHECKSUMS} cannot be read ({error})"
+        if not isinstance(recorded, dict):
+            return f"{path / CHECKSUMS} is not what kb writes"
+        for name, (size, digest) in sorted(recorded.items()):
+            file = path / name
+            try:
+                if file.stat().st_size != size:
+                    return f"{file} has {file.stat().st_size} bytes, not {size}"
+                if _sha256(file) != digest:
+                    return f"{file} changed since kb wrote it"
+            except FileNotFoundError:
+                return f"{file} is missing"
+    return None
+
+
+def damaged_index_error(store: Store, error: BaseException) -> KbError | None:
+    """The error to raise when reading the index failed with ``error`` because the index is damaged; None when
+    its files are as written (then ``error`` is what it says)."""
+    why = index_damage(store)
+    if why is None:
+        return None
+    return KbError(f"{index_dir(store)}: the search index is damaged ({why}); run 'kb index' to rebuild it")
 
 
 @dataclass(frozen=True)
@@ -213,8 +383,8 @@ class IndexCheck:
 
 
 def verify_index(store: Store) -> IndexCheck:
-    """``kb index``: check the index files against their checksums and every indexed document against the store;
-    a damaged index is rebuilt, missing or stale documents are (re)indexed."""
+    """``kb index``: check every scope's files against their checksums and every indexed document against the
+    store; a damaged index is rebuilt, missing or stale documents are (re)indexed."""
     damage = index_damage(store)
     if damage is None:
         try:
@@ -224,53 +394,80 @@ def verify_index(store: Store) -> IndexCheck:
     return IndexCheck(damage, update_index(store, rebuild=True))
 
 
-def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
-    """Bring the index in line with the store, touching only nodes whose content hash changed.
+def _key(key: str) -> NodeKey:
+    version, lang, id_ = key.split("\t", 2)
+    return NodeKey(version, lang, id_)
 
-    An index written with other fields or field formats (an older kb), or damaged (:func:`index_damage`), is
-    rebuilt whole."""
-    from whoosh import index
 
-    from kb.search.codec import BulkWriter, IndexCodec
+class SharedIndexes:
+    """The open scope indexes of one index folder and Whoosh searchers over sets of them, shared by every
+    :class:`kb.search.Searcher` of the process (their readers load field lengths once). :meth:`searcher` reopens
+    everything when the folder's ``state.json`` changed (an ingest or a rebuild). Use under :attr:`lock`."""
 
-    path = index_dir(store)
-    os.makedirs(path, exist_ok=True)
-    current = schema()
-    try:
-        ix = None if rebuild or index_damage(store) else _open_existing(path)
-    except KbError:  # unreadable: outdated
-        ix = None
-    if ix is None or ix.schema != current:  # new, asked for, damaged or outdated
-        for stale in path.glob("*"):  # a damaged index's files would otherwise linger beside the new one
-            if stale.is_file() and not stale.name.endswith("_WRITELOCK"):
-                stale.unlink()
-        ix = index.create_in(path, current, indexname=INDEX_NAME)
-        indexed: dict[str, str] = {}
-    else:
-        with ix.searcher() as searcher:
-            indexed = {f["key"]: f["hash"] for f in searcher.all_stored_fields()}
-    wanted = {key_string(k): h for k, h in store.node_keys()}
-    changed = {k for k, h in wanted.items() if indexed.get(k) != h}
-    removed = [k for k in indexed if k not in wanted]
-    if not changed and not removed:
-        if not (path / CHECKSUMS).exists():
-            _record_checksums(path)
-        return IndexReport(0, 0, 0, len(wanted))
-    writer = BulkWriter(ix, limitmb=256, codec=IndexCodec())
-    try:
-        if indexed:  # drop the documents of changed and removed nodes (found by their stored key)
-            for docnum, stored in writer.searcher().reader().iter_docs():
-                if stored["key"] in changed or stored["key"] not in wanted:
-                    writer.delete_document(docnum)
-        for node in store.nodes():
-            k = key_string(NodeKey(node.version, node.lang, node.id))
-            if k in changed:
-                writer.add_document(**node_fields(node, wanted[k]))
-    except BaseException:
-        writer.cancel()
-        raise
-    (path / CHECKSUMS).unlink(missing_ok=True)  # from here until recorded again, the files are in flux
-    writer.commit()
-    _record_checksums(path)
-    updated = sum(1 for k in changed if k in indexed)
-    return IndexReport(len(changed) - updated, updated, len(removed), len(wanted))
+    def __init__(self, root: Path):
+        self.root = root
+        self.lock = threading.RLock()
+        self._stamp: tuple | None = None
+        self._searchers: dict[frozenset, object] = {}
+        self.filters: dict[tuple, set[int]] = {}  # (scopes, kinds) → document numbers (kb.search.query)
+
+    def _current_stamp(self) -> tuple | None:
+        try:
+            st = os.stat(self.root / STATE_FILE)
+        except OSError:
+            return None
+        return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+    def refresh(self) -> None:
+        """Forget what is open when the index changed since it was opened."""
+        stamp = self._current_stamp()
+        if stamp != self._stamp:
+            self.close()
+            self._stamp = stamp
+
+    def searcher(self, scopes: frozenset[tuple[str, str]]):
+        """A Whoosh searcher (BM25F) over the indexes of ``scopes`` that exist; None when none does."""
+        from whoosh import scoring
+        from whoosh.reading import MultiReader
+        from whoosh.searching import Searcher as WhooshSearcher
+
+        if scopes not in self._searchers:
+            indexes = [ix for v, lang in sorted(scopes) if (ix := _open_existing(scope_dir(self.root, v, lang)))]
+            if not indexes:
+                self._searchers[scopes] = None
+            elif len(indexes) == 1:
+                self._searchers[scopes] = indexes[0].searcher(weighting=scoring.BM25F())
+            else:
+                reader = MultiReader([ix.reader() for ix in indexes])
+                self._searchers[scopes] = WhooshSearcher(reader, weighting=scoring.BM25F())
+        return self._searchers[scopes]
+
+    def close(self) -> None:
+        for searcher in self._searchers.values():
+            if searcher is not None:
+                searcher.close()
+        self._searchers.clear()
+        self.filters.clear()
+
+
+_SHARED: dict[Path, SharedIndexes] = {}
+_SHARED_LOCK = threading.Lock()
+
+
+def shared_indexes(store: Store, notify: Callable[[str], None] | None = None) -> SharedIndexes:
+    """The process's :class:`SharedIndexes` of ``store``'s index folder; a stale index (another analysis or
+    dictionary) is rebuilt first, its one-line notice handed to ``notify`` (default: logged as a warning)."""
+    if check_freshness(store):
+        report = update_index(store)
+        if report.notice:
+            (notify or log.warning)(report.notice)
+    root = index_dir(store).resolve()
+    if not (root / STATE_FILE).is_file():
+        raise KbError(f"{root}: no search index; run 'kb index' (or 'kb ingest' again)")
+    with _SHARED_LOCK:
+        shared = _SHARED.get(root)
+        if shared is None:
+            shared = _SHARED[root] = SharedIndexes(root)
+    with shared.lock:
+        shared.refresh()
+    return shared

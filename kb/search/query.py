@@ -28,6 +28,7 @@ from __future__ import annotations
 import os
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import islice
 
@@ -149,27 +150,28 @@ def _rule_numbers(text: str) -> tuple[tuple[str, ...], bool]:
 
 # -- searching --------------------------------------------------------------------------------------------------
 class Searcher:
-    """Searches one knowledge base; keep one around to answer many queries warm. Close it (or use ``with``)."""
+    """Searches one knowledge base; keep one around to answer many queries warm. Close it (or use ``with``).
 
-    def __init__(self, store: Store):
-        from whoosh import scoring
+    Only the indexes of the versions a query searches are read (:mod:`kb.search.index` keeps one per version and
+    language); the open Whoosh searchers, with the field lengths they load, are shared by every Searcher of the
+    process (:func:`kb.search.index.shared_indexes`) and reopened only when the index changed."""
 
-        from kb.search.index import open_index
+    def __init__(self, store: Store, notify: Callable[[str], None] | None = None):
+        """``notify``: told in one line when the index was stale and is rebuilt first (default: a logged warning)."""
+        from kb.search.index import shared_indexes
 
         self.store = store
         try:
-            self.index = open_index(store)
-            self.whoosh = self.index.searcher(weighting=scoring.BM25F())
+            self.indexes = shared_indexes(store, notify)
         except Exception as error:
             damaged = self._damaged(error)
             if damaged is None:
                 raise
             raise damaged from error
-        self._scopes: dict[tuple, set[int]] = {}
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
 
     def close(self) -> None:
-        self.whoosh.close()
+        """Nothing of the store's is held; the shared Whoosh searchers stay open for the next Searcher."""
 
     def __enter__(self) -> Searcher:
         return self
@@ -191,20 +193,24 @@ class Searcher:
             raise damaged from error
 
     def _damaged(self, error: Exception) -> KbError | None:
-        """The damaged index ``error`` comes from, naming the remedy; None when ``error`` is a KbError already or
-        the index files are as kb wrote them (then it is a bug)."""
+        """The damaged index ``error`` comes from, naming the remedy; None when the index files are as kb wrote
+        them (then ``error`` is what it says)."""
         from kb.search.index import damaged_index_error
 
-        return None if isinstance(error, KbError) else damaged_index_error(self.store, error)
+        return damaged_index_error(self.store, error)
 
     def _search(self, q, limit: int) -> list[Hit]:
         versions = self._chosen_versions(q)
-        found: list[tuple[NodeKey, float, str]] = []
-        if q.numbers:
-            found = self._by_number(q, versions, limit)
-        if not found and not q.phrases:
-            found = self._by_term(q, versions)
-        words = [] if q.numbers and found else self._by_words(q, versions, limit + len(found))
+        scopes = frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
+        with self.indexes.lock:
+            self.indexes.refresh()
+            ws = self.indexes.searcher(scopes)
+            found: list[tuple[NodeKey, float, str]] = []
+            if q.numbers:
+                found = self._by_number(q, versions, limit)
+            if ws is not None and not found and not q.phrases:
+                found = self._by_term(ws, q, versions)
+            words = [] if ws is None or (q.numbers and found) else self._by_words(ws, scopes, q, limit + len(found))
         seen = {k for k, _, _ in found}
         found += [f for f in words if f[0] not in seen]
         terms = set() if q.numbers else set(analysis.query_terms(" ".join([q.text, *q.phrases])))
@@ -250,13 +256,13 @@ class Searcher:
         return [(key, 1.0, "number") for *_, key in rows[:limit]]
 
     # 2. glossary terms -------------------------------------------------------------------------------------------
-    def _by_term(self, q: ParsedQuery, versions) -> list[tuple[NodeKey, float, str]]:
+    def _by_term(self, ws, q: ParsedQuery, versions) -> list[tuple[NodeKey, float, str]]:
         from whoosh import query as wq
 
         from kb.search.index import name_forms
 
         lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in name_forms(q.text)])])
-        entries = [_key(self.whoosh.stored_fields(n)["key"]) for n in self.whoosh.docs_for_query(lookup)]
+        entries = [_key(ws.stored_fields(n)["key"]) for n in ws.docs_for_query(lookup)]
         entries = sorted((k for k in entries if self._allowed(k, None, q, versions)),
                          key=lambda k: (LANG_ORDER.get(k.lang, 9), k.id))
         found: list[tuple[NodeKey, float, str]] = []
@@ -279,52 +285,46 @@ class Searcher:
         return self.store.kind_of(key)
 
     # 3. words ------------------------------------------------------------------------------------------------------
-    def _by_words(self, q: ParsedQuery, versions, limit: int) -> list[tuple[NodeKey, float, str]]:
+    def _by_words(self, ws, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
         from whoosh import query as wq
 
-        groups = [self._term_query(term, q.text) for term in _unique(analysis.analyze(q.text, index=False))]
-        phrases = [self._phrase_query(p) for p in q.phrases]
+        groups = [self._term_query(ws, term, q.text) for term in _unique(analysis.analyze(q.text, index=False))]
+        phrases = [self._phrase_query(ws, p) for p in q.phrases]
         if not groups and not phrases:
             return []
-        restrict = self._scope_docs(q, versions)
-        if not restrict:  # Whoosh reads an empty filter as no filter
+        restrict = self._kind_docs(ws, scopes, q.kinds) if q.kinds else None
+        if restrict is not None and not restrict:  # Whoosh reads an empty filter as no filter
             return []
         found: list[tuple[NodeKey, float, str]] = []
         seen: set[str] = set()
         strict = wq.And(groups + phrases)
-        for hit in self.whoosh.search(strict, filter=restrict, limit=limit):
+        for hit in ws.search(strict, filter=restrict, limit=limit):
             seen.add(hit["key"])
             found.append((_key(hit["key"]), hit.score, "words"))
         if len(groups) > 1 and len(found) < limit:
             loose = wq.And([wq.Or(groups)] + phrases) if phrases else wq.Or(groups)
-            for hit in self.whoosh.search(loose, filter=restrict, limit=limit):
+            for hit in ws.search(loose, filter=restrict, limit=limit):
                 if hit["key"] not in seen:
                     found.append((_key(hit["key"]), hit.score, "some words"))
         return found
 
-    def _scope_docs(self, q: ParsedQuery, versions) -> set[int]:
-        """Document numbers in the query's scope (versions, kinds, language), computed once per scope."""
+    def _kind_docs(self, ws, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
+        """Document numbers of the given kinds in the searcher of ``scopes``, computed once per open searcher."""
         from whoosh import query as wq
 
-        from kb.search.index import scope
+        key = (scopes, kinds)
+        if key not in self.indexes.filters:
+            self.indexes.filters[key] = set(ws.docs_for_query(wq.Or([wq.Term("kind", k) for k in kinds])))
+        return self.indexes.filters[key]
 
-        key = (frozenset(versions), q.kinds, q.lang)
-        if key not in self._scopes:
-            scopes = {scope(v, lang) for v, lang in versions}
-            scopes |= {scope(UNVERSIONED, lang) for lang in LANG_ORDER if not q.lang or lang == q.lang}
-            docs = set(self.whoosh.docs_for_query(wq.Or([wq.Term("scope", s) for s in sorted(scopes)])))
-            if q.kinds:
-                docs &= set(self.whoosh.docs_for_query(wq.Or([wq.Term("kind", k) for k in q.kinds])))
-            self._scopes[key] = docs
-        return self._scopes[key]
+    @staticmethod
+    def _known(ws, term: str) -> bool:
+        return bool(ws.doc_frequency("title", term) or ws.doc_frequency("body", term))
 
-    def _known(self, term: str) -> bool:
-        return bool(self.whoosh.doc_frequency("title", term) or self.whoosh.doc_frequency("body", term))
-
-    def _term_query(self, term: analysis.Term, text: str):
+    def _term_query(self, ws, term: analysis.Term, text: str):
         from whoosh import query as wq
 
-        if self._known(term.text):
+        if self._known(ws, term.text):
             parts = [wq.Term("title", term.text, boost=TITLE_BOOST), wq.Term("body", term.text)]
             if rulenum.parse(term.text):
                 parts.append(wq.Term("number", term.text, boost=NUMBER_BOOST))
@@ -334,11 +334,11 @@ class Searcher:
             surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
         return _grams_query(surface) or wq.Term("body", term.text)
 
-    def _phrase_query(self, phrase: str):
+    def _phrase_query(self, ws, phrase: str):
         from whoosh import query as wq
 
         words = analysis.analyze(phrase, index=False)
-        if not words or not all(self._known(w.text) for w in words):
+        if not words or not all(self._known(ws, w.text) for w in words):
             return _grams_query(phrase) or wq.NullQuery
         if len(words) == 1:
             return wq.Or([wq.Term("title", words[0].text, boost=TITLE_BOOST), wq.Term("body", words[0].text)])

@@ -49,6 +49,7 @@ class BuildReport:
     search_written: int = 0
     broken: list[str] = field(default_factory=list)  # "cr/601.html: ../cr/728.html#728 (no such page)"
     unresolved: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # one line each: work redone for a reason (a stale search index)
     seconds: float = 0.0
 
 
@@ -149,17 +150,38 @@ def normalize_base_url(base_url: str | None) -> str | None:
 
 def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer], base_url: str | None = None) -> str:
     """A hash of everything a build reads: every node's content hash, the references, the documents (versions, dates,
-    when ingested), the templates, the page producers, the code that makes pages and the base URL. Equal to the previous
+    when ingested), the templates, the page producers, the code that makes pages, the search analysis and dictionary
+    and the base URL. Equal to the previous
     build's: nothing to do."""
-    digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|".encode())
+    from kb.search.index import index_identity  # the static search's analysis and dictionary
+
+    identity = sorted(index_identity().items())
+    digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
     for producer in producers:  # by name and code (two lambdas share a name)
         code = getattr(producer, "__code__", None)
         digest.update(f"{producer.__module__}.{producer.__qualname__}|".encode())
-        digest.update(marshal.dumps((code.co_code, repr(code.co_consts))) if code else b"")
+        digest.update(code_identity(code).encode() if code else b"")
     for path in _CODE:
         digest.update(path.read_bytes())
     digest.update(store.content_digest().encode())  # nodes, documents, and the references' count and newest row
     return digest.hexdigest()[:32]
+
+
+def code_identity(code) -> str:
+    """What a code object does, as text that is the same in every process: its bytecode, names and constants, nested
+    code objects and sets of constants included (``repr`` of a code object holds its memory address, and a frozenset's
+    order follows the per-process string hash)."""
+
+    def stable(value) -> str:
+        if hasattr(value, "co_code"):
+            return code_identity(value)
+        if isinstance(value, (frozenset, set)):
+            return "{" + ",".join(sorted(stable(v) for v in value)) + "}"
+        if isinstance(value, tuple):
+            return "(" + ",".join(stable(v) for v in value) + ")"
+        return repr(value)
+
+    return f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|{stable(code.co_consts)}"
 
 
 def _site_whole(out: Path, files: dict) -> bool:
@@ -259,7 +281,7 @@ def _export_search(site, previous: dict, out: Path, staging: Path, files: dict, 
             raise _StaleSite(rel) from None
 
     try:
-        written, state = export_search(site, previous.get("search", {}), read_old)
+        written, state = export_search(site, previous.get("search", {}), read_old, report.notices.append)
     except _StaleSite:
         written, state = export_search(site, {}, read_old)
     for rel in state["files"]:

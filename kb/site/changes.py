@@ -19,12 +19,13 @@ from kb.site.page import Page
 from kb.site.paths import href
 from kb.store import Store
 from kb.versions.diff import VersionDiff
-from kb.versions.history import consecutive_diffs, histories
+from kb.versions.history import changed_histories, consecutive_summaries
 
 INDEX_PAGE = "changes/index.html"
 FEED_PAGE = "changes/feed.xml"
 FEED_ID = "urn:kb:mtg-comprehensive-rules:changes"
 STATUS_NAMES = {"changed": "変更", "moved": "番号変更", "added": "追加", "removed": "削除", "unchanged": "変更なし"}
+REFERENCES_ONLY = "参照番号の変更"  # a change whose text differs only in renumbered rule references (Change.edit)
 LANG_NAMES = {"ja": "日本語", "en": "英語"}
 SHOWN_STATUSES = ("changed", "moved", "added", "removed")
 
@@ -40,18 +41,18 @@ def change_page(lang: str, old: str, new: str) -> str:
 
 
 def gather_changes(store: Store, shown: Iterable[tuple[str | None, str | None]]) -> ChangesData:
-    """Diff consecutive versions of every language; keep the histories of the shown (version, lang) pairs' nodes
-    that changed at some point."""
+    """Diff consecutive versions of every language (summaries cached per version pair); keep the histories of the
+    shown (version, lang) pairs' nodes that changed at some point."""
     data = ChangesData()
     shown = [(v, lg) for v, lg in shown if v and lg]
     langs = sorted({d.lang for d in store.documents() if d.version})
     for lang in langs:
-        versions, diffs = consecutive_diffs(store, lang)
+        versions, diffs = consecutive_summaries(store, lang)  # cached per version pair
         data.pairs += [_pair(d) for d in diffs]
         wanted = {v for v, lg in shown if lg == lang}
         if not wanted:
             continue
-        for key, lineage in histories(store, lang, (versions, diffs)).items():
+        for key, lineage in changed_histories(lang, versions, diffs).items():
             if key.version in wanted and lineage.changed:
                 name = key.id.split(":", 1)[1] if key.id.startswith("cr:") else key.id
                 data.history[(lang, name)] = [_entry(e) for e in lineage.entries]
@@ -87,9 +88,9 @@ def change_pages(site) -> Iterable:
                  for status in SHOWN_STATUSES}
         yield Page(pair["path"], "changes.html", f"更新履歴 {pair['old']['version']} → {pair['new']['version']}",
                    f"総合ルール{LANG_NAMES.get(pair['lang'], '')}版 {pair['old']['version']} から {pair['new']['version']} "
-                   f"への変更点：{_counts_text(pair['counts'])}。",
+                   f"への変更点：{_counts_text(pair['counts'], pair['edits'])}。",
                    {"site": site_ctx, "pair": _summary(pair), "items": items, "status_names": STATUS_NAMES,
-                    "retargeted": pair["retargeted"], "index": INDEX_PAGE})
+                    "retargeted": pair["retargeted"], "index": INDEX_PAGE, "references_only": REFERENCES_ONLY})
     yield Page(FEED_PAGE, "changes_feed.xml", "更新履歴フィード", "",
                {"xml": atom_feed(changes.pairs, getattr(site, "base_url", None))}, in_sitemap=False)
 
@@ -118,8 +119,9 @@ def atom_feed(pairs: list[dict], base_url: str | None = None) -> str:
         date = _timestamp(pair["new"]["effective_date"] or "1970-01-01")
         entry.updated(date)
         entry.published(date)
-        lines = [f"{pair['old']['version']} → {pair['new']['version']}：{_counts_text(pair['counts'])}"]
-        lines += [f"{STATUS_NAMES[i['status']]} {i['label']}" for i in pair["items"] if i["status"] in SHOWN_STATUSES][:50]
+        lines = [f"{pair['old']['version']} → {pair['new']['version']}：{_counts_text(pair['counts'], pair['edits'])}"]
+        lines += [f"{STATUS_NAMES[i['status']]} {i['label']}" + (f"（{REFERENCES_ONLY}）" if i["edit"] == "references" else "")
+                  for i in pair["items"] if i["status"] in SHOWN_STATUSES][:50]
         entry.summary("\n".join(lines))
     return fg.atom_str(pretty=True).decode("utf-8")
 
@@ -130,7 +132,7 @@ def _timestamp(iso_date: str) -> str:
 
 def _pair(diff: VersionDiff) -> dict:
     lang = diff.new.lang
-    items = [{"status": c.status, "kind": c.kind, "old": c.old_id, "new": c.new_id, "label": c.label,
+    items = [{"status": c.status, "kind": c.kind, "old": c.old_id, "new": c.new_id, "label": c.label, "edit": c.edit,
               "text": c.new_text if c.status == "added" else c.old_text if c.status == "removed" else None,
               "ops": [[o.op, o.text] for o in c.ops], "similarity": round(c.similarity, 2)}
              for c in diff.changes if c.status in SHOWN_STATUSES]
@@ -140,15 +142,17 @@ def _pair(diff: VersionDiff) -> dict:
     return {"lang": lang, "path": change_page(lang, diff.old.version, diff.new.version),
             "old": {"version": diff.old.version, "effective_date": diff.old.effective_date},
             "new": {"version": diff.new.version, "effective_date": diff.new.effective_date},
-            "counts": diff.counts(), "items": items, "retargeted": retargeted}
+            "counts": diff.counts(), "edits": diff.edit_counts(), "items": items, "retargeted": retargeted}
 
 
 def _summary(pair: dict) -> dict:
-    return {k: pair[k] for k in ("lang", "path", "old", "new", "counts")} | {"lang_name": LANG_NAMES.get(pair["lang"], pair["lang"])}
+    return {k: pair[k] for k in ("lang", "path", "old", "new", "counts", "edits")} | {"lang_name": LANG_NAMES.get(pair["lang"], pair["lang"])}
 
 
-def _counts_text(counts: dict) -> str:
-    return "、".join(f"{STATUS_NAMES[s]} {counts[s]}" for s in SHOWN_STATUSES)
+def _counts_text(counts: dict, edits: dict) -> str:
+    """'変更 3（うち参照番号の変更 1）、番号変更 …'."""
+    refs = f"（うち{REFERENCES_ONLY} {edits['references']}）" if edits.get("references") else ""
+    return "、".join(f"{STATUS_NAMES[s]} {counts[s]}" + (refs if s == "changed" else "") for s in SHOWN_STATUSES)
 
 
 def _linked(site, item: dict, linkable: bool) -> dict:
@@ -165,6 +169,7 @@ def _linked(site, item: dict, linkable: bool) -> dict:
 
 
 def _entry(e) -> dict:
+    name = REFERENCES_ONLY if e.status == "changed" and e.edit == "references" else STATUS_NAMES.get(e.status, "")
     return {"version": e.version, "effective_date": e.effective_date, "label": e.label, "status": e.status,
-            "status_name": STATUS_NAMES.get(e.status, ""), "previous": e.previous_id.split(":", 1)[1] if e.previous_id else None,
+            "status_name": name, "edit": e.edit, "previous": e.previous_id.split(":", 1)[1] if e.previous_id else None,
             "ops": [[o.op, o.text] for o in e.ops]}

@@ -20,8 +20,9 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 - ``d/<i>.js`` — documents ``[url, label, snippet]`` with ids ``i*c … i*c+c-1`` (``null`` for retired ids).
 
 Document ids are stable across builds (kept in the build manifest), and the analysis of each document is cached by
-its text's hash, so an incremental build re-analyses only changed documents and rewrites only changed shards.
-Public entry: :func:`export_search`.
+its text's hash, so an incremental build analyses only changed documents (each once) and rewrites only changed
+shards. The state records the analysis and dictionary that made it (:func:`kb.search.index.index_identity`); a
+build by another one exports everything again, with a notice. Public entry: :func:`export_search`.
 """
 
 from __future__ import annotations
@@ -103,7 +104,8 @@ def _tf_weight(tf: int, length: int, ref_len: int = REF_LEN) -> float:
     return tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / ref_len))
 
 
-def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str | None]) -> tuple[dict[str, str], dict]:
+def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str | None],
+                  notify: Callable[[str], None] | None = None) -> tuple[dict[str, str], dict]:
     """Files of the static index that must be (re)written (path under the site → content), and the state to keep
     for the next build. Files of the previous build not returned are unchanged and kept.
 
@@ -112,7 +114,15 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     ``files`` lists every file of the index, written or kept); ``read_old(path)`` returns a file of
     the previous build. Only shards holding a term of a changed document are read, patched and returned. (The
     vocabulary only grows between full builds: a surface whose last document went away still maps to its term.)
+    A previous state made by another analysis or dictionary is dropped (``notify`` is told why).
     """
+    from kb.search.index import index_identity, stale_reason
+
+    identity = index_identity()
+    if previous and (reason := stale_reason(previous.get("identity", {}), identity)):
+        if notify:
+            notify(f"static search: exporting every document again ({reason})")
+        previous = {}
     docs = search_docs(site)
     cache: dict = previous.get("cache", {})
     ids: dict[str, int] = dict(previous.get("ids", {}))
@@ -132,8 +142,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             fields_by_id[doc_id] = cache.get(key) or analyse(doc)
     ids = {url: i for url, i in ids.items() if i in keys}
     incremental = bool(previous.get("p")) and all(k in cache for i, k in old_keys.items() if keys.get(i) != k)
-    if not incremental:
-        fields_by_id = {i: cache.get(k) or analyse(by_id[i]) for i, k in keys.items()}
+    if not incremental:  # every document, each analysed at most once
+        fields_by_id = {i: fields_by_id.get(i) or cache.get(k) or analyse(by_id[i]) for i, k in keys.items()}
         old_keys = {}
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: cache[old_keys[i]] for i in changed if i in old_keys}
@@ -181,7 +191,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                       if f.startswith("search/n/") and f not in files})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files))
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
-                   "names": name_cache}
+                   "names": name_cache, "identity": identity}
 
 
 def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:

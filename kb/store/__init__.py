@@ -22,7 +22,7 @@ import hashlib
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -36,6 +36,7 @@ __all__ = ["DB_NAME", "SCHEMA_VERSION", "DocumentInfo", "NodeKey", "Store", "Sto
            "default_kb_dir", "merge_same_text", "node_hash"]
 
 DB_NAME = "kb.sqlite"
+Scopes = Collection[tuple[str, str]] | None  # (version, lang) pairs a reading or deleting method keeps to; None: all
 
 
 @dataclass(frozen=True)
@@ -246,11 +247,13 @@ class Store:
                 [((t.version, t.lang, t.id) if t else (None, None, None)) + (s.version, s.lang, s.id, seq)
                  for s, seq, t in resolutions])
 
-    def delete_refs(self, kinds: Iterable[str]) -> None:
-        """Delete every reference of these kinds (the linker's derived references, before it makes them again)."""
+    def delete_refs(self, kinds: Iterable[str], scopes: Scopes = None) -> None:
+        """Delete every reference of these kinds (the linker's derived references, before it makes them again), of
+        the citing nodes in ``scopes`` only when given."""
         kinds = list(kinds)
+        where, args = _scoped("refs", scopes)
         with self.transaction():
-            self._db.execute(f"DELETE FROM refs WHERE kind IN ({','.join('?' * len(kinds))})", kinds)
+            self._db.execute(f"DELETE FROM refs{where} AND kind IN ({','.join('?' * len(kinds))})", [*args, *kinds])
 
     def add_refs(self, refs: Iterable[tuple[NodeKey, Ref, NodeKey | None]]) -> int:
         """Append references (derived by the linker) to nodes, after each node's own, with where they resolved to
@@ -401,30 +404,37 @@ class Store:
         return [NodeKey(*r) for r in self._db.execute(
             f"SELECT n.version, n.lang, n.id FROM nodes n{where} AND {match} ORDER BY n.version DESC, n.lang", args)]
 
-    def node_sources(self) -> dict[NodeKey, str]:
-        """The source (file or URL) each merged node shows."""
+    def node_sources(self, scopes: Scopes = None) -> dict[NodeKey, str]:
+        """The source (file or URL) each merged node (of ``scopes``, when given) shows."""
+        where, args = _scoped("n", scopes)
         return {NodeKey(v, lang, i): source for v, lang, i, source in self._db.execute(
-            "SELECT n.version, n.lang, n.id, d.source FROM nodes n JOIN documents d ON d.id=n.doc_id")}
+            f"SELECT n.version, n.lang, n.id, d.source FROM nodes n JOIN documents d ON d.id=n.doc_id{where}", args)}
 
-    def name_rows(self) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
-        """(key, kind, title, aliases, English name) of every node: what the linker looks names up in."""
+    def name_rows(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
+        """(key, kind, title, aliases, English name) of every node (of ``scopes``, when given): what the linker looks
+        names up in."""
+        where, args = _scoped("nodes", scopes)
         for version, lang, id_, kind, title, aliases, english in self._db.execute(
-                "SELECT version, lang, id, kind, title, aliases, english FROM nodes"):
+                f"SELECT version, lang, id, kind, title, aliases, english FROM nodes{where}", args):
             yield NodeKey(version, lang, id_), kind, title, tuple(json.loads(aliases)), english
 
-    def glossary_rows(self) -> Iterator[tuple[NodeKey, str | None, tuple[str, ...], str | None, str, dict]]:
-        """(key, title, aliases, English name, text, meta) of every versioned glossary entry, in document order."""
+    def glossary_rows(self, scopes: Scopes = None
+                      ) -> Iterator[tuple[NodeKey, str | None, tuple[str, ...], str | None, str, dict]]:
+        """(key, title, aliases, English name, text, meta) of every versioned glossary entry (of ``scopes``, when
+        given), in document order."""
+        where, args = _scoped("nodes", scopes)
         for version, lang, id_, title, aliases, english, text, meta in self._db.execute(
-                "SELECT version, lang, id, title, aliases, english, text, meta FROM nodes WHERE kind=? AND version != ?"
-                " ORDER BY ord", (GLOSSARY, UNVERSIONED)):
+                f"SELECT version, lang, id, title, aliases, english, text, meta FROM nodes{where} AND kind=?"
+                " AND version != ? ORDER BY ord", (*args, GLOSSARY, UNVERSIONED)):
             yield NodeKey(version, lang, id_), title, tuple(json.loads(aliases)), english, text, json.loads(meta)
 
-    def texts(self, kinds: Iterable[str]) -> list[tuple[NodeKey, str, str]]:
-        """(key, kind, text) of every versioned node of these kinds."""
+    def texts(self, kinds: Iterable[str], scopes: Scopes = None) -> list[tuple[NodeKey, str, str]]:
+        """(key, kind, text) of every versioned node of these kinds (of ``scopes``, when given)."""
         kinds = list(kinds)
+        where, args = _scoped("nodes", scopes)
         return [(NodeKey(v, lang, i), kind, text) for v, lang, i, kind, text in self._db.execute(
-            f"SELECT version, lang, id, kind, text FROM nodes WHERE version != ? AND kind IN ({','.join('?' * len(kinds))})",
-            (UNVERSIONED, *kinds))]
+            f"SELECT version, lang, id, kind, text FROM nodes{where} AND version != ?"
+            f" AND kind IN ({','.join('?' * len(kinds))})", (*args, UNVERSIONED, *kinds))]
 
     # -- reading: references --------------------------------------------------------------------------------------
     def refs(self, version: str | None = None, lang: str | None = None,
@@ -463,18 +473,23 @@ class Store:
             _REF_COLUMNS + " WHERE resolved_id=? AND resolved_version=? AND resolved_lang=?"
             " ORDER BY version, lang, node_id, seq", (key.id, key.version, key.lang))]
 
-    def ref_spans(self) -> Iterator[tuple[NodeKey, str, str, int, int]]:
-        """(citing key, kind, target, start, end) of every reference from a versioned node."""
+    def ref_spans(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str, str, int, int]]:
+        """(citing key, kind, target, start, end) of every reference from a versioned node (of ``scopes``, when
+        given)."""
+        where, args = _scoped("refs", scopes)
         for version, lang, node_id, kind, target, start, end in self._db.execute(
-                "SELECT version, lang, node_id, kind, target, start, end_ FROM refs WHERE version != ?", (UNVERSIONED,)):
+                f"SELECT version, lang, node_id, kind, target, start, end_ FROM refs{where} AND version != ?",
+                (*args, UNVERSIONED)):
             yield NodeKey(version, lang, node_id), kind, target, start, end
 
-    def glossary_rule_targets(self) -> Iterator[tuple[NodeKey, str]]:
-        """(glossary entry, rule number) of every rule or section a glossary entry refers to."""
+    def glossary_rule_targets(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str]]:
+        """(glossary entry, rule number) of every rule or section a glossary entry (of ``scopes``, when given)
+        refers to."""
+        where, args = _scoped("n", scopes)
         for version, lang, node_id, target in self._db.execute(
                 "SELECT r.version, r.lang, r.node_id, r.target FROM refs r JOIN nodes n ON n.version=r.version"
-                " AND n.lang=r.lang AND n.id=r.node_id WHERE n.kind=? AND r.kind IN (?, ?)",
-                (GLOSSARY, REF_RULE, REF_SECTION)):
+                f" AND n.lang=r.lang AND n.id=r.node_id{where} AND n.kind=? AND r.kind IN (?, ?)",
+                (*args, GLOSSARY, REF_RULE, REF_SECTION)):
             yield NodeKey(version, lang, node_id), target
 
     def ref_targets(self, kind: str) -> list[tuple[str, str]]:
@@ -504,6 +519,17 @@ def merge_same_text(winner: Node, loser: Node) -> Node:
 
 _REF_COLUMNS = ("SELECT version, lang, node_id, seq, kind, target, text, start, end_, cited_version, resolved_version,"
                 " resolved_lang, resolved_id FROM refs")
+
+
+def _scoped(table: str, scopes: Scopes) -> tuple[str, list]:
+    """A WHERE clause keeping the rows of ``table`` in ``scopes`` ((version, lang) pairs; None: every row)."""
+    if scopes is None:
+        return " WHERE 1", []
+    pairs = sorted(set(scopes))
+    if not pairs:
+        return " WHERE 0", []
+    values = ",".join("(?,?)" for _ in pairs)
+    return f" WHERE ({table}.version, {table}.lang) IN (VALUES {values})", [x for pair in pairs for x in pair]
 
 
 def _filter(table: str, version: str | None, lang: str | None, kinds: Iterable[str] | None) -> tuple[str, list[Any]]:

@@ -3,7 +3,9 @@
 Entry point: :func:`diff_versions` (store, old, new) → :class:`VersionDiff`; :func:`diff_nodes` is the pure core.
 
 Statuses: ``unchanged`` (same id, same text after whitespace normalisation), ``changed`` (same id, new text),
-``moved`` (renumbered: the same or nearly the same text under another id), ``added``, ``removed``. A node's
+``moved`` (renumbered: the same or nearly the same text under another id), ``added``, ``removed``. A ``changed`` or
+``moved`` node whose text differs says how (:attr:`Change.edit`): ``references`` when only the rule numbers written
+in it differ (its citations were renumbered: ``rule 729`` → ``rule 730``), ``text`` for an edit of substance. A node's
 *content* is its text with its examples (chapters and sections: their title); glossary ids carry the term, so a
 renamed term with the same definition is ``moved``.
 
@@ -49,8 +51,10 @@ from kb.versions.catalog import VersionInfo
 MOVE_THRESHOLD = 0.9
 MOVE_THRESHOLD_SAME_PARENT = 0.8  # for a pair whose parents are the same rule (kept or renumbered)
 CACHE_DIR = "diff-cache"
-CACHE_FORMAT = 3  # bump when the classification changes
-CACHE_KEEP = 16
+CACHE_FORMAT = 4  # bump when the classification changes
+EDIT_REFERENCES = "references"  # Change.edit: only the rule numbers cited in the text differ
+EDIT_TEXT = "text"  # Change.edit: an edit of substance
+CACHE_KEEP = 64  # entries: a full classification and a summary per version pair
 STATUSES = ("added", "removed", "changed", "moved", "unchanged")
 KIND_LEVELS = (CHAPTER, SECTION, RULE, SUBRULE, GLOSSARY)  # matched in this order so parents are known first
 EXAMPLE_LABEL = {"en": "Example: ", "ja": "例："}
@@ -83,6 +87,15 @@ class Change:
         return self.old_text is not None and self.new_text is not None and _norm(self.old_text) != _norm(self.new_text)
 
     @property
+    def edit(self) -> str | None:
+        """How the text differs: :data:`EDIT_REFERENCES` (only renumbered rule references), :data:`EDIT_TEXT`
+        (anything else), None when it does not (or one side is absent)."""
+        if not self.text_changed:
+            return None
+        assert self.old_text is not None and self.new_text is not None
+        return EDIT_REFERENCES if masked_equal(self.old_text, self.new_text) else EDIT_TEXT
+
+    @property
     def label(self) -> str:
         """'601.2f', '701.4 → 701.5', or a glossary term."""
         old, new = _label(self.old_id), _label(self.new_id)
@@ -94,7 +107,7 @@ class Change:
         out = {"status": self.status, "kind": self.kind, "old": self.old_id, "new": self.new_id}
         if with_text:
             out |= {"old_text": self.old_text, "new_text": self.new_text, "similarity": round(self.similarity, 4),
-                    "text_changed": self.text_changed, "ops": [[o.op, o.text] for o in self.ops]}
+                    "text_changed": self.text_changed, "edit": self.edit, "ops": [[o.op, o.text] for o in self.ops]}
         return out
 
 
@@ -122,16 +135,27 @@ class VersionDiff:
     new: VersionInfo
     changes: tuple[Change, ...]
     retargeted: tuple[RetargetedRef, ...]
+    omitted_unchanged: int = 0  # unchanged nodes left out of ``changes`` (a summary: :func:`diff_summary`)
 
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
         for c in self.changes:
             counts[c.status] += 1
+        counts["unchanged"] += self.omitted_unchanged
+        return counts
+
+    def edit_counts(self) -> dict[str, int]:
+        """Changed and moved nodes whose text differs, by :attr:`Change.edit`."""
+        counts = dict.fromkeys((EDIT_TEXT, EDIT_REFERENCES), 0)
+        for c in self.changes:
+            if c.edit:
+                counts[c.edit] += 1
         return counts
 
     def to_json(self) -> dict:
         """Every node's classification (texts and inline ops for those that are not unchanged)."""
         return {"old": self.old.to_json(), "new": self.new.to_json(), "lang": self.new.lang, "counts": self.counts(),
+                "edits": self.edit_counts(),
                 "thresholds": [MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT],
                 "changes": [c.to_json(with_text=c.status != "unchanged") for c in self.changes],
                 "retargeted_refs": [r.to_json() for r in self.retargeted]}
@@ -139,7 +163,35 @@ class VersionDiff:
 
 def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDiff:
     """Compare two versions of one language in the store (the classification is cached, see :func:`cached_changes`)."""
-    changes = cached_changes(store, old, new)
+    return _diff(store, old, new, cached_changes(store, old, new))
+
+
+def diff_summary(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDiff:
+    """:func:`diff_versions` without the unchanged nodes (only counted), kept whole in ``<kb_dir>/diff-cache/`` under
+    the pair's :func:`version_digest` s and the digest of the unversioned nodes (whose references are checked for
+    retargeting): what a site rebuild reads for each version pair, recomputed only when one of them changed."""
+    key = hashlib.sha256(json.dumps(["summary", CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
+                                     version_digest(store, old.version, old.lang),
+                                     version_digest(store, new.version, new.lang),
+                                     version_digest(store, UNVERSIONED, new.lang)]).encode()).hexdigest()[:32]
+    path = store.path.parent / CACHE_DIR / f"summary-{key}.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        os.utime(path)  # recently used: kept (see _write_cache)
+        return VersionDiff(old, new, tuple(_change(row) for row in data["changes"]),
+                           tuple(RetargetedRef(*row) for row in data["retargeted"]), data["unchanged"])
+    except (FileNotFoundError, ValueError, TypeError, KeyError):
+        pass
+    full = diff_versions(store, old, new)
+    summary = VersionDiff(old, new, tuple(c for c in full.changes if c.status != "unchanged"), full.retargeted,
+                          full.counts()["unchanged"])
+    _write_cache(path, json.dumps({"changes": [_row(c) for c in summary.changes], "unchanged": summary.omitted_unchanged,
+                                   "retargeted": [[r.source_id, r.source_version, r.source_lang, r.target, r.moved_to,
+                                                   r.now_at_target] for r in summary.retargeted]}, ensure_ascii=False))
+    return summary
+
+
+def _diff(store: Store, old: VersionInfo, new: VersionInfo, changes: list[Change]) -> VersionDiff:
     refs: dict[tuple[str, str], dict[str, list[Ref]]] = defaultdict(lambda: defaultdict(list))
     for version in dict.fromkeys((old.version, new.version, UNVERSIONED)):
         for sr in store.refs(version, kinds=(REF_RULE, REF_SECTION)):
@@ -150,29 +202,40 @@ def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDi
     return VersionDiff(old, new, tuple(changes), tuple(retargeted))
 
 
+def version_digest(store: Store, version: str, lang: str) -> str:
+    """A hash of one version's nodes (ids and content hashes, which cover the references parsed from them)."""
+    rows = store.content_hashes(version, lang)
+    return hashlib.sha256(json.dumps([version, lang, rows]).encode()).hexdigest()[:32]
+
+
 def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Change]:
     """:func:`diff_nodes` of two stored versions, kept in ``<kb_dir>/diff-cache/`` under a hash of both versions' node
     hashes (so a rebuild after an unrelated change does not compare the versions again)."""
-    digest = hashlib.sha256(f"{CACHE_FORMAT}|{MOVE_THRESHOLD}|{MOVE_THRESHOLD_SAME_PARENT}|{new.lang}".encode())
-    for info in (old, new):
-        rows = store.content_hashes(info.version, info.lang)
-        digest.update(json.dumps([info.version, rows]).encode())
-    path = store.path.parent / CACHE_DIR / f"{digest.hexdigest()[:32]}.json"
+    key = json.dumps([CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
+                      version_digest(store, old.version, old.lang), version_digest(store, new.version, new.lang)])
+    path = store.path.parent / CACHE_DIR / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
     try:
-        rows = json.loads(path.read_text(encoding="utf-8"))
-        return [Change(*row[:7], tuple(TextOp(*op) for op in row[7])) for row in rows]
+        changes = [_change(row) for row in json.loads(path.read_text(encoding="utf-8"))]
+        os.utime(path)  # recently used: kept (see _write_cache)
+        return changes
     except (FileNotFoundError, ValueError, TypeError):
         pass
     changes = diff_nodes(store.nodes(old.version, old.lang, KIND_LEVELS), store.nodes(new.version, new.lang, KIND_LEVELS),
                          new.lang)
-    rows = [[c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops]]
-            for c in changes]
-    _write_cache(path, json.dumps(rows, ensure_ascii=False))
+    _write_cache(path, json.dumps([_row(c) for c in changes], ensure_ascii=False))
     return changes
 
 
+def _row(c: Change) -> list:
+    return [c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops]]
+
+
+def _change(row: list) -> Change:
+    return Change(*row[:7], tuple(TextOp(*op) for op in row[7]))
+
+
 def _write_cache(path: Path, text: str) -> None:
-    """Write atomically, keeping the :data:`CACHE_KEEP` most recently written entries."""
+    """Write atomically, keeping the :data:`CACHE_KEEP` most recently written or read entries."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     with os.fdopen(fd, "w", encoding="utf-8") as f:
@@ -230,8 +293,8 @@ def diff_nodes(old_nodes: Iterable[Node], new_nodes: Iterable[Node], lang: str) 
                 pair_of[i] = i
     changes: list[Change] = []
     for o, n in pair_of.items():
-        status = "moved" if o != n else "unchanged" if similarity[o] == 1.0 else "changed"
-        differ = status != "unchanged" and _norm(old_content[o]) != _norm(new_content[n])
+        differ = _norm(old_content[o]) != _norm(new_content[n])  # renumbered citations count: similarity masks them
+        status = "moved" if o != n else "changed" if differ else "unchanged"
         ops = inline_ops(old_content[o], new_content[n], lang) if differ else ()
         changes.append(Change(status, new[n].kind, o, n, old_content[o], new_content[n], similarity[o], ops))
     paired_new = set(pair_of.values())
@@ -367,6 +430,11 @@ def _match_moves(old, new, old_content, new_content, loose_old, loose_new, pair_
 
 def _norm(text: str) -> str:
     return " ".join(text.split())
+
+
+def masked_equal(a: str, b: str) -> bool:
+    """Whether two texts are the same once whitespace is normalised and every rule number masked."""
+    return _RULE_NUMBER.sub("#", _norm(a)) == _RULE_NUMBER.sub("#", _norm(b))
 
 
 def _display_tokens(text: str, lang: str) -> list[str]:

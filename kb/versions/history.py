@@ -1,9 +1,11 @@
 """Each rule's and glossary entry's history across every ingested version of a language, following renumbering.
 
-Entry points: :func:`histories` (every lineage of one language, for the site) and :func:`rule_history` (the one a
-user names, for ``kb history``). Consecutive versions (by effective date) are compared with :mod:`kb.versions.diff`; a
-lineage links a node to its counterpart in the next version (same rule, changed or renumbered), so ``701.40``
-in 2025-11-14 (Manifest) leads back to ``701.34`` in 2023-11-17.
+Entry points: :func:`histories` (every lineage of one language), :func:`rule_history` (the one a user names, for
+``kb history``) and :func:`changed_histories` (only the lineages in which something happened, from the cached
+summaries of each version pair, for the site: its cost follows the number of changes, not of nodes times versions).
+Consecutive versions (by effective date) are compared with :mod:`kb.versions.diff`; a lineage links a node to its
+counterpart in the next version (same rule, changed or renumbered), so ``701.40`` in 2025-11-14 (Manifest) leads back
+to ``701.34`` in 2023-11-17.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from kb.errors import KbError
 from kb.model import GLOSSARY
 from kb.store import NodeKey, Store
 from kb.versions.catalog import VersionInfo, list_versions, resolve_version
-from kb.versions.diff import KIND_LEVELS, Change, TextOp, VersionDiff, content, diff_versions
+from kb.versions.diff import KIND_LEVELS, Change, TextOp, VersionDiff, content, diff_summary, diff_versions
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,7 @@ class HistoryEntry:
     text: str | None
     previous_id: str | None = None  # the id in the previous version (renumbered: differs from node_id)
     ops: tuple[TextOp, ...] = ()
+    edit: str | None = None  # how the text changed: 'references' (renumbered citations only) or 'text' (Change.edit)
 
     @property
     def label(self) -> str:
@@ -37,7 +40,8 @@ class HistoryEntry:
 
     def to_json(self) -> dict:
         return {"version": self.version, "effective_date": self.effective_date, "id": self.node_id, "status": self.status,
-                "previous_id": self.previous_id, "text": self.text, "ops": [[o.op, o.text] for o in self.ops]}
+                "previous_id": self.previous_id, "text": self.text, "edit": self.edit,
+                "ops": [[o.op, o.text] for o in self.ops]}
 
 
 @dataclass(frozen=True)
@@ -100,6 +104,58 @@ def histories(store: Store, lang: str, diffs: tuple[list[VersionInfo], list[Vers
     return out
 
 
+def consecutive_summaries(store: Store, lang: str) -> tuple[list[VersionInfo], list[VersionDiff]]:
+    """The versions of ``lang``, oldest first, and the :func:`kb.versions.diff.diff_summary` of each one and the next."""
+    versions = sorted(list_versions(store, lang), key=VersionInfo.sort_key)
+    return versions, [diff_summary(store, a, b) for a, b in zip(versions, versions[1:], strict=False)]
+
+
+def changed_histories(lang: str, versions: list[VersionInfo], steps: list[VersionDiff]) -> dict[NodeKey, RuleHistory]:
+    """The lineages of :func:`histories` in which something happened after the node first appeared, keyed the same
+    way, made from diffs that may leave unchanged nodes out (:func:`kb.versions.diff.diff_summary`). A node that is
+    in no lineage yet when a change names it is the oldest version's, unchanged since; entries that record no change
+    carry no text."""
+    if not versions:
+        return {}
+    first = versions[0]
+    lineages: list[list[HistoryEntry]] = []
+    current: dict[str, list[HistoryEntry]] = {}  # id in the version just processed → its lineage (tracked ones)
+    for k, (version, step) in enumerate(zip(versions[1:], steps, strict=True), start=1):
+        following: dict[str, list[HistoryEntry]] = {}
+        moved_on = set()
+        for change in step.changes:
+            if change.status == "unchanged":
+                continue
+            entry = _entry(version, change)
+            if change.status == "added":
+                lineage = [entry]
+                lineages.append(lineage)
+            else:
+                assert change.old_id is not None
+                moved_on.add(change.old_id)
+                lineage = current.get(change.old_id)
+                if lineage is None:  # untouched since the oldest version
+                    lineage = [HistoryEntry(first.version, first.effective_date, change.old_id, "first", None)]
+                    lineage += [HistoryEntry(v.version, v.effective_date, change.old_id, "unchanged", None, change.old_id)
+                                for v in versions[1:k]]
+                    lineages.append(lineage)
+                lineage.append(entry)
+            if change.new_id:
+                following[change.new_id] = lineage
+        for node_id, lineage in current.items():
+            if node_id not in moved_on:
+                lineage.append(HistoryEntry(version.version, version.effective_date, node_id, "unchanged", None, node_id))
+                following[node_id] = lineage
+        current = following
+    out: dict[NodeKey, RuleHistory] = {}
+    for lineage in lineages:
+        history = RuleHistory(lang, tuple(lineage))
+        for e in lineage:
+            if e.status != "removed":
+                out[NodeKey(e.version, lang, e.node_id)] = history
+    return out
+
+
 def rule_history(store: Store, name: str, *, lang: str | None = None, version: str | None = None) -> RuleHistory:
     """History of the rule number or glossary term ``name`` as found in ``version`` (default: newest that has it)."""
     number = rulenum.normalize(name)
@@ -124,4 +180,4 @@ def _entry(version: VersionInfo, change: Change) -> HistoryEntry:
     if change.status == "removed":
         return HistoryEntry(version.version, version.effective_date, change.old_id, "removed", None, change.old_id)
     return HistoryEntry(version.version, version.effective_date, change.new_id, change.status, change.new_text,
-                        change.old_id, change.ops)
+                        change.old_id, change.ops, change.edit)

@@ -123,8 +123,8 @@ def _stage(folder: Path, staging: Path, sites: list[str]) -> Store:
     if db.exists():
         with Store(db, create=False) as live:
             live.copy_to(staging / DB_NAME)
-    if (folder / INDEX_DIR).is_dir():
-        shutil.copytree(folder / INDEX_DIR, staging / INDEX_DIR)
+    if (folder / INDEX_DIR).is_dir():  # hard links: Whoosh never rewrites a file, it writes new ones
+        shutil.copytree(folder / INDEX_DIR, staging / INDEX_DIR, copy_function=_link_or_copy)
     (folder / DIFF_CACHE).mkdir(exist_ok=True)  # content-addressed, written atomically: shared, not copied
     (staging / DIFF_CACHE).symlink_to((folder / DIFF_CACHE).resolve(), target_is_directory=True)
     for site in sites:
@@ -135,6 +135,13 @@ def _stage(folder: Path, staging: Path, sites: list[str]) -> Store:
             if (real / name).exists():
                 shutil.copy2(real / name, mirror / name)
     return Store(staging / DB_NAME)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def _site_folder(folder: Path, site: str) -> Path:

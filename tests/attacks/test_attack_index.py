@@ -65,10 +65,10 @@ def test_kb_index_completes_an_index_missing_documents(tmp_path, whole):
 
 
 DAMAGE = {
-    "segment cut": lambda index: _truncate(next(index.glob("*.seg")), 1000),
-    "segment overwritten": lambda index: _overwrite(next(index.glob("*.seg")), 3000),
-    "segment missing": lambda index: next(index.glob("*.seg")).unlink(),
-    "table of contents cut": lambda index: _truncate(next(index.glob("*.toc")), 100),
+    "segment cut": lambda index: _truncate(next(index.rglob("*.seg")), 1000),
+    "segment overwritten": lambda index: _overwrite(next(index.rglob("*.seg")), 3000),
+    "segment missing": lambda index: next(index.rglob("*.seg")).unlink(),
+    "table of contents cut": lambda index: _truncate(next(index.rglob("*.toc")), 100),
 }
 
 
