@@ -175,6 +175,10 @@ def test_old_urls_redirect_to_the_new_ones(sample_site):
     assert (sample_site / "cards" / "dryad-arbor.html").is_file() and (sample_site / "cards" / "_dryad-_arbor.html").is_file()
     sitemap = (sample_site / "sitemap.xml").read_text(encoding="utf-8")
     assert "dryad-arbor.html" in sitemap and "_dryad-_arbor" not in sitemap
+    # the URL a person would type, when the name has punctuation: a redirect too
+    typed = lxml_html.fromstring((sample_site / "cards" / "sigardas-aid.html").read_bytes())
+    (refresh,) = typed.xpath('//meta[@http-equiv="refresh"]/@content')
+    assert _page(sample_site, refresh.split("url=", 1)[1], "cards").name.startswith("sigardas-aid~")
 
 
 def test_card_pages_show_each_mention_in_its_sentence(sample_site):

@@ -19,6 +19,8 @@ from kb.site.paths import (
     rule_page,
     safe_name,
     title_of_name,
+    typed_name,
+    typed_page_for_id,
     url_for,
 )
 from kb.store import NodeKey
@@ -134,6 +136,14 @@ def test_legacy_names_decode_back(title):
     assert_portable(name)
     if "~~" not in name:
         assert decode(name) == title
+
+
+def test_typed_names():
+    assert typed_name("State-Based Actions") == "state-based-actions"
+    assert typed_name("Sigarda's Aid") == "sigardas-aid" and typed_name("唱える/Cast") == "唱える-cast"
+    assert typed_name("..") is None and typed_name("Con") is None and typed_name("Index") is None
+    assert typed_page_for_id("gl:State-Based Actions") == "glossary/state-based-actions.html"
+    assert typed_page_for_id("note:ゼンディカーの夜明け:上陸") == "notes/ゼンディカーの夜明け-上陸.html"
 
 
 def test_legacy_urls():

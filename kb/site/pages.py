@@ -18,7 +18,7 @@ from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
 from kb.site.changes import change_pages, history_context
 from kb.site.gather import Entry, Link, SiteData
 from kb.site.page import Page
-from kb.site.paths import legacy_page_for_id, rule_page
+from kb.site.paths import legacy_page_for_id, rule_page, typed_page_for_id
 from kb.site.render import article_html
 
 
@@ -338,14 +338,21 @@ def preview_pages(site: SiteData) -> Iterable[Page]:
 def redirect_pages(site: SiteData) -> Iterable[Page]:
     """A small redirect page at each URL the previous naming scheme gave a glossary term, article, note or card
     (``glossary/_state~2d__based-_actions.html`` → ``glossary/state--based-actions.html``), so links out there keep
-    working; none where the name did not change or where a page of the site now lives."""
+    working, and at the URL a person would type for it (``glossary/state-based-actions.html``) when no other entry
+    claims that; none where a page of the site lives."""
     entries = [*site.terms.values(), *site.others.values()]
     taken = {e.url for e in entries} | {"glossary/index.html", CARDS_INDEX}
+    typed: dict[str, list[Entry]] = {}
     for entry in entries:
-        old = legacy_page_for_id(entry.id)
-        if old not in taken:
-            taken.add(old)
-            yield Page(old, "redirect.html", entry.label, f"{entry.label} のページは移動しました。", {"target": entry.url},
+        path = typed_page_for_id(entry.id)
+        if path is not None:
+            typed.setdefault(path, []).append(entry)
+    aliases = [(legacy_page_for_id(entry.id), entry) for entry in entries]
+    aliases += [(path, claims[0]) for path, claims in typed.items() if len(claims) == 1]
+    for path, entry in aliases:
+        if path not in taken:
+            taken.add(path)
+            yield Page(path, "redirect.html", entry.label, f"{entry.label} のページは移動しました。", {"target": entry.url},
                        in_sitemap=False)
 
 

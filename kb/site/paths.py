@@ -33,7 +33,9 @@ differ from another name only by letter case or Unicode normalisation).
 
 The previous scheme (``_state~2d__based-_actions``), kept by :func:`legacy_name` only to find the old URLs, is
 redirected to the new ones by small HTML pages (:func:`legacy_page_for_id`, written by
-:func:`kb.site.pages.redirect_pages`), so links out there keep working.
+:func:`kb.site.pages.redirect_pages`), so links out there keep working; so is the name a person would type
+(:func:`typed_name`: ``glossary/state-based-actions.html`` → ``glossary/state--based-actions.html``) when only one
+title of the folder has it.
 """
 
 from __future__ import annotations
@@ -112,6 +114,16 @@ def safe_name(title: str) -> str:
     return f"{head}~{digest}"
 
 
+def typed_name(title: str) -> str | None:
+    """The name a person would type for ``title`` — lower-case words with single hyphens, no punctuation
+    (``state-based-actions``, ``sigardas-aid``) — when it is not a device name, an index page or too long; the site
+    redirects it to the title's page when no other title claims it (:func:`kb.site.pages.redirect_pages`)."""
+    name = _loose_words(title)
+    if not name or _WINDOWS_DEVICES.match(name) or name in _RESERVED or len(name.encode()) > MAX_NAME_BYTES:
+        return None
+    return name
+
+
 def _loose_words(title: str) -> str:
     """The readable part of a hashed name: kept characters and letters as in :func:`_words`, apostrophes left out,
     any other run of characters as one ``-``."""
@@ -176,6 +188,13 @@ def page_for_id(node_id: str, *, naming=safe_name) -> str:
     if folder == "nodes":
         name = node_id
     return f"{folder}/{naming(name)}.html"
+
+
+def typed_page_for_id(node_id: str) -> str | None:
+    """Where :func:`typed_name` would put the node's page (None when it has no such name)."""
+    prefix, _, name = node_id.partition(":")
+    typed = typed_name(name if prefix in _PREFIX_FOLDERS else node_id)
+    return page_for_id(node_id, naming=lambda _: typed) if typed and prefix != "cr" else None
 
 
 def legacy_page_for_id(node_id: str) -> str:
