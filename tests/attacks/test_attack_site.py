@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import shutil
 import signal
 import socket
 import subprocess
@@ -103,8 +104,7 @@ def test_no_index_is_a_503(tmp_path):
     kb_dir = tmp_path / "kb"
     assert kb(kb_dir, "ingest", "--quiet", str(DATA)).returncode == 0
     assert kb(kb_dir, "build", "--out", str(tmp_path / "site")).returncode == 0
-    for path in (kb_dir / "index").iterdir():
-        path.unlink()
+    shutil.rmtree(kb_dir / "index")
     srv = make_server(tmp_path / "site", host="127.0.0.1", port=0, kb_dir=str(kb_dir))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:
