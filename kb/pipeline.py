@@ -93,11 +93,14 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
     return data
 
 
+INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit until its index update is done
+
+
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
-    """Store parsed documents and link what they changed in one transaction; then reconcile the search index with
-    the store — also when nothing changed, so that an index left behind by an ingest that was killed or interrupted
-    after the commit (or by an older failure) is completed: every node missing from the index or stale in it is
-    indexed again. All of it holding the kb folder's writer lock."""
+    """Store parsed documents and link what they changed in one transaction, then update the search index — and
+    when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
+    :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
+    node missing from the index or stale in it is indexed again. All of it holding the kb folder's writer lock."""
     with writer_lock(store.kb_dir):
         return _ingest_documents(store, documents, report, strict)
 
@@ -107,6 +110,8 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
         report.documents.append(doc)
         report.warnings += doc.diagnostics
     changed: set[tuple[str, str]] = set()  # (version, lang) of the documents stored
+    pending = store.kb_dir / INDEX_PENDING
+    lagging = pending.exists()  # an earlier ingest stopped (killed, Ctrl-C) before its index update was done
     ranks = authority()
     with store.transaction():
         for doc in documents:
@@ -118,19 +123,27 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
         if not report.stored:  # the store is as it was: so are its links
             report.links = stored_report(store)
         else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
-            report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed)
+            rewritten = store.take_rewritten()  # the nodes that changed: only they (and what names them) are linked again
+            report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
+                                rewritten)
         refused = _refused_by_strict(report, documents) if strict else []
         if refused:
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
                           f"{len(report.failed)} failed sources" + ("; nothing was stored" if report.stored else "")
                           + f"; first: {refused[0]}")
+        if report.stored:
+            pending.touch()  # committed with the store; removed once the index has caught up
     from kb.search.index import update_index
 
-    try:
-        report.index = update_index(store)  # only nodes missing from the index or changed are (re)indexed
+    if not report.stored and not lagging:
+        return report  # the store is as it was, and so is its search index
+    try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
+        report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
+                                    else changed)
     except KeyboardInterrupt:
         raise KbError(f"{store.path}: interrupted while updating the search index; the sources are stored: "
                       "run 'kb index' (or 'kb ingest' again) to complete the index") from None
+    pending.unlink(missing_ok=True)
     return report
 
 

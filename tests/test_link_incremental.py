@@ -39,19 +39,32 @@ def test_linking_one_version_at_a_time_equals_linking_everything(tmp_path):
         later.write_text(later.read_text(encoding="utf-8").replace("コストだけ", "コストのみ"), encoding="utf-8")
         report = ingest_sources(incremental, [str(later)])  # one rule changed
         assert report.stored == 1
+        compare_with_a_full_link(tmp_path / "full-1", later, every_ref(incremental), stored_report(incremental))
+        lines = later.read_text(encoding="utf-8").splitlines(keepends=True)
+        later.write_text("".join(line for line in lines if not line.startswith("601.3. ")), encoding="utf-8")
+        assert ingest_sources(incremental, [str(later)]).stored == 1  # a rule 601.2 cites removed
+        assert any(sr.ref.target == "601.3" and sr.target_key is None for sr in incremental.refs("20240301.0", "ja"))
+        compare_with_a_full_link(tmp_path / "full-2", later, every_ref(incremental), stored_report(incremental))
+        later.write_text(later.read_text(encoding="utf-8").replace("スタックに積み、コストを支払うこと。",
+                                                                   "スタックに置き、コストを支払うこと。"), encoding="utf-8")
+        assert ingest_sources(incremental, [str(later)]).stored == 1  # a glossary entry changed: term links redone
         stepwise, stepwise_report = every_ref(incremental), stored_report(incremental)
-    with Store.open(tmp_path / "kb-b") as whole:
-        ingest_sources(whole, [str(DATA), str(later)])
-        assert every_ref(whole) == stepwise
-        full_report = stored_report(whole)
-        assert (full_report.resolved, full_report.unresolved) == (stepwise_report.resolved, stepwise_report.unresolved)
-        assert [str(d) for d in full_report.diagnostics] == [str(d) for d in stepwise_report.diagnostics]
+        compare_with_a_full_link(tmp_path / "full-3", later, stepwise, stepwise_report)
     from_wiki = [sr for sr in whole_refs_from_unversioned(tmp_path / "kb-a")
                  if sr.target_key and sr.target_key.id.startswith("cr:")]
     assert {sr.target_key.version for sr in from_wiki if not sr.ref.version} == {"20240301.0"}  # the newest
     assert {sr.target_key.version for sr in from_wiki if sr.ref.version} == {"20231117.0"}  # the one they quote
     kinds = {row[4] for row in stepwise}
     assert {"auto-term", "term-article", "wiki", "card"} <= kinds
+
+
+def compare_with_a_full_link(kb_dir, later, stepwise, stepwise_report) -> None:
+    with Store.open(kb_dir) as whole:
+        ingest_sources(whole, [str(DATA), str(later)])
+        assert every_ref(whole) == stepwise
+        full_report = stored_report(whole)
+    assert (full_report.resolved, full_report.unresolved) == (stepwise_report.resolved, stepwise_report.unresolved)
+    assert [str(d) for d in full_report.diagnostics] == [str(d) for d in stepwise_report.diagnostics]
 
 
 def whole_refs_from_unversioned(kb_dir):

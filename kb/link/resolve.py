@@ -35,7 +35,8 @@ Resolver = Callable[[LinkIndex, NodeKey, Ref], "NodeKey | None"]
 RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term,
                                   termlinks.REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
                                   **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/link/graph.py
-def link(store: Store, scopes: Collection[tuple[str, str]] | None = None) -> LinkReport:
+def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
+         nodes: Collection[NodeKey] | None = None) -> LinkReport:
     """Resolve the stored references and write the results. Call inside the ingest's transaction.
 
     With ``scopes`` — the (version, lang) pairs of the CR versions whose documents changed, never an unversioned
@@ -44,6 +45,11 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None) -> Lin
     into another version (the newest, or the one they cite); the lookup tables hold only the versions these can reach.
     A versioned node's references resolve inside its own version, so every other version keeps its links, and the
     cost of linking a version does not grow with the number stored. The report is then read back from the store.
+
+    ``nodes`` narrows it further: the nodes of those versions that were added, changed or removed
+    (:meth:`kb.store.Store.take_rewritten`; the others kept their rows and links). Unless a glossary entry is among
+    them (the version's term links then all change), only these nodes get term links and have their references
+    resolved, with the rule references of the version that name one of them (an added or removed number).
     Without ``scopes`` (an unversioned source changed: card entities, articles and terms of every version meet
     there) everything is linked again."""
     if scopes is None:
@@ -52,20 +58,33 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None) -> Lin
         termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
         report, resolved = _resolve(store, index, store.refs())
         graph.derive_links(store, index, report, resolved)  # glossary-term links also to the article of that term
+        store.take_rewritten()  # all linked
         return report
     scopes = set(scopes)
+    touched = None if nodes is None else {key for key in nodes if (key.version, key.lang) in scopes}
+    if touched is not None and any(key.id.startswith("gl:") for key in touched):
+        touched = None  # a glossary entry changed: every node of its version may link other terms now
     langs = {d.lang for d in store.documents()}
     unversioned = {(UNVERSIONED, lang) for lang in langs}
-    store.delete_refs(graph.DERIVED_KINDS, scopes | unversioned)
+    store.delete_refs(graph.DERIVED_KINDS, unversioned if touched is not None else scopes | unversioned)
     loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang)]
     reached = {(versions[0], lang) for lang in langs if (versions := store.versions(lang))}
     reached |= {(sr.ref.version, lang) for sr in loose if sr.ref.version for lang in langs}
     index = LinkIndex.build(store, scopes | unversioned | reached)
-    termlinks.link_terms(store, index, scopes)
-    changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
+    termlinks.link_terms(store, index, scopes, touched)
+    if touched is None:
+        changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
+    else:  # the rewritten nodes' references, and the rule references naming a rewritten node
+        changed = [sr for key in sorted(touched, key=_order) for sr in store.refs_from(key)]
+        changed += [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang, (REF_RULE, REF_SECTION))
+                    if sr.source_key not in touched and NodeKey(version, lang, f"cr:{sr.ref.target}") in touched]
     report, resolved = _resolve(store, index, [*changed, *loose])
     graph.derive_links(store, index, report, resolved)
     return stored_report(store)
+
+
+def _order(key: NodeKey) -> tuple[str, str, str]:
+    return (key.version, key.lang, key.id)
 
 
 def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple[LinkReport, list[StoredRef]]:

@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from kb.fold import fold
@@ -74,15 +74,21 @@ class _Form:
     stem_of: str | None = None  # Japanese verb stems: the verb's last word (dictionary form), checked with Sudachi
 
 
-def link_terms(store: Store, index: LinkIndex, scopes: Scopes = None) -> int:
+def link_terms(store: Store, index: LinkIndex, scopes: Scopes = None, nodes: Collection[NodeKey] | None = None) -> int:
     """Replace the derived term references of every CR node (of the (version, lang) ``scopes``, when given: a
-    version's term links depend on that version alone); return how many were stored. Call from
+    version's term links depend on that version alone); return how many were stored. ``nodes``: only these nodes,
+    just rewritten by the store (so without derived references), get term links. Call from
     :func:`kb.link.resolve.link` before resolving, so the new references are resolved with the others."""
-    store.delete_refs([REF_AUTO_TERM], scopes)
+    if nodes is None:
+        store.delete_refs([REF_AUTO_TERM], scopes)
+    elif not nodes:
+        return 0
     glossaries = _glossaries(store, scopes)
     spans, linked = _existing_refs(store, index, scopes)
     rows = []
     for key, kind, text in store.texts(LINKED_KINDS, scopes):
+        if nodes is not None and key not in nodes:
+            continue
         matcher = glossaries.get((key.version, key.lang))
         if matcher is None or not text:
             continue

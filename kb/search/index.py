@@ -47,7 +47,7 @@ import re
 import shutil
 import threading
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
@@ -235,8 +235,10 @@ def _scope_digest(hashes: dict[str, str]) -> str:
     return digest.hexdigest()[:24]
 
 
-def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
+def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tuple[str, str]] | None = None) -> IndexReport:
     """Bring the index in line with the store, touching only the scopes, and in them the nodes, whose content changed.
+    ``scopes``: the only (version, lang) pairs that may have changed since the last update (an ingest's); the others
+    are not compared with the store.
 
     An index built by another analysis, dictionary or layout is rebuilt whole (the report's ``notice`` says why)."""
     root = index_dir(store)
@@ -246,29 +248,35 @@ def update_index(store: Store, *, rebuild: bool = False) -> IndexReport:
     if not state:
         shutil.rmtree(root, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
+    recorded: dict[str, list] = state.get("scopes", {})
     wanted: dict[tuple[str, str], dict[str, str]] = defaultdict(dict)
-    for k, h in store.node_keys():
-        wanted[(k.version, k.lang)][key_string(k)] = h
-    recorded: dict[str, dict] = state.get("scopes", {})
-    scopes: dict[str, list] = {}
+    result: dict[str, list] = {}  # the state's scopes after this update
+    if scopes is None or not state:
+        for k, h in store.node_keys():
+            wanted[(k.version, k.lang)][key_string(k)] = h
+    else:  # the scopes named, read from the store; the others stay as recorded
+        for version, lang in scopes:
+            for node_id, h in store.content_hashes(version, lang):
+                wanted[(version, lang)][key_string(NodeKey(version, lang, node_id))] = h
+        result = {name: info for name, info in recorded.items() if (info[0], info[1]) not in set(scopes)}
     added = updated = removed = 0
-    for info in recorded.values():  # scopes no longer stored
+    for name, info in recorded.items():  # scopes no longer stored
         version, lang = info[0], info[1]
-        if (version, lang) not in wanted:
+        if (version, lang) not in wanted and name not in result:
             shutil.rmtree(scope_dir(root, version, lang), ignore_errors=True)
             removed += info[3]
     for (version, lang), hashes in sorted(wanted.items()):
         name = scope_dir(root, version, lang).name
         digest = _scope_digest(hashes)
         if name in recorded and recorded[name][2] == digest and _exists(scope_dir(root, version, lang)):
-            scopes[name] = recorded[name]
+            result[name] = recorded[name]
             continue
         a, u, r = _update_scope(store, scope_dir(root, version, lang), version, lang, hashes)
         added, updated, removed = added + a, updated + u, removed + r
-        scopes[name] = [version, lang, digest, len(hashes)]
-    total = sum(len(h) for h in wanted.values())
-    if scopes != recorded or not state:
-        _write_state(root, {"layout": LAYOUT, "identity": index_identity(), "scopes": scopes})
+        result[name] = [version, lang, digest, len(hashes)]
+    total = sum(info[3] for info in result.values())
+    if result != recorded or not state:
+        _write_state(root, {"layout": LAYOUT, "identity": index_identity(), "scopes": result})
     return IndexReport(added, updated, removed, total, notice)
 
 

@@ -94,6 +94,7 @@ class Store:
     def __init__(self, path: str | os.PathLike, *, create: bool = True):
         self.path = Path(path)
         self._db = connect(self.path, create=create)
+        self._rewritten: set[NodeKey] = set()  # see take_rewritten
 
     @classmethod
     def open(cls, kb_dir: str | os.PathLike | None = None, *, create: bool = True) -> Store:
@@ -107,6 +108,12 @@ class Store:
 
     def close(self) -> None:
         self._db.close()
+
+    def take_rewritten(self) -> set[NodeKey]:
+        """The merged nodes this Store has added, changed or removed since the last call (what the linker must link
+        again; a node whose merged content and source stayed the same keeps its row, references and links)."""
+        rewritten, self._rewritten = self._rewritten, set()
+        return rewritten
 
     def __enter__(self) -> Store:
         return self
@@ -162,15 +169,22 @@ class Store:
                                    (doc.source, doc.version, doc.lang)).fetchone()
             if row and row[1] == doc.content_hash:
                 return False
-            touched = self._drop_documents([row[0]]) if row else set()
             now = datetime.now(UTC).isoformat(timespec="seconds")
-            cur = self._db.execute(
-                "INSERT INTO documents (source, kind, lang, version, effective_date, sync_date, title, content_hash,"
-                " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (doc.source, doc.kind, doc.lang, doc.version, doc.effective_date, doc.sync_date, doc.title,
-                 doc.content_hash, now, authority))
-            doc_id = cur.lastrowid
-            assert doc_id is not None  # always set by an INSERT
+            values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority)
+            if row:  # the same document row, its contribution replaced: nodes it gives unchanged keep their rows
+                doc_id = row[0]
+                touched = {NodeKey(*r) for r in self._db.execute(
+                    "SELECT version, lang, id FROM contributions WHERE doc_id=?", (doc_id,))}
+                self._db.execute("DELETE FROM contributions WHERE doc_id=?", (doc_id,))
+                self._db.execute("UPDATE documents SET kind=?, effective_date=?, sync_date=?, title=?, content_hash=?,"
+                                 " ingested_at=?, authority=? WHERE id=?", (*values, doc_id))
+            else:
+                touched = set()
+                cur = self._db.execute(
+                    "INSERT INTO documents (source, lang, version, kind, effective_date, sync_date, title, content_hash,"
+                    " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)", (doc.source, doc.lang, doc.version, *values))
+                assert cur.lastrowid is not None  # always set by an INSERT
+                doc_id = cur.lastrowid
             given: dict[str, Node] = {}
             for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
                 given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
@@ -214,19 +228,28 @@ class Store:
             if doc_id not in fresh_docs:
                 key = NodeKey(version, lang, id_)
                 given.setdefault(key, []).append((authority, doc_id, _from_payload(key, payload)))
-        self._db.executemany("DELETE FROM nodes WHERE version=? AND lang=? AND id=?",
-                             [(k.version, k.lang, k.id) for k in keys])
-        node_rows, ref_rows = [], []
+        held = {NodeKey(v, lang, i): (owner, digest, order) for v, lang, i, owner, digest, order in self._db.execute(
+            "SELECT n.version, n.lang, n.id, n.doc_id, n.content_hash, n.ord FROM temp.keys k JOIN nodes n"
+            " ON n.version=k.version AND n.lang=k.lang AND n.id=k.id")}
+        node_rows, ref_rows, kept = [], [], set()
         for key, contributions in given.items():
             contributions.sort(key=lambda c: (-c[0], -c[1]))  # most authoritative first; the newer among equals
             node = contributions[0][2]
             for _, _, other in contributions[1:]:
                 node = merge_same_text(node, other)
+            digest = node_hash(node)
+            if held.get(key) == (contributions[0][1], digest, node.order):  # as it was: row, references, links stay
+                kept.add(key)
+                continue
             node_rows.append((key.version, key.lang, key.id, contributions[0][1], node.kind, node.number, node.title,
                               node.text, node.parent, node.order, _dump(list(node.examples)), _dump(list(node.aliases)),
-                              node.english, node.html, _dump(node.meta), node_hash(node)))
+                              node.english, node.html, _dump(node.meta), digest))
             ref_rows += [(key.version, key.lang, key.id, seq, r.kind, r.target, r.text, r.start, r.end, r.version)
                          for seq, r in enumerate(node.refs)]
+        rewritten = keys - kept
+        self._rewritten |= rewritten
+        self._db.executemany("DELETE FROM nodes WHERE version=? AND lang=? AND id=?",
+                             [(k.version, k.lang, k.id) for k in rewritten])
         self._db.executemany("INSERT INTO nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", node_rows)
         self._db.executemany("INSERT INTO refs (version, lang, node_id, seq, kind, target, text, start, end_,"
                              " cited_version) VALUES (?,?,?,?,?,?,?,?,?,?)", ref_rows)

@@ -166,14 +166,19 @@ def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDi
     return _diff(store, old, new, cached_changes(store, old, new))
 
 
-def diff_summary(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDiff:
+def diff_summary(store: Store, old: VersionInfo, new: VersionInfo,
+                 digests: dict[tuple[str, str], str] | None = None) -> VersionDiff:
     """:func:`diff_versions` without the unchanged nodes (only counted), kept whole in ``<kb_dir>/diff-cache/`` under
     the pair's :func:`version_digest` s and the digest of the unversioned nodes (whose references are checked for
-    retargeting): what a site rebuild reads for each version pair, recomputed only when one of them changed."""
+    retargeting): what a site rebuild reads for each version pair, recomputed only when one of them changed.
+    ``digests``: version digests already computed, by (version, lang) (filled here)."""
+    digests = {} if digests is None else digests
+    for version, lang in ((old.version, old.lang), (new.version, new.lang), (UNVERSIONED, new.lang)):
+        if (version, lang) not in digests:
+            digests[(version, lang)] = version_digest(store, version, lang)
     key = hashlib.sha256(json.dumps(["summary", CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
-                                     version_digest(store, old.version, old.lang),
-                                     version_digest(store, new.version, new.lang),
-                                     version_digest(store, UNVERSIONED, new.lang)]).encode()).hexdigest()[:32]
+                                     digests[(old.version, old.lang)], digests[(new.version, new.lang)],
+                                     digests[(UNVERSIONED, new.lang)]]).encode()).hexdigest()[:32]
     path = store.path.parent / CACHE_DIR / f"summary-{key}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
