@@ -307,9 +307,9 @@ def _verb_stem(name: str) -> tuple[str | None, str | None]:
 def _morphemes(text: str) -> list[tuple[int, int, str]]:
     """Sudachi's words of ``text``: (start, end, dictionary form). The system dictionary alone: verb stems are the
     same with or without the search's user dictionary, and links must not depend on which one a process uses."""
-    from kb.search.analysis import system_tokenizer
+    from kb.search.analysis import sudachi_words
 
-    return [(m.begin(), m.end(), m.dictionary_form()) for m in system_tokenizer().tokenize(text)]
+    return [(offset + m.begin(), offset + m.end(), m.dictionary_form()) for offset, m in sudachi_words(text, system=True)]
 
 
 def _is_verb_at(words: list[tuple[int, int, str]], stem_end: int, verb: str) -> bool:
