@@ -7,6 +7,11 @@ extracted (``ingest.cr_html`` gives it the lines of an HTML rules document). The
 the glossary (``用語集``, ``10. 用語集``, ``Glossary``), the glossary to the credits. Rule references are found here
 but resolved later (``kb.link.resolve``).
 
+A whole document has chapters 1 to 9 and ends with its glossary and its credits. One that is not — cut short,
+ending inside the rules or the glossary, or an excerpt — is still parsed, with a warning beginning ``incomplete:``
+(:data:`INCOMPLETE`) that says what it lacks, so that ``--strict`` refuses it and it never becomes the newest version
+unannounced.
+
 Versions: a Japanese translation is the version in its title ``マジック総合ルール(和訳 20250919.1 版)`` (a revision is
 its own version); its effective date is the date of the English rules it translates, from the line ``… が
 2025-07-25 に翻訳したものです。`` (else the version's digits), which is not always the title's date. An English
@@ -41,6 +46,7 @@ CREDITS_HEADING_RE = re.compile(r"^(?:\d{1,2}\.\s*)?(?:Credits|クレジット)$
 SENTENCE_END_RE = re.compile(r"(?:[。.．][”」』)）\"'’]*|[!?！？][”」』)）\"'’]+)$")  # ends a sentence, never a term
 SENSE_RE = re.compile(r"^\d{1,2}\.\s")  # "2. An activated or triggered ability …": a glossary entry's second sense
 SEE_TERM_RE = re.compile(r"^See ([^.]+)\.$|^「([^」]+)」(?:を)?参照。?$")
+INCOMPLETE = "incomplete:"  # how the warning about a document cut short begins
 HEADER_LINES = 80  # the title and translator lines are within the first lines (HTML pages have a few header blocks)
 MONTHS = {m: i for i, m in enumerate(
     "January February March April May June July August September October November December".split(), 1)}
@@ -64,11 +70,15 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
     rules_end = glossary_at if glossary_at is not None else (credits_at if credits_at is not None else len(lines))
     found: list[Diagnostic] = list(diagnostics)
     nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, found)
-    if glossary_at is None:
-        found.append(Diagnostic(source, f"line {rules_end}", "no glossary found"))
-    else:
+    if glossary_at is not None:
         end = credits_at if credits_at is not None else len(lines)
         nodes += _parse_glossary(lines, glossary_at + 1, end, lang, version, len(nodes), source, found, readings or {})
+    lacking = _lacking(lines, nodes, glossary_at, credits_at)
+    if lacking:
+        last = next((i + 1 for i in range(len(lines) - 1, -1, -1) if lines[i].strip()), len(lines))
+        found.insert(len(diagnostics), Diagnostic(  # before the records' warnings: it matters most
+            source, f"line {last}", f"{INCOMPLETE} the document {lacking}; it is stored as version {version} all the "
+            "same — ingest the whole file to replace it (--strict refuses it)"))
     return Document(
         source=source,
         kind=kind,
@@ -80,6 +90,22 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
         diagnostics=tuple(found),
         title="Magic: The Gathering Comprehensive Rules" if lang == "en" else "マジック総合ルール",
     )
+
+
+def _lacking(lines: list[str], nodes: list[Node], glossary_at: int | None, credits_at: int | None) -> str | None:
+    """What a document that is not whole lacks — its closing sections (cut short), or chapters (an excerpt); None
+    for a whole one: chapters 1 to 9, the glossary, then the credits with their text."""
+    if glossary_at is None:
+        return "ends inside the rules, without its glossary and credits (cut short?)"
+    if credits_at is None:
+        return "ends inside the glossary, without its credits (cut short?)"
+    if not any(line.strip() for line in lines[credits_at + 1:]):
+        return "ends at the credits' heading, without their text (cut short?)"
+    chapters = {n.number for n in nodes if n.kind == CHAPTER}
+    missing = [str(c) for c in range(1, 10) if str(c) not in chapters]
+    if missing:
+        return f"has no chapter {', '.join(missing)} (an excerpt?)"
+    return None
 
 
 def _identify(lines: list[str], source: str) -> tuple[str, str, str | None]:

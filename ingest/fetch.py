@@ -3,11 +3,17 @@
 :func:`crawl` walks a profile (:mod:`ingest.sites`) from its seeds, breadth first, and stores every response in the
 cache (:mod:`ingest.cache`). Politeness: robots.txt is obeyed (Protego), including ``Crawl-delay`` and
 ``Request-rate``; requests to a host are sequential on one connection and spaced by at least the delay (default one
-second, longer when robots.txt asks); the User-Agent names kb and a contact URL; connect and read timeouts; connection
-errors, timeouts and 5xx are retried with exponential backoff and jitter, 429/503 wait for ``Retry-After``; a URL that
-still fails after ``max_tries`` is recorded as failed and the crawl goes on. Re-fetches are conditional
-(``If-None-Match``/``If-Modified-Since``) and a 304 re-uses the cached body. Redirects are followed only within the
-base URL; responses of the wrong type (HTML expected, or a text file) or over 20 MB are refused.
+second, longer when robots.txt asks, up to ``max_crawl_delay`` — five minutes — with a note in the report); the
+User-Agent names kb and a contact URL; connect and read timeouts, and an overall deadline per request
+(``request_deadline``: every socket read and write of a request ends by it, so a server that trickles bytes cannot
+hold the crawl); connection errors,
+timeouts and 5xx are retried with exponential backoff and jitter, 429/503 wait for ``Retry-After`` (up to
+``max_retry_after``); a URL that still fails after ``max_tries`` is recorded as failed and the crawl goes on.
+Re-fetches are conditional (``If-None-Match``/``If-Modified-Since``) and a 304 re-uses the cached body. Redirects —
+of robots.txt too — are followed one request at a time, under the same spacing, retries and limits, at most
+:data:`MAX_REDIRECTS` of them; pages' only within the base URL. Responses of the wrong type (HTML expected, or a text
+file) or over 20 MB are refused. URLs carrying a user name or password are refused (kb would store them in the
+source, the export and the cache).
 
 Resume: the site's crawl state records when a crawl started; until it finishes, a rerun of the same crawl takes every
 page confirmed since that moment from the cache without asking the server again.
@@ -43,10 +49,12 @@ class Politeness:
     contact: str | None = None  # URL or address the site owner can reach us at, put in the User-Agent
     connect_timeout: float = 10.0
     read_timeout: float = 30.0
+    request_deadline: float = 120.0  # a whole request (connect, headers, body) ends by then, however bytes trickle
     max_tries: int = 4
     backoff_base: float = 1.0  # first retry waits about this long, doubling each time (with ±50 % jitter)
     backoff_cap: float = 60.0
     max_retry_after: float = 600.0  # a longer Retry-After fails the URL instead of stalling the crawl
+    max_crawl_delay: float = 300.0  # a longer robots.txt Crawl-delay or Request-rate is capped here, with a note
     max_bytes: int = MAX_BYTES
 
     @property
@@ -70,6 +78,7 @@ class CrawlReport:
     failed: dict[str, str] = field(default_factory=dict)  # URL → reason
     robots_skipped: list[str] = field(default_factory=list)
     pending: int = 0  # targets still queued
+    notes: list[str] = field(default_factory=list)  # what the user should know (a capped Crawl-delay)
 
     @property
     def done(self) -> int:
@@ -99,23 +108,99 @@ class _Response:
     body: bytes
 
 
+class _DeadlineNetwork:
+    """httpcore's network, each socket read, write and handshake bounded by the current request's deadline as well
+    as by its own timeout: a server sending one byte a second never stays within the read timeout long enough."""
+
+    def __init__(self):
+        import httpcore
+
+        self._httpcore = httpcore
+        self._backend = httpcore.SyncBackend()
+        self.until: float | None = None  # time.monotonic() by which the current request must be done
+
+    def expired(self) -> bool:
+        return self.until is not None and time.monotonic() >= self.until
+
+    def limit(self, timeout: float | None) -> float | None:
+        if self.until is None:
+            return timeout
+        left = self.until - time.monotonic()
+        if left <= 0:
+            raise self._httpcore.ReadTimeout("request deadline passed")
+        return left if timeout is None else min(timeout, left)
+
+    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+        return _DeadlineStream(self._backend.connect_tcp(host, port, self.limit(timeout), local_address,
+                                                         socket_options), self)
+
+    def connect_unix_socket(self, path, timeout=None, socket_options=None):
+        return _DeadlineStream(self._backend.connect_unix_socket(path, self.limit(timeout), socket_options), self)
+
+    def sleep(self, seconds: float) -> None:
+        self._backend.sleep(seconds)
+
+
+class _DeadlineStream:
+    """A network stream of :class:`_DeadlineNetwork`."""
+
+    def __init__(self, stream, network: _DeadlineNetwork):
+        self._stream = stream
+        self._network = network
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._stream.read(max_bytes, self._network.limit(timeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._stream.write(buffer, self._network.limit(timeout))
+
+    def close(self) -> None:
+        self._stream.close()
+
+    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+        return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, self._network.limit(timeout)),
+                               self._network)
+
+    def get_extra_info(self, info: str):
+        return self._stream.get_extra_info(info)
+
+
+def refuse_credentials(url: str) -> None:
+    """KbError for a URL with a user name or password (shown without them): kb would keep them in the source,
+    the export and the cache folder's name, and sends no credentials anyway."""
+    parts = urlsplit(url)
+    if parts.username is not None or parts.password is not None:
+        shown = parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+        raise KbError(f"{shown}: the URL carries a user name or password; kb does not send or keep credentials — "
+                      "give the URL without them")
+
+
 class PoliteClient:
     """One HTTP client per crawl: robots.txt per origin, request spacing per host, retries, size/type limits."""
 
-    def __init__(self, politeness: Politeness, base: str):
+    def __init__(self, politeness: Politeness, base: str, report: CrawlReport | None = None):
+        import httpcore
         import httpx
 
         self.politeness = politeness
         self.base = base
+        self.report = report
         self._httpx = httpx
+        self._network = _DeadlineNetwork()
+        transport = httpx.HTTPTransport()
+        # httpx's transport, on a connection pool whose network bounds every request by its deadline
+        transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), max_connections=1,
+                                                  max_keepalive_connections=1, keepalive_expiry=5.0,
+                                                  network_backend=self._network)
         self.client = httpx.Client(
             headers={"User-Agent": politeness.user_agent},
             timeout=httpx.Timeout(politeness.read_timeout, connect=politeness.connect_timeout),
-            limits=httpx.Limits(max_connections=1, max_keepalive_connections=1),
+            transport=transport,
             follow_redirects=False,
         )
         self._robots: dict[str, object] = {}
         self._ready_at: dict[str, float] = {}  # host → monotonic time of its next allowed request
+        self._noted: set[str] = set()
 
     def close(self) -> None:
         self.client.close()
@@ -128,8 +213,8 @@ class PoliteClient:
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self._robots:
             try:
-                response = self._request(origin + "/robots.txt", None, follow=True)
-                if response.status >= 500:
+                response = self._following(origin + "/robots.txt")
+                if response.status >= 500 or response.status in REDIRECT_CODES:
                     raise FetchFailed(f"HTTP {response.status}")
                 text = response.body.decode("utf-8", "replace") if response.status == 200 else ""
                 self._robots[origin] = Protego.parse(text)
@@ -144,13 +229,23 @@ class PoliteClient:
         return robots.can_fetch(url, ROBOTS_AGENT)
 
     def _delay(self, url: str) -> float:
+        """Seconds between requests to the host of ``url``: ``--delay``, or longer when its robots.txt asks, up to
+        ``max_crawl_delay`` (a longer wish is noted in the report once, and capped)."""
         delay = self.politeness.delay
-        robots = self._robots.get("{0.scheme}://{0.netloc}".format(urlsplit(url)))
+        origin = "{0.scheme}://{0.netloc}".format(urlsplit(url))
+        robots = self._robots.get(origin)
         if robots is not None and not isinstance(robots, FetchFailed):
-            delay = max(delay, robots.crawl_delay(ROBOTS_AGENT) or 0)
+            asked = robots.crawl_delay(ROBOTS_AGENT) or 0
             rate = robots.request_rate(ROBOTS_AGENT)
             if rate and rate.requests:
-                delay = max(delay, rate.seconds / rate.requests)
+                asked = max(asked, rate.seconds / rate.requests)
+            cap = self.politeness.max_crawl_delay
+            if asked > cap and origin not in self._noted:
+                self._noted.add(origin)
+                if self.report is not None:
+                    self.report.notes.append(f"{origin}/robots.txt asks for {asked:g} s between requests; kb waits "
+                                             f"{max(delay, cap):g} s, its cap")
+            delay = max(delay, min(asked, cap))
         return delay
 
     def _wait_turn(self, host: str) -> None:
@@ -166,17 +261,32 @@ class PoliteClient:
         return min(p.backoff_cap, p.backoff_base * 2 ** (attempt - 1)) * random.uniform(0.5, 1.5)
 
     # -- requests --------------------------------------------------------------------------------------------
+    def _following(self, url: str) -> _Response:
+        """GET ``url`` following redirects (to any host, as robots.txt may), each one a request of its own under
+        :meth:`_request`'s spacing, retries and limits; at most :data:`MAX_REDIRECTS` of them."""
+        for _ in range(MAX_REDIRECTS + 1):
+            response = self._request(url, None)
+            location = response.headers.get("location")
+            if response.status not in REDIRECT_CODES or not location:
+                return response
+            url = canonical_url(urljoin(url, location))
+            if urlsplit(url).scheme not in ("http", "https"):
+                raise FetchFailed(f"redirect to {url}, not an http(s) URL")
+        raise FetchFailed(f"more than {MAX_REDIRECTS} redirects")
+
     def _request(self, url: str, target: Target | None, *, profile: SiteProfile | None = None,
-                 headers: dict[str, str] | None = None, follow: bool = False) -> _Response:
-        """One GET with retries. Returns the final response of any status but 5xx/429 (those are retried)."""
+                 headers: dict[str, str] | None = None) -> _Response:
+        """One GET with retries. Returns the final response of any status but 5xx/429 (those are retried). The
+        whole request, body included, must be done within ``request_deadline``; one that is not fails at once."""
         httpx = self._httpx
         host = urlsplit(url).netloc
         reason = ""
         for attempt in range(1, self.politeness.max_tries + 1):
             self._wait_turn(host)
             retry_wait = None
+            self._network.until = time.monotonic() + self.politeness.request_deadline
             try:
-                with self.client.stream("GET", url, headers=headers or {}, follow_redirects=follow) as r:
+                with self.client.stream("GET", url, headers=headers or {}) as r:
                     if r.status_code == 200:
                         self._check(r, target, profile)
                     body = self._read(r)  # read even error bodies, so the connection can be reused
@@ -187,10 +297,14 @@ class PoliteClient:
                     if retry_wait is not None and retry_wait > self.politeness.max_retry_after:
                         raise FetchFailed(f"{reason}, Retry-After {retry_wait:.0f} s is too long; try later")
             except httpx.TimeoutException as exc:
+                if self._network.expired():
+                    raise FetchFailed(f"no whole response within {self.politeness.request_deadline:g} s "
+                                      "(the server is too slow); not retried") from None
                 reason = f"{type(exc).__name__.replace('Timeout', ' timeout').lower()}"
             except httpx.TransportError as exc:
                 reason = f"connection error ({exc or type(exc).__name__})"
             finally:
+                self._network.until = None
                 self._hold(host, self._delay(url))
             if attempt < self.politeness.max_tries:
                 self._hold(host, retry_wait if retry_wait is not None else self._backoff(attempt))
@@ -221,6 +335,8 @@ class PoliteClient:
     def _read(self, r) -> bytes:
         chunks, size = [], 0
         for chunk in r.iter_bytes():
+            if self._network.expired():  # bytes keep coming, but too slowly
+                raise self._httpx.ReadTimeout("request deadline passed")
             size += len(chunk)
             if size > self.politeness.max_bytes:
                 raise FetchFailed(f"response too large (over {self.politeness.max_bytes / 1e6:g} MB)")
@@ -278,6 +394,8 @@ def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, de
     if site not in PROFILES:
         raise KbError(f"{site}: unknown site; choose one of {', '.join(sorted(PROFILES))}")
     profile = PROFILES[site]
+    for url in [base_url or "", *args]:
+        refuse_credentials(url)
     base = normalise_base(base_url or profile.default_base)
     seeds = profile.seeds(base, list(args))
     cache = SiteCache(Path(kb_dir), site)
@@ -289,7 +407,7 @@ def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, de
     report = CrawlReport(site)
     queue = deque(seeds)
     seen = {s.url for s in seeds}
-    client = PoliteClient(politeness, base)
+    client = PoliteClient(politeness, base, report)
     try:
         while queue:
             report.pending = len(queue)
@@ -340,6 +458,7 @@ def fetch_url(url: str, *, kb_dir: Path, politeness: Politeness | None = None) -
     """Fetch one URL politely (robots.txt, conditional request against the cache) and return its bytes as a parser
     should see them (see :func:`ingest.cache.bytes_for_parser`), cached under the kb folder ``kb_dir``. Raises
     KbError naming the URL on failure."""
+    refuse_credentials(url)
     url = canonical_url(url)
     parts = urlsplit(url)
     if parts.scheme not in ("http", "https"):

@@ -44,6 +44,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import lxml.html
 from lxml import etree
 
+from ingest.htmltree import html_document
 from ingest.refs import find_rule_refs
 from kb import rulenum
 from kb.model import (
@@ -400,7 +401,7 @@ def parse_mtgwiki(data: bytes, source: str) -> Document:
     if not text.strip():
         return _with(empty, diagnostics, Diagnostic(source, "", "empty page; no article stored"))
     try:
-        tree = lxml.html.document_fromstring(text)
+        tree = html_document(text, source, diagnostics)
     except (etree.ParserError, ValueError) as exc:
         return _with(empty, diagnostics, Diagnostic(source, "", f"not readable as HTML ({exc}); no article stored"))
     page = _PageIndex.build(tree)

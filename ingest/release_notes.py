@@ -20,9 +20,9 @@ import re
 from pathlib import PurePosixPath
 from urllib.parse import unquote, urlsplit
 
-import lxml.html
 from lxml import etree
 
+from ingest.htmltree import html_document
 from ingest.mtgwiki import decode_html, split_card_name
 from kb.model import NOTE, REF_CARD, REF_MECHANIC, UNVERSIONED, Diagnostic, Document, Node, Ref
 from kb.sanitize import sanitize_html
@@ -55,7 +55,7 @@ def parse_release_notes(data: bytes, source: str) -> Document:
 
 def _html_to_text(text: str, source: str, diagnostics: list[Diagnostic]) -> tuple[str, str | None]:
     try:
-        tree = lxml.html.document_fromstring(re.sub(r"^\s*<\?xml[^>]*\?>", "", text))
+        tree = html_document(re.sub(r"^\s*<\?xml[^>]*\?>", "", text), source, diagnostics)
     except (etree.ParserError, ValueError) as exc:
         diagnostics.append(Diagnostic(source, "", f"not readable as HTML ({exc})"))
         return "", None

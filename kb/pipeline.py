@@ -8,6 +8,8 @@ rest go in.
 from __future__ import annotations
 
 import hashlib
+import os
+import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -15,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites
+from ingest.fetch import MAX_BYTES
 from ingest.kinds import authority, kinds_of_site, parse_source
 from ingest.sites import PAGE
 from kb.errors import KbError
@@ -58,24 +61,46 @@ def gather(sources: Iterable[str]) -> list[str]:
 
 
 def read_source(source: str, kb_dir: Path | None = None) -> bytes:
-    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir``."""
+    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir``. A file must be a
+    regular file (not a FIFO or a device such as /dev/zero) of at most :data:`ingest.fetch.MAX_BYTES`, as a
+    fetched response must."""
     if "://" in source:
         from ingest.fetch import fetch_url
 
         return fetch_url(source, kb_dir=kb_dir)
     try:
-        return Path(source).read_bytes()
+        fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
     except FileNotFoundError:
         raise KbError(f"{source}: no such file") from None
-    except IsADirectoryError:
-        raise KbError(f"{source}: is a folder") from None
     except OSError as exc:
         raise KbError(f"{source}: cannot read ({exc.strerror})") from None
+    with os.fdopen(fd, "rb") as f:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise KbError(f"{source}: is a folder")
+        if not stat.S_ISREG(mode):
+            what = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else "a device"
+            raise KbError(f"{source}: not a regular file ({what}); give a file or a folder")
+        size = os.fstat(fd).st_size
+        if size > MAX_BYTES:
+            raise KbError(f"{source}: {size / 1e6:.1f} MB, over the {MAX_BYTES / 1e6:g} MB a source may have")
+        try:
+            data = f.read(MAX_BYTES + 1)
+        except OSError as exc:
+            raise KbError(f"{source}: cannot read ({exc.strerror})") from None
+    if len(data) > MAX_BYTES:  # it grew while we read
+        raise KbError(f"{source}: over the {MAX_BYTES / 1e6:g} MB a source may have")
+    return data
+
+
+INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit until its index update is done
 
 
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
-    """Store parsed documents and link what they changed in one transaction, then update the search index (holding
-    the kb folder's writer lock)."""
+    """Store parsed documents and link what they changed in one transaction, then update the search index — and
+    when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
+    :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
+    node missing from the index or stale in it is indexed again. All of it holding the kb folder's writer lock."""
     with writer_lock(store.kb_dir):
         return _ingest_documents(store, documents, report, strict)
 
@@ -85,6 +110,8 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
         report.documents.append(doc)
         report.warnings += doc.diagnostics
     changed: set[tuple[str, str]] = set()  # (version, lang) of the documents stored
+    pending = store.kb_dir / INDEX_PENDING
+    lagging = pending.exists()  # an earlier ingest stopped (killed, Ctrl-C) before its index update was done
     ranks = authority()
     with store.transaction():
         for doc in documents:
@@ -93,23 +120,44 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
                 changed.add((doc.version, doc.lang))
             else:
                 report.unchanged += 1
-        if not report.stored:  # the store is as it was: so are its links and its search index
+        if not report.stored:  # the store is as it was: so are its links
             report.links = stored_report(store)
-            if strict and (report.warnings or report.failed or report.links.total_unresolved):
-                raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
-                              f"{len(report.failed)} failed sources")
-            return report
-        # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve.link
-        rewritten = store.take_rewritten()  # the nodes that changed: only they (and what names them) are linked again
-        report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed, rewritten)
-        if strict and (report.warnings or report.failed or report.links.total_unresolved):
+        else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
+            rewritten = store.take_rewritten()  # the nodes that changed: only they (and what names them) are linked again
+            report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
+                                rewritten)
+        refused = _refused_by_strict(report, documents) if strict else []
+        if refused:
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
-                          f"{len(report.failed)} failed sources; nothing was stored")
+                          f"{len(report.failed)} failed sources" + ("; nothing was stored" if report.stored else "")
+                          + f"; first: {refused[0]}")
+        if report.stored:
+            pending.touch()  # committed with the store; removed once the index has caught up
     from kb.search.index import update_index
 
-    # after the commit: only the changed versions' nodes are compared, and those whose content changed re-indexed
-    report.index = update_index(store, scopes=None if any(v == UNVERSIONED for v, _ in changed) else changed)
+    if not report.stored and not lagging:
+        return report  # the store is as it was, and so is its search index
+    try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
+        report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
+                                    else changed)
+    except KeyboardInterrupt:
+        raise KbError(f"{store.path}: interrupted while updating the search index; the sources are stored: "
+                      "run 'kb index' (or 'kb ingest' again) to complete the index") from None
+    pending.unlink(missing_ok=True)
     return report
+
+
+def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[str]:
+    """What ``--strict`` refuses: every failed source and every warning about a source (records skipped, a rules
+    text cut short or an excerpt: :data:`ingest.cr_text.INCOMPLETE`), and every unresolved reference — but those a
+    whole official rules text makes itself: its own errors, which no ingest can mend (the official glossary's "Map"
+    cites rule 110.10 for 111.10). They are reported like any other."""
+    from ingest.cr_text import INCOMPLETE
+
+    whole = {d.source for d in documents if d.kind == "cr-text"
+             and not any(w.message.startswith(INCOMPLETE) for w in d.diagnostics)}
+    return [*report.failed, *map(str, report.warnings),
+            *(str(d) for d in report.links.diagnostics if d.source not in whole)]
 
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,

@@ -9,8 +9,10 @@ import sys
 import click
 
 from ingest.kinds import KIND_NAMES
+from kb.cli.terminal import terminal_safe
 from kb.errors import KbError
-from kb.store import Store
+from kb.store import DB_NAME, Store, default_kb_dir
+from kb.store.schema import damaged_database_error
 
 
 class KbGroup(click.Group):
@@ -18,17 +20,22 @@ class KbGroup(click.Group):
         try:
             return super().invoke(ctx)
         except KbError as exc:
-            click.echo(f"kb: error: {exc}", err=True)
+            click.echo(f"kb: error: {terminal_safe(str(exc))}", err=True)
             sys.exit(1)
         except BrokenPipeError:  # output piped into head & co.
             sys.stderr.close()
             sys.exit(0)
         except (click.exceptions.Exit, click.ClickException, click.Abort, SystemExit, KeyboardInterrupt):
             raise
-        except Exception as exc:  # a bug
+        except Exception as exc:  # a bug, or a database SQLite cannot read
+            damaged = damaged_database_error(default_kb_dir(ctx.obj.get("kb_dir") if ctx.obj else None) / DB_NAME, exc)
+            if damaged is not None:
+                click.echo(f"kb: error: {terminal_safe(str(damaged))}", err=True)
+                sys.exit(1)
             if ctx.obj and ctx.obj.get("debug"):
                 raise
-            click.echo(f"kb: internal error: {type(exc).__name__}: {exc} (run with --debug for the traceback)", err=True)
+            click.echo(f"kb: internal error: {type(exc).__name__}: {terminal_safe(str(exc))} (run with --debug for the "
+                       "traceback)", err=True)
             sys.exit(2)
 
 
@@ -92,15 +99,19 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
 
 
 def print_ingest_report(report, *, quiet: bool = False) -> None:
-    for line in report.failed:  # even with --quiet: a source that could not be read is never silent
-        click.echo(f"error: {line}", err=True)
+    """Warnings of the sources read now, then the unresolved references — listed only when this ingest changed the
+    store (else they are those of earlier ingests, counted) — and the errors last, where they are seen: even with
+    --quiet, a source that could not be read is never silent."""
     if not quiet:
         for w in report.warnings:
-            click.echo(f"warning: {w}", err=True)
-        for d in report.links.diagnostics[:50]:
-            click.echo(f"warning: {d}", err=True)
-        if len(report.links.diagnostics) > 50:
-            click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
+            click.echo(f"warning: {terminal_safe(str(w))}", err=True)
+        if report.stored:
+            for d in report.links.diagnostics[:50]:
+                click.echo(f"warning: {terminal_safe(str(d))}", err=True)
+            if len(report.links.diagnostics) > 50:
+                click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
+    for line in report.failed:
+        click.echo(f"error: {terminal_safe(line)}", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
     click.echo(f"sources: {report.stored + report.unchanged} read ({report.stored} stored, {report.unchanged} unchanged), "
                f"{len(report.failed)} failed")
@@ -166,13 +177,13 @@ def links(ctx, node, version, lang, as_json):
         click.echo(json.dumps(result, ensure_ascii=False, indent=1))
         return
     for item in result:
-        click.echo(f"{item['id']} [{item['version'] or '-'} {item['lang']}] {item['label']}")
+        click.echo(terminal_safe(f"{item['id']} [{item['version'] or '-'} {item['lang']}] {item['label']}"))
         click.echo("  refers to:")
         for r in item["refers_to"]:
-            click.echo(f"    {r['kind']:9} {r['target']:20} → {r.get('node', {}).get('id', '(unresolved)')}")
+            click.echo(terminal_safe(f"    {r['kind']:9} {r['target']:20} → {r.get('node', {}).get('id', '(unresolved)')}"))
         click.echo("  cited by:")
         for c in item["cited_by"]:
-            click.echo(f"    {c['id']} [{c['version'] or '-'} {c['lang']}] {c.get('label') or ''}")
+            click.echo(terminal_safe(f"    {c['id']} [{c['version'] or '-'} {c['lang']}] {c.get('label') or ''}"))
 
 
 from kb.cli.fetch import fetch  # noqa: E402

@@ -8,6 +8,7 @@ import sys
 import click
 
 from ingest.kinds import FETCH_SITES
+from kb.cli.terminal import terminal_safe
 
 
 @click.command("fetch")
@@ -103,6 +104,8 @@ def _print_summary(report) -> None:
                f"resumed from cache {len(report.resumed)}, failed {len(report.failed)}, "
                f"skipped by robots.txt {len(report.robots_skipped)}")
     for url, reason in report.failed.items():
-        click.echo(f"failed: {url}: {reason}", err=True)
+        click.echo(terminal_safe(f"failed: {url}: {reason}"), err=True)
     for url in report.robots_skipped:
-        click.echo(f"skipped by robots.txt: {url}", err=True)
+        click.echo(terminal_safe(f"skipped by robots.txt: {url}"), err=True)
+    for note in report.notes:
+        click.echo(terminal_safe(f"note: {note}"), err=True)

@@ -6,6 +6,8 @@ import json
 
 import click
 
+from kb.cli.terminal import terminal_safe
+
 
 @click.command()
 @click.argument("query")
@@ -42,21 +44,22 @@ def search(ctx, query, as_json, limit, kind, lang, version):
         click.echo(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=1))
         return
     if not hits:
-        click.echo(f"no results for {query!r}", err=True)
+        click.echo(f"no results for {terminal_safe(repr(query))}", err=True)
         return
     for hit in hits:
         label = " ".join(x for x in (hit.number, hit.title) if x) or hit.id
         where = f"  ({hit.section})" if hit.section and hit.section != label else ""
-        click.echo(f"{click.style(label, bold=True)} [{hit.kind} {hit.lang} {hit.version or '-'}] {hit.url}{where}")
-        click.echo("    " + _highlighted(hit.snippet, hit.highlights).replace("\n", " "))
+        click.echo(f"{click.style(terminal_safe(label), bold=True)} [{hit.kind} {hit.lang} {hit.version or '-'}] "
+                   f"{terminal_safe(hit.url + where)}")
+        click.echo("    " + _highlighted(hit.snippet.replace("\n", " "), hit.highlights))
 
 
 def _highlighted(snippet: str, spans) -> str:
     out, at = [], 0
     for start, end in spans:
-        out += [snippet[at:start], click.style(snippet[start:end], fg="yellow", bold=True)]
+        out += [terminal_safe(snippet[at:start]), click.style(terminal_safe(snippet[start:end]), fg="yellow", bold=True)]
         at = end
-    out.append(snippet[at:])
+    out.append(terminal_safe(snippet[at:]))
     return "".join(out)
 
 
@@ -64,20 +67,26 @@ def _highlighted(snippet: str, spans) -> str:
 @click.option("--rebuild", is_flag=True, help="Drop the index and build it again from the store.")
 @click.pass_context
 def index_command(ctx, rebuild):
-    """Bring the search index up to date with the knowledge base ('kb ingest' already does this).
+    """Check the search index against the knowledge base and bring it up to date ('kb ingest' already does this):
+    a damaged index is rebuilt, documents missing or stale are indexed again.
 
     \b
     Example:
         kb index
         kb index --rebuild
     """
-    from kb.search.index import update_index
+    from kb.search.index import update_index, verify_index
     from kb.store import Store
-
     from kb.store.lock import writer_lock
 
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store, writer_lock(store.kb_dir):
-        report = update_index(store, rebuild=rebuild)
+        if rebuild:
+            report = update_index(store, rebuild=True)
+        else:
+            check = verify_index(store)
+            if check.damage:
+                click.echo(f"index: damaged ({terminal_safe(check.damage)}); rebuilt", err=True)
+            report = check.report
     if report.notice:
-        click.echo(f"notice: {report.notice}", err=True)
+        click.echo(f"notice: {terminal_safe(report.notice)}", err=True)
     click.echo(f"index: {report.added} added, {report.updated} updated, {report.removed} removed, {report.total} nodes")

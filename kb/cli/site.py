@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from kb.cli.terminal import terminal_safe
 from kb.errors import KbError
 
 
@@ -35,9 +36,9 @@ def build(ctx, out, strict, base_url):
     for line in report.notices:
         click.echo(f"notice: {line}", err=True)
     for line in report.broken[:20]:
-        click.echo(f"warning: broken link {line}", err=True)
+        click.echo(terminal_safe(f"warning: broken link {line}"), err=True)
     for line in report.unresolved[:20]:
-        click.echo(f"warning: unresolved reference: {line}", err=True)
+        click.echo(terminal_safe(f"warning: unresolved reference: {line}"), err=True)
     more = len(report.broken) + len(report.unresolved) - min(20, len(report.broken)) - min(20, len(report.unresolved))
     if more > 0:
         click.echo(f"warning: … and {more} more", err=True)

@@ -7,6 +7,8 @@ import json
 
 import click
 
+from kb.cli.terminal import terminal_safe
+
 LANGS = click.Choice(["ja", "en"])
 
 
@@ -81,7 +83,8 @@ def diff(ctx, old, new, lang, as_json, show_all):
     for change in result.changes:
         if change.status == "unchanged" and not show_all:
             continue
-        click.echo(f"{_STATUS_MARK[change.status]} {change.label}" + (f"  ({change.similarity:.2f})" if change.status == "moved" else "")
+        click.echo(f"{_STATUS_MARK[change.status]} {terminal_safe(change.label)}"
+                   + (f"  ({change.similarity:.2f})" if change.status == "moved" else "")
                    + ("  [references renumbered]" if change.edit == "references" else ""))
         if change.status in ("changed", "moved") and change.ops:
             click.echo("    " + render_ops(change.ops).replace("\n", "\n    "))
@@ -94,7 +97,7 @@ def diff(ctx, old, new, lang, as_json, show_all):
             where = f"now {r.moved_to.split(':', 1)[1]}" if r.moved_to else "removed"
             now = f"; {r.target} is now another rule" if r.now_at_target else f"; {r.target} no longer exists"
             source = f"{r.source_id} [{r.source_version or 'unversioned'}]"
-            click.echo(f"  {source} cites {r.target}: that rule is {where}{now}")
+            click.echo(terminal_safe(f"  {source} cites {r.target}: that rule is {where}{now}"))
 
 
 _STATUS_MARK = {"added": "+", "removed": "-", "changed": "~", "moved": ">", "unchanged": "="}
@@ -113,17 +116,17 @@ def render_ops(ops, context: int = 60) -> str:
                 text = "… " + text[-context:]
             elif i == len(ops) - 1 and len(text) > context:
                 text = text[:context] + " …"
-            out.append(text)
+            out.append(terminal_safe(text, keep_newlines=True))
         elif op.op == "delete":
-            out.append(click.style(f"[-{op.text}-]", fg="red"))
+            out.append(click.style(f"[-{terminal_safe(op.text, keep_newlines=True)}-]", fg="red"))
         else:
-            out.append(click.style(f"{{+{op.text}+}}", fg="green"))
+            out.append(click.style(f"{{+{terminal_safe(op.text, keep_newlines=True)}+}}", fg="green"))
     return "".join(out)
 
 
 def _clip(text: str | None, limit: int = 200) -> str:
     flat = " ".join((text or "").split())
-    return flat if len(flat) <= limit else flat[:limit] + "…"
+    return terminal_safe(flat if len(flat) <= limit else flat[:limit] + "…")
 
 
 @click.command()
@@ -154,7 +157,7 @@ def history(ctx, rule, lang, version, as_json):
                "removed": "removed"}.get(e.status)
         if e.status == "moved":
             how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (f", {edited}" if e.ops else "")
-        click.echo(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}")
+        click.echo(terminal_safe(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}"))
         if e.ops:
             click.echo("    " + render_ops(e.ops).replace("\n", "\n    "))
         elif e.status in ("first", "added"):

@@ -306,9 +306,9 @@ def _verb_stem(name: str) -> tuple[str | None, str | None]:
 
 def _morphemes(text: str) -> list[tuple[int, int, str]]:
     """Sudachi's words of ``text``: (start, end, dictionary form)."""
-    from kb.search.analysis import sudachi_tokenizer
+    from kb.search.analysis import sudachi_words
 
-    return [(m.begin(), m.end(), m.dictionary_form()) for m in sudachi_tokenizer().tokenize(text)]
+    return [(offset + m.begin(), offset + m.end(), m.dictionary_form()) for offset, m in sudachi_words(text)]
 
 
 def _is_verb_at(words: list[tuple[int, int, str]], stem_end: int, verb: str) -> bool:

@@ -30,6 +30,10 @@ Contract — what the index holds (the static site must reproduce this exactly; 
 Positions count the kept mode-C terms (and Latin words), so a quoted phrase matches across dropped particles
 (``"呪文を唱える"`` = ``呪文``, ``唱える`` at consecutive positions); extra index terms share their word's position.
 
+Text of any length is analysed: SudachiPy refuses an input over :data:`SUDACHI_MAX_BYTES`, so a longer Japanese run
+reaches it in pieces (:func:`sudachi_pieces`, cut where no word can go on; every caller of Sudachi goes through
+:func:`sudachi_words`).
+
 Terms depend on the Sudachi dictionary (``sudachidict-core``, pinned by the environment); an exported vocabulary
 is therefore tied to the index it was exported from.
 
@@ -74,6 +78,7 @@ _RUN = re.compile(rf"(?P<number>(?<![0-9.]){rulenum.RULE}{rulenum.LETTER}?(?![a-
                   r"|(?P<ja>(?:(?![\x00-\x7f])[\w・･])+)")
 _JAPANESE_CHAR = re.compile(r"(?:(?![\x00-\x7f])[\w・･])")  # what a Japanese run is made of
 _KATAKANA = re.compile(r"^[\u30a1-\u30fa\u30fc]+$")
+_HIRAGANA_CHAR = re.compile(r"[\u3041-\u309f]")
 _KATAKANA_DOTTED = re.compile(r"[\u30a1-\u30fa\u30fc]+(?:[・･][\u30a1-\u30fa\u30fc]+)+")
 
 
@@ -122,6 +127,47 @@ def sudachi_tokenizer():
     from sudachipy import Dictionary
 
     return Dictionary().tokenizer()
+
+
+SUDACHI_MAX_BYTES = 49149  # SudachiPy refuses a longer input ("Input is too long")
+SUDACHI_PIECE_CHARS = SUDACHI_MAX_BYTES // 4  # at most 4 UTF-8 bytes a character: a piece this long always passes
+_NOT_IN_A_WORD = re.compile(r"[^\w・･]")
+
+
+def sudachi_pieces(text: str) -> list[tuple[int, str]]:
+    """``text`` as (offset, piece) pairs of at most :data:`SUDACHI_PIECE_CHARS` characters, so that Sudachi takes
+    text of any length: a long text is cut after the last character of a piece that cannot be inside a word
+    (a line break, space or punctuation), else at the last change between hiragana and other characters (where
+    Japanese words mostly end), else where the piece is full."""
+    out = []
+    start = 0
+    while len(text) - start > SUDACHI_PIECE_CHARS:
+        window = text[start:start + SUDACHI_PIECE_CHARS]
+        cut = _piece_end(window)
+        out.append((start, window[:cut]))
+        start += cut
+    out.append((start, text[start:]))
+    return out
+
+
+def _piece_end(window: str) -> int:
+    half = len(window) // 2
+    for i in range(len(window) - 1, half, -1):
+        if _NOT_IN_A_WORD.match(window[i - 1]):
+            return i
+    for i in range(len(window) - 1, half, -1):
+        if bool(_HIRAGANA_CHAR.match(window[i - 1])) != bool(_HIRAGANA_CHAR.match(window[i])):
+            return i
+    return len(window)
+
+
+def sudachi_words(text: str, mode=None):
+    """Sudachi's morphemes of ``text`` of any length (see :func:`sudachi_pieces`), as (offset, morpheme) pairs:
+    ``offset + m.begin()`` is the morpheme's place in ``text`` (its ``split`` parts' too)."""
+    tokenizer = sudachi_tokenizer()
+    for offset, piece in sudachi_pieces(text):
+        for m in tokenizer.tokenize(piece) if mode is None else tokenizer.tokenize(piece, mode):
+            yield offset, m
 
 
 @lru_cache(maxsize=1)
@@ -178,8 +224,8 @@ def japanese_words(run, *, index: bool) -> list[tuple[str, str, int, int, None]]
     dotted = [(m.start(), m.end(), re.sub(f"[{MIDDLE_DOTS}]", "", m.group(0)))
               for m in _KATAKANA_DOTTED.finditer(chunk)]
     out: list[tuple[str, str, int, int, None]] = []
-    for m in sudachi_tokenizer().tokenize(chunk, mode_c):
-        b, e = m.begin(), m.end()
+    for offset, m in sudachi_words(chunk, mode_c):
+        b, e = offset + m.begin(), offset + m.end()
         kind = FUNCTION if m.part_of_speech()[0] in DROPPED_POS else FORM
         compound = next((d for d in dotted if d[0] <= b < d[1]), None)
         if compound is not None:
@@ -194,7 +240,7 @@ def japanese_words(run, *, index: bool) -> list[tuple[str, str, int, int, None]]
             if len(parts) > 1:
                 for p in parts:
                     out.append((FUNCTION if p.part_of_speech()[0] in DROPPED_POS else PART,
-                                katakana_fold(p.normalized_form()), *span(p.begin(), p.end()), None))
+                                katakana_fold(p.normalized_form()), *span(offset + p.begin(), offset + p.end()), None))
     return out
 
 

@@ -27,6 +27,11 @@ Building is the costly part of an ingest, so :func:`node_fields` analyses each t
 terms (:class:`kb.search.analysis.PreAnalysed`); :class:`kb.search.codec.BulkWriter` writes them with
 :class:`kb.search.codec.IndexCodec`.
 
+Damage: Whoosh keeps no checksums, so each scope's update records the size and SHA-256 of its files in the scope's
+``checksums.json`` (:data:`CHECKSUMS`); :func:`index_damage` compares the files with them. ``kb index``
+(:func:`verify_index`) rebuilds a damaged index, and a search that fails on one says so and names the remedy
+(:func:`damaged_index_error`).
+
 Reading: :func:`shared_indexes` keeps, per process, the open indexes and Whoosh searchers (and so the field
 lengths their readers load) of each index folder, and reopens them only when ``state.json`` changed.
 """
@@ -54,6 +59,7 @@ from kb.store import NodeKey, Store
 INDEX_DIR = "index"
 INDEX_NAME = "nodes"
 STATE_FILE = "state.json"
+CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA-256 as last written
 LAYOUT = 2  # 1: one index for everything (before state.json); 2: one index per scope
 FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
 log = logging.getLogger("kb")
@@ -313,9 +319,87 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
     except BaseException:
         writer.cancel()
         raise
+    (path / CHECKSUMS).unlink(missing_ok=True)  # from here until recorded again, the files are in flux
     writer.commit()
+    _record_checksums(path)
     updated = sum(1 for k in changed if k in indexed)
     return len(changed) - updated, updated, len(gone)
+
+
+def _sha256(file: Path) -> str:
+    digest = hashlib.sha256()
+    with open(file, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _index_files(path: Path) -> list[Path]:
+    """The files of one scope's index (Whoosh's lock file and kb's own files aside)."""
+    return [f for f in sorted(path.iterdir()) if f.is_file() and f.name != CHECKSUMS
+            and not f.name.endswith("_WRITELOCK") and not f.name.startswith(".")]
+
+
+def _record_checksums(path: Path) -> None:
+    files = {f.name: [f.stat().st_size, _sha256(f)] for f in _index_files(path)}
+    tmp = path / f".{CHECKSUMS}.{os.getpid()}"
+    tmp.write_text(json.dumps(files, indent=0), encoding="utf-8")
+    os.replace(tmp, path / CHECKSUMS)
+
+
+def index_damage(store: Store) -> str | None:
+    """Why the index files differ from what the last update of their scope wrote (a file missing, cut or changed,
+    or no checksums recorded), or None when every scope's files are as written (or there is no index)."""
+    root = index_dir(store)
+    for info in _read_state(root).get("scopes", {}).values():
+        path = scope_dir(root, info[0], info[1])
+        try:
+            recorded = json.loads((path / CHECKSUMS).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return f"{path / CHECKSUMS} is missing"
+        except (OSError, ValueError) as error:
+            return f"{path / CHECKSUMS} cannot be read ({error})"
+        if not isinstance(recorded, dict):
+            return f"{path / CHECKSUMS} is not what kb writes"
+        for name, (size, digest) in sorted(recorded.items()):
+            file = path / name
+            try:
+                if file.stat().st_size != size:
+                    return f"{file} has {file.stat().st_size} bytes, not {size}"
+                if _sha256(file) != digest:
+                    return f"{file} changed since kb wrote it"
+            except FileNotFoundError:
+                return f"{file} is missing"
+    return None
+
+
+def damaged_index_error(store: Store, error: BaseException) -> KbError | None:
+    """The error to raise when reading the index failed with ``error`` because the index is damaged; None when
+    its files are as written (then ``error`` is what it says)."""
+    why = index_damage(store)
+    if why is None:
+        return None
+    return KbError(f"{index_dir(store)}: the search index is damaged ({why}); run 'kb index' to rebuild it")
+
+
+@dataclass(frozen=True)
+class IndexCheck:
+    """What :func:`verify_index` found: the damage it repaired (None when there was none) and the update."""
+
+    damage: str | None
+    report: IndexReport
+
+
+def verify_index(store: Store) -> IndexCheck:
+    """``kb index``: check every scope's files against their checksums and every indexed document against the
+    store; a damaged index is rebuilt, missing or stale documents are (re)indexed."""
+    damage = index_damage(store)
+    if damage is None:
+        try:
+            return IndexCheck(None, update_index(store))
+        except Exception as error:  # unreadable although the files are as written: say what Whoosh said
+            damage = f"{type(error).__name__}: {error}"
+    return IndexCheck(damage, update_index(store, rebuild=True))
 
 
 def _key(key: str) -> NodeKey:

@@ -161,7 +161,13 @@ class Searcher:
         from kb.search.index import shared_indexes
 
         self.store = store
-        self.indexes = shared_indexes(store, notify)
+        try:
+            self.indexes = shared_indexes(store, notify)
+        except Exception as error:
+            damaged = self._damaged(error)
+            if damaged is None:
+                raise
+            raise damaged from error
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
 
     def close(self) -> None:
@@ -178,6 +184,22 @@ class Searcher:
         if limit < 1:
             raise KbError(f"--limit {limit}: give at least 1")
         q = parse_query(query, kind=kind, lang=lang, version=version)
+        try:
+            return self._search(q, limit)
+        except Exception as error:
+            damaged = self._damaged(error)
+            if damaged is None:
+                raise
+            raise damaged from error
+
+    def _damaged(self, error: Exception) -> KbError | None:
+        """The damaged index ``error`` comes from, naming the remedy; None when the index files are as kb wrote
+        them (then ``error`` is what it says)."""
+        from kb.search.index import damaged_index_error
+
+        return damaged_index_error(self.store, error)
+
+    def _search(self, q, limit: int) -> list[Hit]:
         versions = self._chosen_versions(q)
         scopes = frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
         with self.indexes.lock:

@@ -85,6 +85,7 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     site = gather_site(store)
     site.base_url = base_url
     pages = _produce(site, producers)
+    _remove_leftovers(out)
     staging = out.parent / f".{out.name}.staging-{os.getpid()}"
     shutil.rmtree(staging, ignore_errors=True)
     staging.mkdir(parents=True)
@@ -361,7 +362,37 @@ def _join(base: PurePosixPath, rel: str) -> str | None:
     return "/".join(stack)
 
 
+def _remove_leftovers(out: Path) -> None:
+    """Remove the staging and old folders of builds of ``out`` that were killed (their process is gone); a site
+    left aside by a build killed between the two renames of :func:`_swap` is put back first."""
+    for folder in sorted(out.parent.glob(f".{out.name}.*-*")):
+        kind, _, pid = folder.name[len(out.name) + 2:].rpartition("-")
+        if kind not in ("staging", "old") or not pid.isdigit() or _alive(int(pid)):
+            continue
+        if kind == "old" and not out.exists():
+            os.replace(folder, out)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
 def _swap(staging: Path, out: Path) -> None:
+    """Put the new site in place in one step where the system can (Linux: the two folders exchanged atomically,
+    so a reader always finds a whole site), else in two renames."""
+    if out.exists() and _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # now the previous site
+        return
     old = out.parent / f".{out.name}.old-{os.getpid()}"
     if out.exists():
         os.replace(out, old)
@@ -372,3 +403,21 @@ def _swap(staging: Path, out: Path) -> None:
             os.replace(old, out)
         raise
     shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Exchange two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where the system cannot."""
+    import ctypes
+    import errno
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # no such call, or not on this file system
+        return False
+    raise OSError(code, os.strerror(code), str(b))

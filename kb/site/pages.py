@@ -140,9 +140,9 @@ def _kana_key(label: str) -> str:
 def _reading(label: str) -> str:
     if not any("\u3400" <= c <= "\u9fff" or c in "々〆" for c in label):
         return label
-    from kb.search.analysis import sudachi_tokenizer
+    from kb.search.analysis import sudachi_words
 
-    return "".join(m.reading_form() if m.reading_form() else m.surface() for m in sudachi_tokenizer().tokenize(label))
+    return "".join(m.reading_form() if m.reading_form() else m.surface() for _, m in sudachi_words(label))
 
 
 def _term_reading(entry: Entry) -> str:

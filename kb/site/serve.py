@@ -3,7 +3,9 @@
 Serves files of the site folder only: the request path is percent-decoded once, must not contain NUL, backslashes
 or dot-segments, may not name a hidden file (``.kb-build/``), and the resolved real path (symlinks followed) must lie
 inside the site folder — otherwise 404. ``/_search?q=…`` answers live from the Whoosh index (``kb search``) as JSON
-``{"query", "results": [{"url", "label", "snippet", "id", "version", "lang"}]}`` with site-relative URLs.
+``{"query", "results": [{"url", "label", "snippet", "id", "version", "lang"}]}`` with site-relative URLs; a query
+the search refuses (too long, unbalanced quotes, an unknown filter …) is a 400 ``{"query", "error"}``, a knowledge
+base or index that cannot be searched a 503. A connection that sends nothing for ``idle_timeout`` seconds is closed.
 Public entry: :func:`make_server` (tests) and :func:`serve_site` (the command).
 """
 
@@ -18,6 +20,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from kb.site.paths import url_for
+
+IDLE_TIMEOUT = 30.0  # seconds a connection may stay silent
 
 
 class SiteHandler(SimpleHTTPRequestHandler):
@@ -66,16 +70,22 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
     def _search(self) -> None:
         from kb.errors import KbError
-        from kb.search.query import search
+        from kb.search.query import MAX_QUERY_CHARS, Searcher
+        from kb.store import Store
 
         query = parse_qs(urlsplit(self.path).query).get("q", [""])[0]
-        try:
-            hits = search(self.kb_dir, query, limit=20) if query.strip() else []
-            results = [{"url": url_for(hit.key), "label": " ".join(x for x in (hit.number, hit.title) if x) or hit.id,
-                        "snippet": hit.snippet, "id": hit.id, "version": hit.version, "lang": hit.lang} for hit in hits]
-            status, payload = HTTPStatus.OK, {"query": query, "results": results}
-        except KbError as exc:
-            status, payload = HTTPStatus.SERVICE_UNAVAILABLE, {"query": query, "error": str(exc)}
+        if not query.strip():
+            status, payload = HTTPStatus.OK, {"query": query, "results": []}
+        else:
+            try:
+                with Store.open(self.kb_dir, create=False) as store, Searcher(store) as searcher:
+                    try:
+                        hits = searcher.search(query, limit=20)
+                        status, payload = HTTPStatus.OK, {"query": query, "results": [_result(hit) for hit in hits]}
+                    except KbError as exc:  # the query's fault
+                        status, payload = HTTPStatus.BAD_REQUEST, {"query": query[:MAX_QUERY_CHARS], "error": str(exc)}
+            except KbError as exc:  # the knowledge base's or the index's
+                status, payload = HTTPStatus.SERVICE_UNAVAILABLE, {"query": query, "error": str(exc)}
         body = json.dumps(payload, ensure_ascii=False).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json; charset=utf-8")
@@ -87,10 +97,15 @@ class SiteHandler(SimpleHTTPRequestHandler):
         pass
 
 
+def _result(hit) -> dict:
+    return {"url": url_for(hit.key), "label": " ".join(x for x in (hit.number, hit.title) if x) or hit.id,
+            "snippet": hit.snippet, "id": hit.id, "version": hit.version, "lang": hit.lang}
+
+
 def make_server(site_dir: str | os.PathLike, *, host: str = "127.0.0.1", port: int = 8000,
-                kb_dir: str | None = None) -> ThreadingHTTPServer:
+                kb_dir: str | None = None, idle_timeout: float = IDLE_TIMEOUT) -> ThreadingHTTPServer:
     root = Path(os.path.realpath(site_dir))
-    handler = type("BoundSiteHandler", (SiteHandler,), {"site_root": root, "kb_dir": kb_dir})
+    handler = type("BoundSiteHandler", (SiteHandler,), {"site_root": root, "kb_dir": kb_dir, "timeout": idle_timeout})
     return ThreadingHTTPServer((host, port), partial(handler, directory=str(root)))
 
 

@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -132,8 +133,33 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
         _check_and_migrate(db, path, tables)
         db.execute("PRAGMA journal_mode = WAL")
     except sqlite3.DatabaseError as exc:
+        if "malformed" in str(exc):
+            raise KbError(f"{path}: damaged kb database ({exc}); restore it from a backup, or move it away and "
+                          "ingest again") from None
         raise KbError(f"{path}: not a kb database ({exc})") from None
     return db
+
+
+def damaged_database_error(path: Path, error: BaseException) -> KbError | None:
+    """For an error met while a command read the database at ``path``: the one-line KbError naming the remedy when
+    the database is busy, or damaged (SQLite's ``quick_check`` fails, or a text is not UTF-8 — kb writes UTF-8
+    only); None when the database is sound (then ``error`` is a bug)."""
+    if not isinstance(error, sqlite3.DatabaseError):
+        return None
+    message = str(error).split("\n")[0]
+    message = message if len(message) <= 80 else message[:80] + "…"
+    if "locked" in message or "busy" in message:
+        return KbError(f"{path}: the knowledge base is busy (another kb command is writing to it); try again when it "
+                       "is done")
+    try:
+        with closing(sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True)) as db:
+            problems = [row[0] for row in db.execute("PRAGMA quick_check(1)")]
+    except sqlite3.DatabaseError as check:
+        problems = [str(check)]
+    if problems == ["ok"] and "Could not decode to UTF-8" not in message:
+        return None
+    return KbError(f"{path}: damaged kb database (sqlite: {message}); restore it from a backup, or move it away and "
+                   "ingest again")
 
 
 def _check_and_migrate(db: sqlite3.Connection, path: Path, tables: set[str]) -> None:
