@@ -134,9 +134,6 @@ class _DeadlineNetwork:
         return _DeadlineStream(self._backend.connect_tcp(host, port, self.limit(timeout), local_address,
                                                          socket_options), self)
 
-    def connect_unix_socket(self, path, timeout=None, socket_options=None):
-        return _DeadlineStream(self._backend.connect_unix_socket(path, self.limit(timeout), socket_options), self)
-
     def sleep(self, seconds: float) -> None:
         self._backend.sleep(seconds)
 

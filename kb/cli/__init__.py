@@ -3,13 +3,12 @@
 
 from __future__ import annotations
 
-import json
 import sys
 
 import click
 
 from ingest.kinds import KIND_NAMES
-from kb.cli.terminal import terminal_safe
+from kb.cli.terminal import json_text, terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.schema import damaged_database_error
@@ -146,9 +145,9 @@ def export(ctx, version, lang, kinds, fmt, output):
         records = export_records(store, version=version, lang=lang, kinds=list(kinds) or None)
         if fmt == "jsonl":
             for rec in records:
-                output.write(json.dumps(rec, ensure_ascii=False) + "\n")
+                output.write(json_text(rec) + "\n")
         else:
-            json.dump(list(records), output, ensure_ascii=False, indent=1)
+            output.write(json_text(list(records), indent=1))
             output.write("\n")
 
 
@@ -174,7 +173,7 @@ def links(ctx, node, version, lang, as_json):
             raise KbError(f"{node}: no such rule, term or article in the knowledge base")
         result = [links_of(store, k) for k in keys]
     if as_json:
-        click.echo(json.dumps(result, ensure_ascii=False, indent=1))
+        click.echo(json_text(result, indent=1))
         return
     for item in result:
         click.echo(terminal_safe(f"{item['id']} [{item['version'] or '-'} {item['lang']}] {item['label']}"))

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from kb.cli.terminal import terminal_safe
+from kb.cli.terminal import json_text, terminal_safe
 
 
 @click.command()
@@ -41,7 +39,7 @@ def search(ctx, query, as_json, limit, kind, lang, version):
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store, Searcher(store, notify) as searcher:
         hits = searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
     if as_json:
-        click.echo(json.dumps([h.to_dict() for h in hits], ensure_ascii=False, indent=1))
+        click.echo(json_text([h.to_dict() for h in hits], indent=1))
         return
     if not hits:
         click.echo(f"no results for {terminal_safe(repr(query))}", err=True)

@@ -3,11 +3,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from kb.cli.terminal import terminal_safe
+from kb.cli.terminal import json_text, terminal_safe
 
 LANGS = click.Choice(["ja", "en"])
 
@@ -19,7 +17,7 @@ def _store(ctx: click.Context):
 
 
 def _echo_json(data) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=1))
+    click.echo(json_text(data, indent=1))
 
 
 @click.command()

@@ -66,3 +66,22 @@ def test_a_failed_source_is_the_last_line_not_buried_in_old_warnings(tmp_path):
     assert result.returncode == 1
     assert result.stderr.splitlines() == [f"error: {missing}: no such file"]  # the old warnings are counted only
     assert "warnings: 144" in result.stdout
+
+
+def test_json_output_escapes_them_as_json(tmp_path):
+    """``--json`` and ``kb export`` keep the data (valid JSON, the same strings once parsed) but write bidi and C1
+    characters as ``\\u`` escapes, so the JSON is as safe on a terminal as the text output."""
+    import json
+
+    kb_dir = tmp_path / "kb"
+    wiki = tmp_path / "wiki.html"
+    wiki.write_bytes(wiki_page("悪意\u202eの記事", "<p>本文です。\x9b31m</p>"))
+    assert kb(kb_dir, "ingest", "--quiet", str(wiki)).returncode == 0
+    for args in (["links", "悪意\u202eの記事", "--json"], ["search", "本文", "--json"], ["export"]):
+        result = kb(kb_dir, *args)
+        assert result.returncode == 0, result.stderr
+        _assert_safe(result.stdout)
+        assert "\\u202e" in result.stdout
+        parsed = [json.loads(line) for line in result.stdout.splitlines()] if args == ["export"] else \
+            [json.loads(result.stdout)]
+        assert "悪意\u202eの記事" in json.dumps(parsed, ensure_ascii=False)
