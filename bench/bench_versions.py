@@ -6,9 +6,9 @@ temporary folder, never to the repository. Every ``kb`` command runs as its own 
 
   * full: ``kb ingest`` of all versions (the newest in a process of its own, whose peak RSS is the ingest memory)
     + ``kb build``;
-  * ``kb update FILE --out SITE`` after one rule of the newest version changed: ratio of the full ingest + build
-    (goal ≤ 10 % at both sizes);
-  * ``kb build`` with nothing changed, as a new process: ratio of the full build (goal ≤ 5 %);
+  * ``kb update FILE --out SITE`` after one rule of the newest version changed (median of 3 such changes): ratio of
+    the full ingest + build (goal ≤ 10 % at both sizes);
+  * ``kb build`` with nothing changed, as a new process (median of 3): ratio of the full build (goal ≤ 5 %);
   * search on the newest version, warm (one :class:`kb.search.Searcher`; and the ``kb.search.search()`` API, a store
     opened per call), p95 and p50 over a fixed query list, against the same with 1 version stored (goal: p95 at 11
     ≤ 1.2 × p95 at 1, and ≤ 30 ms);
@@ -35,6 +35,8 @@ from bench._common import REPO, corpus_dir  # noqa: E402
 REAL = ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt")
 EFFECTIVE = "These rules are effective as of January 16, 2026."
 EDITED_RULE = "Some static abilities create one-shot effects"
+REPEAT = 3  # the no-change build and the one-rule update: median of this many runs
+ONE_RULE_EDITS = ("one-time", "single-shot", "one-off")
 QUERIES = ["cast a spell", "mana cost", "trample", "601.2f", "Manifest", "state-based actions", "combat damage",
            "token", "counter on a creature", "exile", "priority", "replacement effect", "702.19", "deathtouch",
            "hexproof", "copy of a spell", "casting", "library", "sacrifice", "commander"]
@@ -111,10 +113,14 @@ def run_size(folder: Path, count: int, rounds: int) -> dict:
     t_older = kb(kb_dir, "ingest", "-q", *map(str, files[:-1]))[0] if len(files) > 1 else 0.0
     t_newest, rss = kb(kb_dir, "ingest", "-q", str(files[-1]))
     t_build = kb(kb_dir, "build", "--out", str(site))[0]
-    t_noop = kb(kb_dir, "build", "--out", str(site))[0]
-    text = files[-1].read_text(encoding="utf-8")
-    files[-1].write_text(text.replace(EDITED_RULE, EDITED_RULE.replace("one-shot", "one-time"), 1), encoding="utf-8")
-    t_update = kb(kb_dir, "update", str(files[-1]), "--out", str(site))[0]
+    t_noop = statistics.median(kb(kb_dir, "build", "--out", str(site))[0] for _ in range(REPEAT))
+    updates, wording = [], "one-shot"
+    for new_wording in ONE_RULE_EDITS:  # each a change of the same one rule
+        text = files[-1].read_text(encoding="utf-8")
+        files[-1].write_text(text.replace(f"create {wording} effects", f"create {new_wording} effects", 1), encoding="utf-8")
+        wording = new_wording
+        updates.append(kb(kb_dir, "update", str(files[-1]), "--out", str(site))[0])
+    t_update = statistics.median(updates)
     times = query_times(kb_dir, rounds)
     return {"count": count, "full": t_older + t_newest + t_build, "ingest": t_older + t_newest, "build": t_build,
             "noop": t_noop, "update": t_update, "rss": rss, "times": times}

@@ -120,3 +120,18 @@ def test_a_schema_2_store_gets_the_authority_it_merged_with(tmp_path):
         assert [d.kind for d in store.contributors(manifest_key)] == ["wisdom-guild"]
     with sqlite3.connect(tmp_path / DB_NAME) as conn:
         assert dict(conn.execute("SELECT kind, authority FROM documents WHERE kind != 'cards'")) == {"wisdom-guild": 1}
+
+
+def test_a_schema_3_store_gets_the_rule_number_index(tmp_path):
+    """Schema 4 indexes rule numbers: a search by number reads the index, not every version's nodes."""
+    with Store.open(tmp_path) as store:
+        ingest_sources(store, [str(JA)])
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:  # what a schema-3 kb left
+        conn.execute("DROP INDEX nodes_number")
+        conn.execute("UPDATE meta SET value='3' WHERE key='schema'")
+    with Store.open(tmp_path) as store:
+        assert [key.id for key, _, _ in store.keys_numbered("601.2")] == ["cr:601.2"]
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        plan = conn.execute("EXPLAIN QUERY PLAN SELECT id FROM nodes WHERE number = '601.2'").fetchall()
+        assert "nodes_number" in " ".join(str(step[-1]) for step in plan)
+        assert conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("4",)

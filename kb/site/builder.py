@@ -8,7 +8,7 @@ the previous site instead of rendered; search shards are rewritten only when the
 
 When the inputs fingerprint (every node's content hash, the references, the documents, the templates and the code —
 see :func:`inputs_fingerprint`) equals the previous build's and its files are all there, nothing is gathered or
-written at all.
+written at all: only the small ``.kb-build/stamp.marshal`` (fingerprint, file list, report) is read.
 
 Atomic: everything is written to a staging folder beside ``out``; only a complete, checked build replaces ``out``
 (rename the old site away, rename staging in, delete the old one), so a failed build leaves the previous site whole.
@@ -36,6 +36,7 @@ from kb.store import Store
 from kb.store.lock import writer_lock
 
 MANIFEST = ".kb-build/manifest.marshal"  # marshal: loads and dumps plain data many times faster than JSON
+STAMP = ".kb-build/stamp.marshal"  # the inputs fingerprint, the files and the report: all a build with nothing to do reads
 MANIFEST_FORMAT = 3
 
 
@@ -76,10 +77,11 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     _check_out(out)
     base_url = normalize_base_url(base_url)
     producers = producers if producers is not None else PAGE_PRODUCERS
-    previous = _load_manifest(out)
     inputs = inputs_fingerprint(store, templates, producers, base_url)
-    if previous.get("inputs") == inputs and _site_whole(out, previous["files"]):
-        return _unchanged(out, previous, strict, started)
+    stamp = _load_manifest(out, STAMP)
+    if stamp.get("inputs") == inputs and _site_whole(out, stamp["files"]):
+        return _unchanged(out, stamp, strict, started)
+    previous = _load_manifest(out, MANIFEST)
     site = gather_site(store)
     site.base_url = base_url
     pages = _produce(site, producers)
@@ -121,9 +123,10 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
             _fail_on_problems(report)
         manifest = staging / MANIFEST
         manifest.parent.mkdir(parents=True, exist_ok=True)
-        manifest.write_bytes(marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state,
-                                            "inputs": inputs, "pages": report.pages, "broken": report.broken,
-                                            "unresolved": report.unresolved}))
+        (staging / STAMP).write_bytes(marshal.dumps({
+            "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
+            "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
+        manifest.write_bytes(marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state}))
         _swap(staging, out)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
@@ -190,9 +193,9 @@ def _site_whole(out: Path, files: dict) -> bool:
     return all(os.path.isfile(f"{base}/{rel}") for rel in files)
 
 
-def _unchanged(out: Path, previous: dict, strict: bool, started: float) -> BuildReport:
-    report = BuildReport(out, pages=previous["pages"], reused=previous["pages"], broken=list(previous["broken"]),
-                         unresolved=list(previous["unresolved"]), search_files=len(previous["search"].get("files", [])))
+def _unchanged(out: Path, stamp: dict, strict: bool, started: float) -> BuildReport:
+    report = BuildReport(out, pages=stamp["pages"], reused=stamp["pages"], broken=list(stamp["broken"]),
+                         unresolved=list(stamp["unresolved"]), search_files=stamp["search_files"])
     if strict:
         _fail_on_problems(report)
     report.seconds = time.perf_counter() - started
@@ -230,9 +233,9 @@ def _page_hash(template_hash: str, page: Page) -> str:
     return hashlib.sha256(payload).hexdigest()[:24]
 
 
-def _load_manifest(out: Path) -> dict:
+def _load_manifest(out: Path, name: str) -> dict:
     try:
-        data = marshal.loads((out / MANIFEST).read_bytes())
+        data = marshal.loads((out / name).read_bytes())
     except (OSError, ValueError, EOFError, TypeError):
         return {}
     return data if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else {}

@@ -26,7 +26,7 @@ from typing import Any
 from kb.errors import KbError
 from kb.model import DERIVED_REF_KINDS
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
 TABLES = ("meta", "documents", "contributions", "nodes", "refs")
 
 SCHEMA = """
@@ -56,6 +56,7 @@ CREATE TABLE nodes (
 );
 CREATE INDEX nodes_doc ON nodes(doc_id);
 CREATE INDEX nodes_kind ON nodes(kind);
+CREATE INDEX nodes_number ON nodes(number);
 CREATE TABLE refs (
     version TEXT NOT NULL, lang TEXT NOT NULL, node_id TEXT NOT NULL, seq INTEGER NOT NULL,
     kind TEXT NOT NULL, target TEXT NOT NULL, text TEXT NOT NULL, start INTEGER NOT NULL, end_ INTEGER NOT NULL,
@@ -106,7 +107,13 @@ def _migrate_2_to_3(db: sqlite3.Connection) -> None:
     db.execute("UPDATE documents SET authority = CASE kind WHEN 'cr-text' THEN 2 WHEN 'wisdom-guild' THEN 1 ELSE 0 END")
 
 
-MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}  # N to N + 1
+def _migrate_3_to_4(db: sqlite3.Connection) -> None:
+    """Schema 4 indexes rule numbers (a search by number read every version's nodes)."""
+    db.execute("CREATE INDEX IF NOT EXISTS nodes_number ON nodes(number)")
+
+
+MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
+                                                               3: _migrate_3_to_4}  # N to N + 1
 
 
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:

@@ -225,8 +225,9 @@ def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Cha
         return changes
     except (FileNotFoundError, ValueError, TypeError):
         pass
-    changes = diff_nodes(store.nodes(old.version, old.lang, KIND_LEVELS), store.nodes(new.version, new.lang, KIND_LEVELS),
-                         new.lang)
+    # light nodes: the texts, titles and parents compared, without decoding references and metadata
+    changes = diff_nodes(store.light_nodes(old.version, old.lang, KIND_LEVELS),
+                         store.light_nodes(new.version, new.lang, KIND_LEVELS), new.lang)
     _write_cache(path, json.dumps([_row(c) for c in changes], ensure_ascii=False))
     return changes
 
