@@ -118,9 +118,11 @@ def run_server_example(words: list[str], ws: Path, port: int) -> None:
                 with urllib.request.urlopen(f"http://127.0.0.1:{port}/index.html", timeout=2) as response:
                     assert response.status == 200 and b"<html" in response.read(2000).lower()
                     return
-            except OSError:
+            except OSError as error:
                 if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"{' '.join(words)} did not answer: {proc.stdout.read().decode()[-500:]}")
+                    proc.terminate()
+                    output = proc.communicate(timeout=10)[0].decode()[-500:]
+                    raise AssertionError(f"{' '.join(words)} did not answer: {output}") from error
                 time.sleep(0.2)
     finally:
         proc.terminate()
@@ -150,10 +152,7 @@ def test_every_help_example_runs(workspace, server, monkeypatch):
             assert words[0] == "kb", f"{path}: an example that is not a kb command: {line}"
             result = runner.invoke(main, words[1:])
             expected = EXPECTED_FAILURES.get(part.strip())
-            if expected:
-                ok = result.exit_code == 1 and expected in result.output
-            else:
-                ok = result.exit_code == 0
+            ok = result.exit_code == 1 and expected in result.output if expected else result.exit_code == 0
             if not ok:
                 failures.append(f"{path}: {line!r} → exit {result.exit_code}: {result.output[-400:]}")
     assert failures == []
