@@ -59,7 +59,7 @@ def serve(pages: dict[str, bytes]) -> tuple[ThreadingHTTPServer, str]:
                 self.send_header("Content-Length", "0")
                 self.end_headers()
                 return
-            etag = '"%s"' % hashlib.sha1(body).hexdigest()[:16]
+            etag = f'"{hashlib.sha1(body).hexdigest()[:16]}"'
             if self.headers.get("If-None-Match") == etag:
                 self.send_response(304)
                 self.send_header("ETag", etag)
@@ -123,7 +123,7 @@ def main() -> None:
 
         bare()  # warm up imports and the connection path
         t_bare = min(timed(bare)[1] for _ in range(REPEAT))
-        t_crawl1 = min(timed(lambda: first_crawl(Path(tmp) / f"kb-{i}"))[1] for i in range(REPEAT - 1))
+        t_crawl1 = min(timed(lambda i=i: first_crawl(Path(tmp) / f"kb-{i}"))[1] for i in range(REPEAT - 1))
         report1, t = timed(first_crawl)
         t_crawl1 = min(t_crawl1, t)
         ingest1, t_ingest1 = timed(ingest)

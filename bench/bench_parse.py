@@ -33,15 +33,13 @@ def main() -> None:
         return parse_cr_text(path.read_bytes(), str(path))
 
     def parse_resolve_store():
-        with tempfile.TemporaryDirectory() as d:
-            with Store.open(d) as store, store.transaction():
-                store.put_document(parse())
-                link(store)
+        with tempfile.TemporaryDirectory() as d, Store.open(d) as store, store.transaction():
+            store.put_document(parse())
+            link(store)
 
     def ingest():  # what `kb ingest` does: the above plus the search-index update
-        with tempfile.TemporaryDirectory() as d:
-            with Store.open(d) as store:
-                ingest_sources(store, [str(path)])
+        with tempfile.TemporaryDirectory() as d, Store.open(d) as store:
+            ingest_sources(store, [str(path)])
 
     t_base = best_of(baseline, args.repeat)
     t_parse = best_of(parse, args.repeat)

@@ -90,7 +90,8 @@ def bench_site(work: Path) -> None:
     for label, seconds, build, total in rows:
         line = f"  {label:36}"
         if build is not None:
-            line += f" build {seconds:6.2f} s = {seconds / full.seconds:6.1%} of full ({build.rendered} rendered, {build.reused} reused)"
+            line += (f" build {seconds:6.2f} s = {seconds / full.seconds:6.1%} of full ({build.rendered} rendered,"
+                     f" {build.reused} reused)")
         if total is not None:
             line += f"; whole update {total:6.2f} s = {total / full.seconds:6.1%} of full build"
         print(line)

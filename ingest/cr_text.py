@@ -248,7 +248,8 @@ def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostic
             # "Active Player, Nonactive Player Order" is one term, not the entry "Active Player" again
             term, aliases = block[0].split("/")[0].strip() if lang == "ja" else block[0].strip(), ()
         if term in seen:
-            diagnostics.append(Diagnostic(source, f"line {lineno}", f"glossary term {term!r} appears twice; the second is skipped"))
+            diagnostics.append(Diagnostic(source, f"line {lineno}",
+                                          f"glossary term {term!r} appears twice; the second is skipped"))
             continue
         seen.add(term)
         text = "\n".join(block[1:])

@@ -384,7 +384,8 @@ QUOTED_RULE_LINE_RE = re.compile(rf"^(?:- )?({rulenum.NUMBER})\.?(?=[ 　])", re
 BRACKET_CARD_RE = re.compile(r"《([^《》\]\[\n]{1,80}?)(?:》|\]\])")
 DECK_ROW_RE = re.compile(r"\|(\d{1,3})\|\|([^|\n]+?)(?=\s*\|\d{1,3}\|\||\s+\d{1,3}:《|\s*$)", re.M)
 COUNTED_CARD_RE = re.compile(r"(?<![\d|])(\d{1,3}):《([^《》\]\[\n]{1,80}?)(?:》|\]\])")
-LEAD_ENGLISH_RE = re.compile(r"^\s*(?P<ja>[^/／\n]{1,60}?)\s*[/／]\s*(?P<en>[A-Za-z0-9][A-Za-z0-9 ,.'’\-:!?&+]*?)\s*(?=は|とは|、|。|\(|（|$)")
+LEAD_ENGLISH_RE = re.compile(r"^\s*(?P<ja>[^/／\n]{1,60}?)\s*[/／]\s*"
+                             r"(?P<en>[A-Za-z0-9][A-Za-z0-9 ,.'’\-:!?&+]*?)\s*(?=は|とは|、|。|\(|（|$)")
 
 
 def parse_mtgwiki(data: bytes, source: str) -> Document:
@@ -415,7 +416,8 @@ def parse_mtgwiki(data: bytes, source: str) -> Document:
     if root is not None:
         _repair_wikitext(root, title)
     if root is None or not root.text_content().strip():
-        return _with(empty, diagnostics, Diagnostic(source, "#bodyContent", f"article {title!r} has no body text; no article stored"))
+        return _with(empty, diagnostics,
+                     Diagnostic(source, "#bodyContent", f"article {title!r} has no body text; no article stored"))
     if not {"firstHeading", "bodyContent", "mw-content-text"} & page.by_id.keys() and "mw-parser-output" not in page.by_class:
         diagnostics.append(Diagnostic(source, "", "no MediaWiki markup (#firstHeading, #bodyContent, .mw-parser-output); "
                                                   "read the whole <body> as the article"))

@@ -5,8 +5,9 @@ A heading ``〜に関する一般的な情報`` followed by ``•`` bullets beco
 a ``mechanic`` reference to the mechanic it explains (resolved later to the glossary entry and the MTG Wiki
 article: ``kb.link.graph``). Bullets under any other heading (a card's own notes) become ``note:<set>:<heading>``
 (``notes-N`` when the heading is only a dash; such a note is titled from its set and what it is about:
-``ゼンディカーの夜明け：《玻璃池のミミック》について`` after its first card, else the start of its first bullet). Sections repeated verbatim, as release-note pages do, are
-stored once with ``meta['occurrences']``. Every ``《カード名》`` gives a ``card`` reference.
+``ゼンディカーの夜明け：《玻璃池のミミック》について`` after its first card, else the start of its first bullet).
+Sections repeated verbatim, as release-note pages do, are stored once with ``meta['occurrences']``. Every
+``《カード名》`` gives a ``card`` reference.
 
 ``<set>`` is the set name in ``『…』`` of the page title, else the source's file name.
 """
@@ -136,8 +137,8 @@ def _notes(lines: list[str], set_name: str, source: str, diagnostics: list[Diagn
         node_id = f"note:{set_name}:{name}"
         if node_id in used_ids:
             used_ids[node_id] += 1
-            diagnostics.append(Diagnostic(source, f"line {group['line']}", f"section {heading!r} appears again with "
-                                                                           f"different bullets; kept as {name}-{used_ids[node_id]}"))
+            diagnostics.append(Diagnostic(source, f"line {group['line']}", f"section {heading!r} appears again "
+                                          f"with different bullets; kept as {name}-{used_ids[node_id]}"))
             node_id = f"{node_id}-{used_ids[node_id]}"
         else:
             used_ids[node_id] = 1

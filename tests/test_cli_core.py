@@ -38,7 +38,8 @@ def test_export_shape(tmp_path):
     assert r["refs"] == [{"kind": "rule", "target": "601.2b", "text": "601.2b", "resolved": True,
                           "node": {"id": "cr:601.2b", "version": "20231117.0", "lang": "ja"}},
                          *({"kind": "auto-term", "target": term, "text": term, "resolved": True,  # kb/link/termlinks.py
-                            "node": {"id": f"gl:{term}", "version": "20231117.0", "lang": "ja"}} for term in ("総コスト", "マナ・コスト"))]
+                            "node": {"id": f"gl:{term}", "version": "20231117.0", "lang": "ja"}}
+                           for term in ("総コスト", "マナ・コスト"))]
     assert {c["id"] for c in r["cited_by"]} >= {"cr:601.2", "cr:601.2b", "cr:601.2i", "cr:601.5", "gl:総コスト"}
     assert records["gl:唱える"]["english"] == "Cast"
     unresolved = [x for x in records["cr:601.2"]["refs"] if not x["resolved"]]
@@ -75,4 +76,5 @@ def test_missing_store_is_a_clear_error(tmp_path):
     env = {**os.environ, "KB_HOME": str(tmp_path / "nothing")}
     proc = subprocess.run([sys.executable, "-m", "kb.cli", "export"], capture_output=True, text=True, env=env, cwd=REPO)
     assert proc.returncode == 1
-    assert proc.stderr.strip() == f"kb: error: {tmp_path / 'nothing' / 'kb.sqlite'}: no knowledge base here; run 'kb ingest' first (or pass --kb-dir)"
+    assert proc.stderr.strip() == (f"kb: error: {tmp_path / 'nothing' / 'kb.sqlite'}: no knowledge base here; "
+                                   f"run 'kb ingest' first (or pass --kb-dir)")

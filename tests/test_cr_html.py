@@ -6,12 +6,11 @@ from __future__ import annotations
 import codecs
 
 import pytest
+from conftest import DATA, FIXTURES
 
 from ingest.cr_html import looks_like_cr_html, parse_cr_document, parse_cr_html
 from ingest.cr_text import parse_cr_text
 from kb.errors import KbError
-
-from conftest import DATA, FIXTURES
 
 RULES_PAGE = FIXTURES / "cr_html" / "mtg_jp_rules_doc.html"
 EXCERPT = "incomplete: the document has no chapter 2, 3, 4, 5, 9 (an excerpt?)"  # the fixture is one

@@ -106,14 +106,14 @@ def test_not_a_cr_file_is_one_clear_error():
 
 def test_truncated_file_is_one_clear_error():
     data = JA.read_bytes()
-    head = data[: data.index("100.1.".encode())]
+    head = data[: data.index(b"100.1.")]
     with pytest.raises(KbError, match=r"truncated"):
         parse_cr_text(head, "JPN_CR_cut.txt")
 
 
 def test_wrong_encoding_names_the_line():
     data = JA.read_bytes().decode("utf-8-sig").encode("utf-8")
-    broken = data.replace("601.2c".encode(), b"601.2c \xff\xfe\xfa")
+    broken = data.replace(b"601.2c", b"601.2c \xff\xfe\xfa")
     with pytest.raises(KbError, match=r"^bad\.txt:\d+: cannot decode as utf-8"):
         parse_cr_text(broken, "bad.txt")
 

@@ -4,6 +4,7 @@ sample (character-level diff, a renumbered rule, ``kb diff`` on the command line
 from __future__ import annotations
 
 import json
+from itertools import pairwise
 
 import pytest
 from click.testing import CliRunner
@@ -73,7 +74,8 @@ def test_similar_text_under_another_parent_is_not_taken_for_the_same_rule():
     """'Amass' 701.44b and 'Explore' 701.44b read alike; when Amass moved to 701.47 its subrule went along."""
     amass_b = "A player “amassed” after the process described in rule 701.44a is complete, even if some were impossible."
     explore_b = "A permanent “explores” after the process described in rule 701.44a is complete, even if some were impossible."
-    old = [section("701", "Keyword Actions"), rule("701.40", "Explore", kind=RULE), rule("701.40b", explore_b.replace("701.44a", "701.40a")),
+    old = [section("701", "Keyword Actions"), rule("701.40", "Explore", kind=RULE),
+           rule("701.40b", explore_b.replace("701.44a", "701.40a")),
            rule("701.44", "Amass", kind=RULE), rule("701.44b", amass_b)]
     new = [section("701", "Keyword Actions"), rule("701.44", "Explore", kind=RULE), rule("701.44b", explore_b),
            rule("701.47", "Amass", kind=RULE), rule("701.47b", amass_b.replace("701.44a", "701.47a"))]
@@ -84,7 +86,8 @@ def test_similar_text_under_another_parent_is_not_taken_for_the_same_rule():
 
 def test_dissimilar_texts_are_removed_and_added_not_moved():
     old = [section("702", "Keyword Abilities"), rule("702.9a", "Flying is an evasion ability.")]
-    new = [section("702", "Keyword Abilities"), rule("702.9b", "A creature with flying can’t be blocked except by creatures with flying.")]
+    new = [section("702", "Keyword Abilities"),
+           rule("702.9b", "A creature with flying can’t be blocked except by creatures with flying.")]
     got = by_status(diff_nodes(old, new, "en"))
     assert got["removed"] == {"cr:702.9a"} and got["added"] == {"cr:702.9b"}
 
@@ -121,7 +124,7 @@ def test_inline_ops_rebuild_both_texts(old, new, lang):
     ops = inline_ops(old, new, lang)
     assert "".join(o.text for o in ops if o.op != "insert") == old
     assert "".join(o.text for o in ops if o.op != "delete") == new
-    assert all(a.op != b.op for a, b in zip(ops, ops[1:]))  # runs are merged
+    assert all(a.op != b.op for a, b in pairwise(ops))  # runs are merged
 
 
 # -- a Japanese version pair from the bundled sample ------------------------------------------------------------------

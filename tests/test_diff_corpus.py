@@ -1,5 +1,5 @@
-"""kb.versions.diff and kb.versions.history on the three real English CR files, checked against an independent reading of the raw text
-files done here (rule numbers and texts straight from the lines, whitespace-normalised). The corpus is parsed once
+"""kb.versions.diff and kb.versions.history on the three real English CR files, checked against an independent reading
+of the raw text files done here (rule numbers and texts straight from the lines, whitespace-normalised). The corpus is parsed once
 per module."""
 
 from __future__ import annotations
@@ -119,7 +119,8 @@ def test_recent_diff_matches_an_independent_reading(recent_diff, corpus_dir):
     removed_or_moved_out = {c.old_id for c in rules if c.status in ("removed", "moved")}
     assert {f"cr:{n}" for n in new.keys() - old.keys()} <= added_or_moved_in
     assert {f"cr:{n}" for n in old.keys() - new.keys()} <= removed_or_moved_out
-    assert {c.new_id for c in rules if c.status == "added"} == {f"cr:{n}" for n in ("610.5", "701.68", "701.68a", "701.68b", "701.68c", "701.68d")}
+    assert {c.new_id for c in rules if c.status == "added"} == {
+        f"cr:{n}" for n in ("610.5", "701.68", "701.68a", "701.68b", "701.68c", "701.68d")}
     # the partner abilities lost 'friends forever' (702.124k) and the later ones moved up a letter, texts unchanged
     moved = {(c.old_id, c.new_id) for c in rules if c.status == "moved"}
     new_by_text: dict[str, list[str]] = {}
@@ -207,7 +208,8 @@ def test_history_and_versions_commands(corpus_store):
     assert lines[0].startswith("20231117") and "20260116" in out.output and "text changed" in out.output
     assert "{+Any one-shot effects" in out.output
     listed = runner.invoke(main, [*kb, "versions"])
-    assert listed.exit_code == 0 and [line.split()[0] for line in listed.output.splitlines()[1:]] == ["20260116", "20251114", "20231117"]
+    assert listed.exit_code == 0
+    assert [line.split()[0] for line in listed.output.splitlines()[1:]] == ["20260116", "20251114", "20231117"]
     missing = runner.invoke(main, [*kb, "history", "999.9z"])
     assert missing.exit_code == 1 and "999.9z" in missing.output
 

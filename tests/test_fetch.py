@@ -16,6 +16,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from itertools import pairwise
 from pathlib import Path
 from string import Template
 from urllib.parse import parse_qs, unquote
@@ -125,7 +126,7 @@ class LocalSite:
         body = body.encode() if isinstance(body, str) else body
         headers = {"Content-Type": content_type, "Last-Modified": LAST_MODIFIED}
         if etag:
-            headers["ETag"] = '"%s"' % hashlib.sha1(body).hexdigest()[:16]
+            headers["ETag"] = f'"{hashlib.sha1(body).hexdigest()[:16]}"'
         self.routes[path] = Reply(200, body, headers, **kw)
 
     def requests(self, path: str | None = None) -> list[Hit]:
@@ -171,7 +172,7 @@ def wisdom_guild(site: LocalSite, sections7=range(700, 709), sections6=(600, 601
 
 
 def gaps(hits: list[Hit]) -> list[float]:
-    return [b.t - a.t for a, b in zip(hits, hits[1:])]
+    return [b.t - a.t for a, b in pairwise(hits)]
 
 
 # -- crawling, politeness ---------------------------------------------------------------------------------------
@@ -420,7 +421,7 @@ def test_kb_ingest_url_fetches_politely_through_the_cache(site, tmp_path):
     assert result.exit_code == 0, result.output
     assert "sources: 1 read (1 stored" in result.output
     assert [h.path for h in site.log] == ["/robots.txt", "/files/JPN_CR_20231117_0.txt"]
-    host_cache = SiteCache(tmp_path, "127.0.0.1_%d" % site.server.server_address[1])
+    host_cache = SiteCache(tmp_path, f"127.0.0.1_{site.server.server_address[1]}")
     assert [e.url for e in host_cache.entries()] == [site.base + "files/JPN_CR_20231117_0.txt"]
     assert fetch_url(site.base + "files/JPN_CR_20231117_0.txt", kb_dir=tmp_path) == JA_CR.read_bytes()
     assert site.log[-1].status == 304

@@ -122,8 +122,8 @@ def test_relinking_is_stable(kb_dir):
 
 def test_mechanic_links_to_glossary_and_article(tmp_path):
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(FIXTURES / "graph" / "JPN_CR_party_excerpt.txt"), str(FIXTURES / "graph" / "party_article.html"),
-                               str(DATA / "release-notes")])
+        ingest_sources(store, [str(FIXTURES / "graph" / "JPN_CR_party_excerpt.txt"),
+                               str(FIXTURES / "graph" / "party_article.html"), str(DATA / "release-notes")])
         party = NodeKey("", "ja", "note:ゼンディカーの夜明け:パーティ")
         (mechanic,) = refs_from(store, party, "mechanic")
         assert mechanic.ref.target == "パーティ" and mechanic.target_key == NodeKey(JA, "ja", "gl:パーティー")  # ー or not

@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from click.testing import CliRunner
+from conftest import DATA, FIXTURES, REPO
 
 from ingest.fetch import Politeness, crawl
 from ingest.kinds import FETCH_SITES, KIND_NAMES, KINDS, authority, detect_kind, kinds_of_site
@@ -21,8 +22,6 @@ from kb.errors import KbError
 from kb.pipeline import ingest_from_cache, ingest_sources
 from kb.store import Store
 from kb.versions.update import run_update
-
-from conftest import DATA, FIXTURES, REPO
 
 RULES_PAGE = FIXTURES / "cr_html" / "mtg_jp_rules_doc.html"
 RUBY = FIXTURES / "cr_html" / "JPN_CR_20250725_0.rb.html"

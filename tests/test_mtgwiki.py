@@ -78,8 +78,9 @@ def test_chrome_is_dropped(cast):
 
 def test_heading_tree(cast):
     tops = [s["title"] for s in cast.meta["sections"]]
-    assert tops == ["定義", "解説", "唱える領域やタイミングの拡張", "呪文を唱えることの制限", "「瞬速を持っているかのように」の扱い",
-                    "代替の特性があるカードの扱い", "その他のルール", "ルールの変遷", "その他", "参考"]
+    assert tops == ["定義", "解説", "唱える領域やタイミングの拡張", "呪文を唱えることの制限",
+                    "「瞬速を持っているかのように」の扱い", "代替の特性があるカードの扱い", "その他のルール", "ルールの変遷",
+                    "その他", "参考"]
     explanation = cast.meta["sections"][1]
     assert [s["title"] for s in explanation["sections"]][:2] == ["1.呪文をスタックに置く", "2.呪文の選択を行う"]
     assert all(s["level"] == 3 for s in explanation["sections"])
@@ -97,7 +98,8 @@ def test_heading_tree(cast):
 def test_footnotes(cast):
     notes = cast.meta["footnotes"]
     assert [n["id"] for n in notes] == ["cite_note-1", "cite_note-2", "cite_note-3", "cite_note-4"]
-    assert notes[0]["text"] == "Magic Origins Update Bulletin—Comprehensive Rules Change(Internet Archive)(Daily MTG 2015年7月16日)"
+    assert notes[0]["text"] == ("Magic Origins Update Bulletin—Comprehensive Rules Change(Internet Archive)"
+                                "(Daily MTG 2015年7月16日)")
     assert "[1]" in cast.text  # the marker stays where it was cited
 
 
@@ -142,14 +144,18 @@ def test_card_references(cast):
     dryad = [r for r in cards if r.target == "Dryad Arbor"]
     assert len(dryad) == 2  # the link in the text and the card box
     assert {r.text for r in dryad} == {"ドライアドの東屋/Dryad Arbor"}
-    assert {"Rout", "Teferi, Time Raveler", 'Henzie "Toolbox" Torre', "Fire+Ice", "Squee, the Immortal"} <= {r.target for r in cards}
+    assert {"Rout", "Teferi, Time Raveler", 'Henzie "Toolbox" Torre', "Fire+Ice", "Squee, the Immortal"} <= {
+        r.target for r in cards}
 
 
 def test_modern_markup_reads_the_same(cast):
     doc = parse("cast_modern.html")
     (modern,) = doc.nodes
     assert modern.text == cast.text
-    assert [(r.kind, r.target, r.start, r.version) for r in modern.refs] == [(r.kind, r.target, r.start, r.version) for r in cast.refs]
+    def ref_fields(node):
+        return [(r.kind, r.target, r.start, r.version) for r in node.refs]
+
+    assert ref_fields(modern) == ref_fields(cast)
     assert modern.meta["categories"] == ["キーワード処理", "ルール用語"]  # the hidden category is left out
     assert modern.meta["last_modified"] == "2024-01-05"
     assert modern.aliases == ("Cast",)
@@ -342,8 +348,9 @@ def test_href_classification(href, expected):
     assert (link.kind, link.target, link.fragment) == expected
 
 
-@pytest.mark.parametrize("href", ["#定義", "javascript:alert(1)", " JAVASCRIPT:x", "data:text/html,x", "/index.php?title=X&action=edit",
-                                  "/index.php?title=X&action=history", "/wiki/特別:Categories", "/wiki/ファイル:x.jpg",
+@pytest.mark.parametrize("href", ["#定義", "javascript:alert(1)", " JAVASCRIPT:x", "data:text/html,x",
+                                  "/index.php?title=X&action=edit", "/index.php?title=X&action=history",
+                                  "/wiki/特別:Categories", "/wiki/ファイル:x.jpg",
                                   "/skins/monobook/main.css", ""])
 def test_hrefs_that_are_not_references(href):
     assert parse_wiki_href(href) is None

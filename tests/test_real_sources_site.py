@@ -4,13 +4,12 @@ stands beside its English original, chapter references are links, ruby readings 
 from __future__ import annotations
 
 import lxml.html as lxml_html
+from conftest import DATA, FIXTURES
 
 from kb.pipeline import ingest_sources
 from kb.search import search
 from kb.site import build_site
 from kb.store import Store
-
-from conftest import DATA, FIXTURES
 
 JA = DATA / "JPN_CR_20231117_0.txt"
 RULES_PAGE = FIXTURES / "cr_html" / "mtg_jp_rules_doc.html"

@@ -11,7 +11,8 @@ from ingest.release_notes import parse_release_notes
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "release_notes"
 SEED_TEXT = FIXTURES / "znr_general_notes.txt"  # the text of seed 003
-SEED_HTML = Path(__file__).resolve().parent.parent / "data" / "release-notes" / "zendikar-rising.html"  # the bundled sample: the same notes as a saved mtg-jp.com page
+# the bundled sample: the same notes as a saved mtg-jp.com page
+SEED_HTML = Path(__file__).resolve().parent.parent / "data" / "release-notes" / "zendikar-rising.html"
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +69,7 @@ def test_html_page_gives_the_same_notes(text_doc, html_doc):
     html_nodes = list(html_doc.nodes)
     assert [n.id.split(":", 2)[2] for n in html_nodes] == [n.id.split(":", 2)[2] for n in text_doc.nodes]
     assert all(n.id.startswith("note:ゼンディカーの夜明け:") for n in html_nodes)
-    for a, b in zip(text_doc.nodes, html_nodes):
+    for a, b in zip(text_doc.nodes, html_nodes, strict=True):
         assert (a.text, a.meta["occurrences"], [(r.kind, r.target, r.start) for r in a.refs]) == \
                (b.text, b.meta["occurrences"], [(r.kind, r.target, r.start) for r in b.refs])
     for node in html_nodes:
@@ -85,13 +86,14 @@ def test_same_heading_with_other_bullets_is_kept_apart():
 
 
 def test_card_name_with_english():
-    doc = parse_release_notes("パーティーに関する一般的な情報\n• 《ゼンディカーの報復者/Zendikar's Roil》を参照。\n".encode(), "x.txt")
+    text = "パーティーに関する一般的な情報\n• 《ゼンディカーの報復者/Zendikar's Roil》を参照。\n"
+    doc = parse_release_notes(text.encode(), "x.txt")
     (card,) = [r for r in doc.nodes[0].refs if r.kind == "card"]
     assert card.target == "Zendikar's Roil" and card.text == "ゼンディカーの報復者/Zendikar's Roil"
 
 
-@pytest.mark.parametrize("data", [b"", b"\x00\x01", "ただの文章です。\n箇条書きはありません。".encode(), b"<html><body></body></html>",
-                                  "上陸に関する一般的な情報\n".encode("cp932")])
+@pytest.mark.parametrize("data", [b"", b"\x00\x01", "ただの文章です。\n箇条書きはありません。".encode(),
+                                  b"<html><body></body></html>", "上陸に関する一般的な情報\n".encode("cp932")])
 def test_pages_without_notes_warn(data):
     doc = parse_release_notes(data, "empty.txt")
     assert doc.nodes == ()

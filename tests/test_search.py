@@ -146,9 +146,8 @@ def test_search_api_takes_a_folder_or_a_store(kb_dir):
 
 
 def test_search_without_an_index_says_what_to_run(tmp_path):
-    with Store.open(tmp_path) as store:
-        with pytest.raises(KbError, match="kb index"):
-            search(store, "呪文")
+    with Store.open(tmp_path) as store, pytest.raises(KbError, match="kb index"):
+        search(store, "呪文")
 
 
 def _second_version(tmp_path, version: str, old: str, new: str):

@@ -4,6 +4,7 @@ Sudachi, katakana word boundaries), the real 2026-01-16 English CR, idempotent r
 from __future__ import annotations
 
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 from urllib.parse import quote
 
@@ -45,7 +46,7 @@ def check_spans(store: Store) -> int:
     checked = 0
     for node in store.nodes():
         spans = sorted((r.start, r.end, r.kind) for r in node.refs if r.start >= 0)
-        for (s1, e1, k1), (s2, e2, k2) in zip(spans, spans[1:]):
+        for (s1, e1, k1), (s2, e2, k2) in pairwise(spans):
             assert e1 <= s2 or REF_AUTO_TERM not in (k1, k2), f"{node.id}: {k1} {s1}-{e1} overlaps {k2} {s2}-{e2}"
         autos = [r for r in node.refs if r.kind == REF_AUTO_TERM]
         for ref in autos:

@@ -22,8 +22,8 @@ from kb.errors import KbError
 from kb.pipeline import ingest_sources
 from kb.site.builder import build_site
 from kb.store import DB_NAME, Store
-from kb.versions.catalog import list_versions
 from kb.store.lock import LOCK_NAME
+from kb.versions.catalog import list_versions
 from kb.versions.update import STAGING, run_update
 
 JA = DATA / "JPN_CR_20231117_0.txt"

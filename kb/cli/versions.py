@@ -130,7 +130,8 @@ def _clip(text: str | None, limit: int = 200) -> str:
 @click.command()
 @click.argument("rule")
 @click.option("--lang", type=LANGS, default=None)
-@click.option("--version", "version", default=None, help="Start from RULE as numbered in this version (default: newest that has it).")
+@click.option("--version", "version", default=None,
+              help="Start from RULE as numbered in this version (default: newest that has it).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def history(ctx, rule, lang, version, as_json):
@@ -164,7 +165,8 @@ def history(ctx, rule, lang, version, as_json):
 
 @click.command()
 @click.argument("sources", nargs=-1, required=False)
-@click.option("--site", "sites", multiple=True, help="Re-crawl this site as last fetched (conditional requests) and ingest it. Repeatable.")
+@click.option("--site", "sites", multiple=True,
+              help="Re-crawl this site as last fetched (conditional requests) and ingest it. Repeatable.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Rebuild the site in this folder.")
 @click.option("--strict", is_flag=True, help="Fail on warnings, unresolved references and broken links.")
 @click.option("--delay", type=float, default=None, help="Seconds between requests to one host (default 1).")

@@ -7,9 +7,9 @@ Contract — what the index holds (the static site must reproduce this exactly; 
    (``６０１．２ｆ`` → ``601.2f``, ``ﾏﾅ･ｺｽﾄ`` → ``マナ・コスト``, ``ＡＢＣ`` → ``abc``); a half-width voiced mark is
    recombined with the kana before it (``ｶﾞ`` → ``ガ``). Offsets of the folded text map back to the original, so
    highlights land on the characters the user sees.
-2. **Runs** (:data:`_RUN`, left to right over the folded text): a rule number (``kb.rulenum.RULE``, optionally a subrule letter, never l or o)
-   not preceded by a digit or ``.`` nor followed by ``[a-z0-9]``; else a Latin word ``[a-z0-9]+``; else a
-   Japanese run: non-ASCII word characters (``\\w``) and middle dots. Everything else separates.
+2. **Runs** (:data:`_RUN`, left to right over the folded text): a rule number (``kb.rulenum.RULE``, optionally a
+   subrule letter, never l or o) not preceded by a digit or ``.`` nor followed by ``[a-z0-9]``; else a Latin word
+   ``[a-z0-9]+``; else a Japanese run: non-ASCII word characters (``\\w``) and middle dots. Everything else separates.
 3. **Latin words**: a rule number (``601.2f``, ``702.6``) is one term as it is; English stop words
    (:data:`ENGLISH_STOP_WORDS`) and one-letter words are dropped; the others go through :func:`light_stem` (plural
    ``-s``/``-es``/``-ies``, ``-ing``/``-ed`` with undoubling, final ``-e`` on long stems: ``casting``/``casts``/``cast``
@@ -59,6 +59,7 @@ import pickle
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from itertools import pairwise
 
 from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
@@ -103,9 +104,7 @@ def light_stem(word: str) -> str:
         return word
     if word.endswith("ies") and len(word) > 4:
         word = word[:-3] + "y"
-    elif word.endswith("sses"):
-        word = word[:-2]
-    elif word.endswith(("ches", "shes", "xes", "zes")):
+    elif word.endswith("sses") or word.endswith(("ches", "shes", "xes", "zes")):
         word = word[:-2]
     elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
         word = word[:-1]
@@ -347,7 +346,8 @@ class JapaneseFormFilter(Filter):
                 yield t
                 continue
             run = (t.kind, t.text, t.startchar, t.endchar, t.runoffsets)
-            for t.kind, t.text, t.startchar, t.endchar, t.runoffsets in japanese_words(run, index=t.mode != "query"):
+            for kind, text, start, end, offsets in japanese_words(run, index=t.mode != "query"):
+                t.kind, t.text, t.startchar, t.endchar, t.runoffsets = kind, text, start, end, offsets
                 yield t
 
 
@@ -479,6 +479,6 @@ def _bigrams(text: str) -> list[tuple[str, int, int, int]]:
         idx = [i for i in range(s, e) if folded[i] not in MIDDLE_DOTS]
         if len(idx) == 1:
             out.append((folded[idx[0]], len(out), starts[idx[0]], ends[idx[0]]))
-        for i, j in zip(idx, idx[1:]):
+        for i, j in pairwise(idx):
             out.append((folded[i] + folded[j], len(out), starts[i], ends[j]))
     return out

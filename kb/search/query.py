@@ -248,7 +248,8 @@ class Searcher:
             pattern = None
             if q.with_subrules:
                 parsed = rulenum.parse(number)
-                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*", "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind)
+                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*",
+                           "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind)
             for key, kind, order in self.store.keys_numbered(number, pattern=pattern):
                 if self._allowed(key, kind, q, versions):
                     rows.append((LANG_ORDER.get(key.lang, 9), key.version, order, key))

@@ -60,7 +60,8 @@ KIND_LEVELS = (CHAPTER, SECTION, RULE, SUBRULE, GLOSSARY)  # matched in this ord
 EXAMPLE_LABEL = {"en": "Example: ", "ja": "例："}
 _RULE_NUMBER = re.compile(rf"(?<![\d.]){rulenum.SECTION}(?:\.\d{{1,3}}{rulenum.LETTER}?)?(?!\d)")
 _EN_TOKEN = re.compile(r"\s+|\w+|[^\w\s]")
-_EN_DISPLAY_TOKEN = re.compile(rf"\d+(?:\.\d+{rulenum.LETTER}?)+\s*|\w+\s*|[^\w\s]\s*|\s+")  # a word (a rule number whole) with its spaces
+# a word (a rule number whole) with its spaces
+_EN_DISPLAY_TOKEN = re.compile(rf"\d+(?:\.\d+{rulenum.LETTER}?)+\s*|\w+\s*|[^\w\s]\s*|\s+")
 
 
 @dataclass(frozen=True)

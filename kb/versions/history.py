@@ -11,10 +11,10 @@ to ``701.34`` in 2023-11-17.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from itertools import pairwise
 
 from kb import rulenum
 from kb.errors import KbError
-from kb.model import GLOSSARY
 from kb.store import NodeKey, Store
 from kb.versions.catalog import VersionInfo, list_versions, resolve_version
 from kb.versions.diff import KIND_LEVELS, Change, TextOp, VersionDiff, content, diff_summary, diff_versions
@@ -62,7 +62,7 @@ class RuleHistory:
 def consecutive_diffs(store: Store, lang: str) -> tuple[list[VersionInfo], list[VersionDiff]]:
     """The versions of ``lang``, oldest first, and the diff between each one and the next."""
     versions = sorted(list_versions(store, lang), key=VersionInfo.sort_key)
-    return versions, [diff_versions(store, a, b) for a, b in zip(versions, versions[1:])]
+    return versions, [diff_versions(store, a, b) for a, b in pairwise(versions)]
 
 
 def histories(store: Store, lang: str, diffs: tuple[list[VersionInfo], list[VersionDiff]] | None = None
@@ -82,7 +82,7 @@ def histories(store: Store, lang: str, diffs: tuple[list[VersionInfo], list[Vers
         lineage = [HistoryEntry(first.version, first.effective_date, node_id, "first", text)]
         lineages.append(lineage)
         current[node_id] = lineage
-    for version, step in zip(versions[1:], steps):
+    for version, step in zip(versions[1:], steps, strict=True):
         following: dict[str, list[HistoryEntry]] = {}
         for change in step.changes:
             entry = _entry(version, change)
