@@ -12,17 +12,19 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 from urllib.parse import quote
 
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
-from kb.search import userdict
-from kb.search.names import NameTable, name_table
 from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 from kb.versions.catalog import list_versions
 from kb.versions.current import MISSING, CurrentView, JaText, current_view
+
+if TYPE_CHECKING:
+    from kb.search.names import NameTable
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
 # Reference kinds whose target lies outside the site by nature (MTG Wiki articles not ingested link to mtgwiki.com):
@@ -106,6 +108,9 @@ class SiteData:
 
 
 def gather_site(store: Store) -> SiteData:
+    from kb.search import userdict  # on first use: a build with nothing to do loads no search code
+    from kb.search.names import name_table
+
     userdict.prepare(store)  # the static search and the 五十音 readings analyse with the store's user dictionary
     site = SiteData()
     _choose_versions(store, site)
