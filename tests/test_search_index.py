@@ -145,6 +145,40 @@ def test_an_index_built_by_another_analysis_or_dictionary_is_rebuilt_with_a_noti
     assert again.exit_code == 0 and "notice" not in again.stderr and "0 added, 0 updated, 0 removed" in again.stdout
 
 
+def test_a_search_that_must_rebuild_a_stale_index_waits_for_the_writer(tmp_path):
+    """Rebuilding a stale index writes it: a search that must do so takes the writer lock, so while another process
+    writes the kb folder it fails with the writer's pid instead of writing beside it."""
+    import json
+    import os
+    import subprocess
+    import sys
+
+    from click.testing import CliRunner
+
+    from kb.cli import main
+
+    kb = ["--kb-dir", str(tmp_path)]
+    runner = CliRunner()
+    assert runner.invoke(main, [*kb, "ingest", "-q", str(SAMPLE)]).exit_code == 0
+    state_path = tmp_path / "index" / "state.json"
+    state = json.loads(state_path.read_text(encoding="utf-8"))
+    state["identity"]["analysis"] = "0" * 16
+    state_path.write_text(json.dumps(state), encoding="utf-8")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom kb.store.lock import writer_lock\n"
+         "with writer_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(30)", str(tmp_path)],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        refused = runner.invoke(main, [*kb, "search", "唱えた"], env={**os.environ, "KB_WRITER_WAIT": "0.2"})
+        assert refused.exit_code == 1 and f"another kb is writing {tmp_path.resolve()} (pid {holder.pid})" in refused.stderr
+        assert json.loads(state_path.read_text(encoding="utf-8"))["identity"]["analysis"] == "0" * 16  # untouched
+    finally:
+        holder.kill()
+        holder.wait()
+    searched = runner.invoke(main, [*kb, "search", "唱えた", "--json"])
+    assert searched.exit_code == 0 and "cr:601" in searched.stdout and "rebuilding the search index" in searched.stderr
+
 def test_each_version_has_its_own_index_and_an_ingest_writes_only_its_own(tmp_path):
     text = SAMPLE.read_text(encoding="utf-8-sig")
     later = tmp_path / "JPN_CR_20240301.txt"

@@ -55,6 +55,7 @@ from urllib.parse import quote
 from kb.errors import KbError
 from kb.model import GLOSSARY, Node
 from kb.store import NodeKey, Store
+from kb.store.lock import writer_lock
 
 INDEX_DIR = "index"
 INDEX_NAME = "nodes"
@@ -480,8 +481,9 @@ def shared_indexes(store: Store, notify: Callable[[str], None] | None = None) ->
     """The process's :class:`SharedIndexes` of ``store``'s index folder; a stale index (another analysis or
     dictionary) is rebuilt first, its one-line notice handed to ``notify`` (default: logged as a warning)."""
     if check_freshness(store):
-        report = update_index(store)
-        if report.notice:
+        with writer_lock(store.kb_dir):  # rebuilding writes the index: one writer at a time, like kb index
+            report = update_index(store) if check_freshness(store) else None
+        if report and report.notice:
             (notify or log.warning)(report.notice)
     root = index_dir(store).resolve()
     if not (root / STATE_FILE).is_file():
