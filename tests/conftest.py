@@ -1,9 +1,11 @@
-"""Shared fixtures. The real English CR corpus is read from $KB_CORPUS_DIR or ../shared/corpus/en-cr beside the
+"""Shared fixtures. ``browser``: Debian's Chromium driven by Playwright (``$KB_CHROMIUM`` to point elsewhere;
+missing: skip, or fail under CI=true). The real English CR corpus is read from $KB_CORPUS_DIR or ../shared/corpus/en-cr beside the
 checkout; never copied into the repo. Missing corpus: skip with a reason, or fail under CI=true."""
 
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -11,6 +13,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+ARTIFACTS = REPO / "test-artifacts"  # screenshots the browser tests take
+CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
+ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+        "--disable-sync", "--no-first-run"]
 CORPUS_FILES = ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt")
 
 
@@ -56,3 +62,17 @@ def bilingual_site(bilingual_kb) -> Path:
         report = build_site(store, out)
     assert report.broken == []
     return out
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not Path(CHROMIUM).is_file() and not shutil.which("chromium"):
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"Chromium not found at {CHROMIUM}")
+        pytest.skip(f"Chromium not found at {CHROMIUM} (set KB_CHROMIUM)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+        yield b
+        b.close()

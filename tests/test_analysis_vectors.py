@@ -9,7 +9,6 @@ import json
 
 import pytest
 from conftest import FIXTURES
-from test_site_browser import browser  # noqa: F401 (the Chromium fixture)
 
 from kb.search import analysis, userdict
 from kb.store import Store
@@ -28,7 +27,7 @@ def test_python_analysis(with_user_dictionary, vector):
     assert analysis.query_terms(vector["input"]) == vector["terms"], vector["why"]
 
 
-def test_javascript_port_in_chromium(browser, bilingual_site):  # noqa: F811
+def test_javascript_port_in_chromium(browser, bilingual_site):
     page = browser.new_page()
     page.goto((bilingual_site / "search.html").as_uri())
     got = {v["input"]: page.evaluate("(q) => kbAnalyse(q).then(a => a.terms)", v["input"]) for v in VECTORS}

@@ -10,7 +10,7 @@ import http.server
 import threading
 
 import pytest
-from test_site_browser import ARTIFACTS, browser  # noqa: F401 (the Chromium fixture)
+from conftest import ARTIFACTS
 
 from kb.search import Searcher
 from kb.store import Store
@@ -30,7 +30,7 @@ def served(bilingual_site):
 
 
 @pytest.mark.parametrize("width", [375, 1280])
-def test_newest_rules_with_japanese_status(browser, served, width):  # noqa: F811
+def test_newest_rules_with_japanese_status(browser, served, width):
     page = browser.new_page(viewport={"width": width, "height": 900})
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -59,7 +59,7 @@ def test_newest_rules_with_japanese_status(browser, served, width):  # noqa: F81
     page.close()
 
 
-def test_static_search_crosses_languages_and_links_real_pages(browser, served, bilingual_kb):  # noqa: F811
+def test_static_search_crosses_languages_and_links_real_pages(browser, served, bilingual_kb):
     page = browser.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
@@ -101,7 +101,7 @@ def test_static_search_crosses_languages_and_links_real_pages(browser, served, b
     page.close()
 
 
-def test_header_search_jumps_only_to_rules_with_a_page(browser, served):  # noqa: F811
+def test_header_search_jumps_only_to_rules_with_a_page(browser, served):
     page = browser.new_page(viewport={"width": 375, "height": 800})
     page.goto(f"{served}/index.html")
     page.fill(".search-input", "rule 701.40")

@@ -6,37 +6,19 @@ from __future__ import annotations
 
 import functools
 import http.server
-import os
 import shutil
 import threading
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from conftest import ARTIFACTS
 
 from kb.pipeline import ingest_sources
 from kb.site import build_site
 from kb.store import Store
 
 REPO = Path(__file__).resolve().parent.parent
-ARTIFACTS = REPO / "test-artifacts"
-CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
-
-
-@pytest.fixture(scope="module")
-def browser():
-    if not Path(CHROMIUM).is_file() and not shutil.which("chromium"):
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"Chromium not found at {CHROMIUM}")
-        pytest.skip(f"Chromium not found at {CHROMIUM} (set KB_CHROMIUM)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture(scope="module")

@@ -95,13 +95,7 @@ def histories(store: Store, lang: str, diffs: tuple[list[VersionInfo], list[Vers
             if change.new_id:
                 following[change.new_id] = lineage
         current = following
-    out: dict[NodeKey, RuleHistory] = {}
-    for lineage in lineages:
-        history = RuleHistory(lang, tuple(lineage))
-        for e in lineage:
-            if e.status != "removed":
-                out[NodeKey(e.version, lang, e.node_id)] = history
-    return out
+    return _by_node(lang, lineages)
 
 
 def consecutive_summaries(store: Store, lang: str) -> tuple[list[VersionInfo], list[VersionDiff]]:
@@ -148,13 +142,7 @@ def changed_histories(lang: str, versions: list[VersionInfo], steps: list[Versio
                 lineage.append(HistoryEntry(version.version, version.effective_date, node_id, "unchanged", None, node_id))
                 following[node_id] = lineage
         current = following
-    out: dict[NodeKey, RuleHistory] = {}
-    for lineage in lineages:
-        history = RuleHistory(lang, tuple(lineage))
-        for e in lineage:
-            if e.status != "removed":
-                out[NodeKey(e.version, lang, e.node_id)] = history
-    return out
+    return _by_node(lang, lineages)
 
 
 def rule_history(store: Store, name: str, *, lang: str | None = None, version: str | None = None) -> RuleHistory:
@@ -175,6 +163,17 @@ def rule_history(store: Store, name: str, *, lang: str | None = None, version: s
 def _glossary_key(store: Store, info: VersionInfo, name: str) -> NodeKey | None:
     found = store.glossary_named(name.strip(), version=info.version, lang=info.lang)
     return found[0] if found else None
+
+
+def _by_node(lang: str, lineages: list[list[HistoryEntry]]) -> dict[NodeKey, RuleHistory]:
+    """Each lineage's history under the key of every node in it that still exists in its version."""
+    out: dict[NodeKey, RuleHistory] = {}
+    for lineage in lineages:
+        history = RuleHistory(lang, tuple(lineage))
+        for e in lineage:
+            if e.status != "removed":
+                out[NodeKey(e.version, lang, e.node_id)] = history
+    return out
 
 
 def _entry(version: VersionInfo, change: Change) -> HistoryEntry:
