@@ -13,18 +13,17 @@ since they were last ingested.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import json
 import os
-import re
 import tempfile
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 
+from ingest.decode import reencode_declared
+
 CACHE_DIR = "cache"
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -52,30 +51,12 @@ class CrawlState:
     finished_at: float | None = None
 
 
-def http_charset(content_type: str) -> str | None:
-    for param in content_type.split(";")[1:]:
-        key, _, value = param.partition("=")
-        if key.strip().lower() == "charset" and value.strip():
-            return value.strip().strip("\"'")
-    return None
-
-
-def meta_charset(body: bytes) -> str | None:
-    match = _META_CHARSET.search(body[:4096])
-    return match.group(1).decode("ascii") if match else None
-
-
 def bytes_for_parser(entry: CacheEntry, body: bytes) -> bytes:
     """The body as a parser should see it. When the HTTP header names a charset (which outranks ``<meta charset>``)
     or only the ``<meta>`` does, the text is re-encoded as UTF-8 behind a byte-order mark, which every decoder
-    (BeautifulSoup, lxml, :func:`ingest.decode.decode_text`) honours first; otherwise the bytes go as they are."""
-    charset = entry.charset or entry.meta_charset
-    if not charset or body.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        return body
-    try:
-        return codecs.BOM_UTF8 + body.decode(charset).encode("utf-8")
-    except (LookupError, UnicodeDecodeError):
-        return body  # a wrong or unknown label: let the parser sniff
+    (BeautifulSoup, lxml, :mod:`ingest.decode`) honours first; otherwise the bytes go as they are
+    (:func:`ingest.decode.reencode_declared`)."""
+    return reencode_declared(body, entry.charset or entry.meta_charset)
 
 
 def atomic_write(path: Path, data: bytes) -> None:

@@ -14,19 +14,17 @@ and rule ``100.1``), wherever it comes from. Charset: a byte-order mark, else ``
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import re
 
 from lxml import etree
 
 from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
-from ingest.decode import decode_text
+from ingest.decode import decode_cr_html, is_utf16, sniffable_head
 from kb import rulenum
 from kb.errors import KbError
 from kb.model import Diagnostic, Document
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_.:-]+)""", re.IGNORECASE)
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|p|div|ruby)\b", re.I | re.S)
 _READING_TAGS = re.compile(r"<(rt|rp)\b[^>]*>.*?</\1\s*>", re.I | re.S)
@@ -40,35 +38,15 @@ _SPACES = re.compile(r"\s+")
 _LOOKED_AT = 256 * 1024
 # 1. / 100. / 100.1. / 100.1a, and the headings 0. はじめに and 10. 用語集
 _NUMBER_ALONE = re.compile(rf"^(?:{rulenum.NUMBER}|{rulenum.SUBRULE_CANDIDATE}|\d{{1,2}})\.?$")
-_SHIFT_JIS_LABELS = {"shift_jis", "sjis", "x_sjis", "windows_31j", "ms_kanji", "csshiftjis"}  # pages mean CP932
 
 
 def is_html(data: bytes) -> bool:
-    head = data[:2048].lstrip(codecs.BOM_UTF8)
-    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        head = head.decode("utf-16", "replace").encode("utf-8")
-    return bool(_HTML_START.match(head))
+    return bool(_HTML_START.match(sniffable_head(data, 2048)))
 
 
 def decode_html(data: bytes, source: str) -> tuple[str, tuple[Diagnostic, ...]]:
-    """The page as text: a byte-order mark, else the ``<meta>`` charset, else (none, or one the bytes are not in,
-    with a warning) UTF-8 or CP932."""
-    if not data.startswith((codecs.BOM_UTF8, codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
-        declared = _META_CHARSET.search(data[:4096])
-        if declared:
-            label = declared.group(1).decode("ascii")
-            charset = "cp932" if label.lower().replace("-", "_") in _SHIFT_JIS_LABELS else label
-            try:
-                return data.decode(charset), ()
-            except LookupError:
-                pass  # an unknown label: sniff
-            except UnicodeDecodeError as exc:
-                decoded = decode_text(data, source)
-                line = data[: exc.start].count(b"\n") + 1
-                wrong = Diagnostic(source, f"line {line}", f"not {label} as the page declares; read as {decoded.encoding}")
-                return decoded.text, (wrong, *decoded.diagnostics)
-    decoded = decode_text(data, source)
-    return decoded.text, decoded.diagnostics
+    """The page as text, by the one charset policy (:func:`ingest.decode.decode_cr_html`)."""
+    return decode_cr_html(data, source)
 
 
 def looks_like_cr_html(data: bytes, source: str = "") -> bool:
@@ -79,7 +57,7 @@ def looks_like_cr_html(data: bytes, source: str = "") -> bool:
     head = data
     if len(data) > _LOOKED_AT:  # cut at a line break: never inside a character
         cut = data.rfind(b"\n", 0, _LOOKED_AT)
-        if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        if is_utf16(data):
             cut -= cut % 2  # a UTF-16 character is two bytes from the mark on
         head = data[:cut] if cut > 0 else data
     try:

@@ -32,7 +32,8 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
-from ingest.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser, http_charset, meta_charset
+from ingest.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser
+from ingest.decode import http_charset, meta_charset
 from ingest.sites import PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
 from kb.errors import KbError
 

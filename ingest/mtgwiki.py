@@ -30,7 +30,6 @@ space, percent-encoding, first letter upper-cased, legacy ``.E5.AE.9A`` heading 
 from __future__ import annotations
 
 import bisect
-import codecs
 import dataclasses
 import functools
 import hashlib
@@ -44,6 +43,7 @@ from urllib.parse import parse_qs, quote, unquote, urlsplit
 import lxml.html
 from lxml import etree
 
+from ingest.decode import decode_wiki_html
 from ingest.htmltree import html_document
 from ingest.refs import find_rule_refs
 from kb import rulenum
@@ -200,49 +200,17 @@ def split_card_name(name: str) -> tuple[str, str | None] | None:
 
 # -- decoding --------------------------------------------------------------------------------------------
 
-_META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([A-Za-z0-9_\-]+)""", re.I)
 _XML_DECL = re.compile(r"^\s*<\?xml[^>]*\?>")
-_ENCODING_ALIASES = {"shift_jis": "cp932", "shift-jis": "cp932", "sjis": "cp932", "x-sjis": "cp932",
-                     "windows-31j": "cp932", "euc-jp": "euc_jp", "x-euc-jp": "euc_jp"}
 
 
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff\ud800-\udfff]")
 
 
 def decode_html(data: bytes, source: str, diagnostics: list[Diagnostic]) -> str:
-    """Bytes → text: BOM, then the declared charset, then UTF-8 / CP932 / EUC-JP; a mismatch is reported.
+    """Bytes → text by the one charset policy (:func:`ingest.decode.decode_wiki_html`): BOM, then the declared
+    charset, then UTF-8 / CP932 / EUC-JP; a mismatch is reported.
     Control characters (not allowed in HTML text) are dropped."""
-    return _CONTROL_CHARS.sub("", _decode(data, source, diagnostics))
-
-
-def _decode(data: bytes, source: str, diagnostics: list[Diagnostic]) -> str:
-    for bom, enc in ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be")):
-        if data.startswith(bom):
-            return data[len(bom):].decode(enc, errors="replace")
-    m = _META_CHARSET.search(data[:4096])
-    declared = m.group(1).decode("ascii").lower() if m else None
-    candidates = ["utf-8", "cp932", "euc_jp"]
-    if declared:
-        enc = _ENCODING_ALIASES.get(declared, declared)
-        try:
-            codecs.lookup(enc)
-            candidates.insert(0, enc)
-        except LookupError:
-            diagnostics.append(Diagnostic(source, "<meta charset>", f"unknown charset {declared!r}; guessing"))
-    for enc in dict.fromkeys(candidates):
-        try:
-            text = data.decode(enc)
-        except UnicodeDecodeError:
-            continue
-        if declared and codecs.lookup(enc).name != codecs.lookup(candidates[0]).name:
-            diagnostics.append(Diagnostic(source, "<meta charset>",
-                                          f"page says charset={declared} but its bytes are {enc}; decoded as {enc}"))
-        elif not declared and enc != "utf-8":
-            diagnostics.append(Diagnostic(source, "", f"no charset declared; decoded as {enc}"))
-        return text
-    diagnostics.append(Diagnostic(source, "", f"bytes are neither {declared or 'UTF-8'} nor Shift_JIS/EUC-JP; "
-                                              "undecodable bytes replaced with U+FFFD"))
-    return data.decode(declared if declared in candidates else "utf-8", errors="replace")
+    return _CONTROL_CHARS.sub("", decode_wiki_html(data, source, diagnostics))
 
 
 # -- chrome ----------------------------------------------------------------------------------------------

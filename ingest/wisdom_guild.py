@@ -16,7 +16,6 @@ Shift_JIS, whichever reads as a rules page; a declaration that does not fit the 
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import re
 import unicodedata
@@ -27,6 +26,7 @@ from bs4 import BeautifulSoup, NavigableString, Tag
 from bs4.element import PreformattedString
 
 from ingest.cr_text import EXAMPLE_RE
+from ingest.decode import decode_wisdom_guild
 from ingest.refs import find_rule_refs
 from kb import rulenum
 from kb.errors import KbError
@@ -41,8 +41,6 @@ RULE_HREF_RE = re.compile(r"(?:/cr/r/|[?&]r=)\d")
 OTHER_SITE_RE = re.compile(r"^(?:[a-z][a-z0-9+.-]*:)?//(?![^/]*whisper\.wisdom-guild\.net)", re.I)
 SEPARATOR_RE = re.compile(r"^[\s>＞»›|/:：・\-–—→]*$")
 CLOSING_HTML_RE = re.compile(r"</html\s*>", re.I)
-META_CHARSET_RE = re.compile(rb"<meta[^>]*?charset\s*=\s*[\"']?\s*([A-Za-z0-9_.:\-]+)", re.I)
-XML_ENCODING_RE = re.compile(rb"^\s*<\?xml[^>]*encoding\s*=\s*[\"']([A-Za-z0-9_.\-]+)", re.I)
 SPACE_RUN_RE = re.compile(r"[ \t\n\r\f\u00a0]+")
 
 BLOCK_TAGS = frozenset(
@@ -55,10 +53,6 @@ CHROME_TAGS = frozenset("nav aside header footer form menu".split())
 CHROME_NAME_RE = re.compile(
     r"^(?:side\w*|\w*menu\w*|g?navi?(?:gation)?|\w*nav|foot(?:er)?\w*|header\w*|ads?|adsense|adsbygoogle|advert\w*|"
     r"banner\w*|sponsor\w*|pager|pagination|bread\w*|\w*crumbs?|pankuzu|topicpath)(?:[-_]\w*)*$", re.I)
-SHIFT_JIS_LABELS = {"shift-jis", "shift_jis", "sjis", "x-sjis", "ms-kanji", "ms_kanji", "windows-31j", "cp932", "ms932",
-                    "csshiftjis"}
-EUC_JP_LABELS = {"euc-jp", "euc_jp", "eucjp", "x-euc-jp", "cseucpkdfmtjapanese", "cp51932"}
-FALLBACK_CODECS = ("utf-8", "euc_jp", "cp932", "euc_jis_2004")
 TERM, RULE_LINK, EXTERNAL = "term", "rule", "external"
 
 
@@ -137,52 +131,9 @@ def parse_wisdom_guild(data: bytes, source: str) -> Document:
 
 # -- bytes to text ---------------------------------------------------------------------------------------
 
-def _codec(label: str) -> str | None:
-    label = label.strip().lower()
-    if label in SHIFT_JIS_LABELS:
-        return "cp932"  # what browsers decode Shift_JIS pages with
-    if label in EUC_JP_LABELS:
-        return "euc_jp"
-    try:
-        return codecs.lookup(label).name
-    except LookupError:
-        return None
-
-
 def _decode(data: bytes, source: str, diagnostics: list[Diagnostic]) -> str:
-    if data.startswith(codecs.BOM_UTF8):
-        data, label = data[len(codecs.BOM_UTF8):], "UTF-8 (byte-order mark)"
-        declared = "utf-8"
-    else:
-        head = data[:4096]
-        declared_match = META_CHARSET_RE.search(head) or XML_ENCODING_RE.search(head)
-        label = declared_match.group(1).decode("ascii") if declared_match else None
-        declared = _codec(label) if label else None
-    if label and not declared:
-        diagnostics.append(Diagnostic(source, "<meta charset>", f"unknown charset {label!r}; guessing the encoding"))
-    candidates = list(dict.fromkeys(
-        ([declared] if declared else []) + (["euc_jis_2004"] if declared == "euc_jp" else []) + list(FALLBACK_CODECS)))
-    readable: dict[str, str] = {}
-    for codec in candidates:
-        try:
-            readable[codec] = data.decode(codec)
-        except (UnicodeDecodeError, LookupError):
-            continue
-    fitting = [c for c in readable if "MJMJ訳" in readable[c]]
-    chosen = fitting[0] if fitting else next(iter(readable), None)
-    if chosen is None:
-        codec = declared or "utf-8"
-        try:
-            data.decode(codec)
-        except UnicodeDecodeError as exc:
-            line = data[:exc.start].count(b"\n") + 1
-            diagnostics.append(Diagnostic(source, f"line {line}", f"bytes are not valid {codec} (byte offset {exc.start}) "
-                                                                  "nor UTF-8, EUC-JP or Shift_JIS; unreadable bytes replaced"))
-        return data.decode(codec, errors="replace")
-    if declared and chosen != declared and not (declared == "euc_jp" and chosen == "euc_jis_2004"):
-        diagnostics.append(Diagnostic(source, "<meta charset>", f"the page declares charset {label!r} but its bytes "
-                                                                f"read as {chosen}; read as {chosen}"))
-    return readable[chosen]
+    """By the one charset policy (:func:`ingest.decode.decode_wisdom_guild`): the codec that reads as a rules page."""
+    return decode_wisdom_guild(data, source, diagnostics, lambda text: "MJMJ訳" in text)
 
 
 # -- markup to lines -------------------------------------------------------------------------------------

@@ -181,3 +181,52 @@ def test_utf8_with_a_few_windows_1252_bytes_is_utf8_with_a_warning_per_line(corp
     assert warnings == [f"MagicCompRules_20130711.txt:line {i + 1}: not UTF-8: read 0x93 as '“', 0x94 as '”'"
                         " (Windows-1252)" for i in hit]
 
+
+
+def test_charset_labels_boms_and_fallbacks_are_written_only_in_decode():
+    """ingest/decode.py is the one charset policy: no other module under ingest/ or kb/ spells a charset label other
+    than UTF-8 / ASCII, a list of codecs (a fallback order), a byte-order mark, or a pattern sniffing a declared
+    charset. A new parser calls ingest.decode instead."""
+    import ast
+    import re
+    from pathlib import Path
+
+    from ingest.decode import EUC_JP_LABELS, SHIFT_JIS_LABELS, codec_for
+
+    def label(node: ast.AST) -> str | None:  # the codec a constant names, if it is a text encoding's label
+        if not isinstance(node, ast.Constant) or not isinstance(node.value, str):
+            return None
+        if not re.fullmatch(r"(?=.*[A-Za-z])[\w.:-]{2,40}", node.value, re.A):  # a label: a word, not a number
+            return None
+        if node.value.strip().lower().replace("_", "-") in SHIFT_JIS_LABELS | EUC_JP_LABELS:
+            return "cp932"
+        codec = codec_for(node.value)
+        return codec if codec and codecs.lookup(codec)._is_text_encoding else None
+
+    repo = Path(__file__).resolve().parent.parent
+    found = []
+    for folder in ("kb", "ingest"):
+        for path in sorted((repo / folder).rglob("*.py")):
+            if path.relative_to(repo).as_posix() == "ingest/decode.py":
+                continue
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            docstrings = {id(n.body[0].value) for n in ast.walk(tree)
+                          if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+                          and n.body and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+            where = f"{path.relative_to(repo)}"
+            for node in ast.walk(tree):
+                if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict):
+                    items = node.keys + node.values if isinstance(node, ast.Dict) else node.elts
+                    labels = [c for c in map(label, [i for i in items if i is not None]) if c]
+                    if len(labels) >= 2:
+                        found.append(f"{where}:{node.lineno}: a list of charsets {labels}")
+                elif (codec := label(node)) and codec not in ("utf-8", "ascii") and id(node) not in docstrings:
+                    found.append(f"{where}:{node.lineno}: charset label {node.value!r}")  # type: ignore[attr-defined]
+                elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "codecs" \
+                        and node.attr.startswith("BOM"):
+                    found.append(f"{where}:{node.lineno}: a byte-order mark")
+                elif isinstance(node, ast.Constant) and isinstance(node.value, str | bytes) and id(node) not in docstrings:
+                    text = node.value.decode("latin-1") if isinstance(node.value, bytes) else node.value
+                    if re.search(r"(?i)(charset|encoding)\\s", text):
+                        found.append(f"{where}:{node.lineno}: a pattern sniffing a declared charset")
+    assert found == []
