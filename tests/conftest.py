@@ -26,6 +26,24 @@ def _corpus_dir() -> Path:
     return REPO.parent / "shared" / "corpus" / "en-cr"
 
 
+def shared_tmp(tmp_path_factory) -> Path:
+    """A folder of this test run shared by its pytest-xdist workers (the run's own temporary folder without xdist)."""
+    base = tmp_path_factory.getbasetemp()
+    return base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+
+
+@pytest.fixture(scope="session", autouse=True)
+def shared_user_dictionaries(tmp_path_factory):
+    """Each knowledge base still gets its Sudachi user dictionary in its own folder, but one compiled dictionary per
+    word list per run, copied from ``$KB_USERDICT_CACHE`` (see kb.search.userdict), instead of ~100 compilations
+    of 3 s each of the sample's glossary. Set in the environment, so the ``kb`` processes tests start share it too."""
+    from kb.search.userdict import SHARED_ENV
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(SHARED_ENV, str(shared_tmp(tmp_path_factory) / "userdict-cache"))
+        yield
+
+
 @pytest.fixture(scope="session")
 def corpus_dir() -> Path:
     """Folder holding the three real English CR files."""

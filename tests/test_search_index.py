@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from pathlib import Path
 
 from conftest import DATA
 from hypothesis import given, settings
@@ -210,3 +211,30 @@ def test_segments_with_single_document_terms_merge(tmp_path):
     ix.optimize()
     assert ix.doc_count() == len(list(store.nodes("20231117.0", "ja")))
     assert [h.number for h in Searcher(store).search("601.7")][:1] == ["601.7"]
+
+
+def test_a_compiled_user_dictionary_is_shared_through_kb_userdict_cache(tmp_path, monkeypatch):
+    """$KB_USERDICT_CACHE (set for the whole test run by conftest): a knowledge base takes the compiled dictionary of
+    the same words from there, and it is the dictionary a compilation of its own makes (the header's creation time
+    aside)."""
+    import os
+    from importlib.metadata import version
+
+    from kb.search.userdict import SHARED_ENV
+
+    shared = Path(os.environ[SHARED_ENV])
+    with Store.open(tmp_path / "a") as store:
+        ingest_sources(store, [str(SAMPLE)])
+    [taken] = (tmp_path / "a" / "userdict").glob("*.dic")
+    assert taken.read_bytes() == (shared / f"{taken.stem}-sudachipy{version('sudachipy')}.dic").read_bytes()
+    monkeypatch.delenv(SHARED_ENV)
+    with Store.open(tmp_path / "b") as store:
+        ingest_sources(store, [str(SAMPLE)])
+        with Searcher(store) as searcher:
+            hits = {h.id for h in searcher.search("唱えた")}
+    [compiled] = (tmp_path / "b" / "userdict").glob("*.dic")
+    assert compiled.name == taken.name
+    ours, theirs = compiled.read_bytes(), taken.read_bytes()
+    assert len(ours) == len(theirs) and ours[:24] == theirs[:24] and ours[32:] == theirs[32:]  # 24-31: creation time
+    with Store.open(tmp_path / "a", create=False) as store, Searcher(store) as searcher:
+        assert {h.id for h in searcher.search("唱えた")} == hits and "cr:601" in hits
