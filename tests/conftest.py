@@ -20,6 +20,12 @@ ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-net
 CORPUS_FILES = ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt")
 
 
+def pytest_collection_modifyitems(items):
+    """Tests marked ``run_first`` first (a stable sort: otherwise in the usual order), so that a minute-long test
+    does not start last and leave the other pytest-xdist workers idle at the end."""
+    items.sort(key=lambda item: item.get_closest_marker("run_first") is None)
+
+
 def _corpus_dir() -> Path:
     if os.environ.get("KB_CORPUS_DIR"):
         return Path(os.environ["KB_CORPUS_DIR"])
@@ -57,29 +63,48 @@ def corpus_dir() -> Path:
     return path
 
 
+def built_once(tmp_path_factory, name: str, build) -> Path:
+    """``build(folder)`` run once per test run however many pytest-xdist workers ask (the others wait for it, then
+    use its result): only for what the tests that use it read and never write."""
+    from filelock import FileLock
+
+    folder = shared_tmp(tmp_path_factory) / name
+    with FileLock(f"{folder}.lock"):
+        if not (folder / ".built").is_file():
+            shutil.rmtree(folder, ignore_errors=True)  # a build that failed halfway
+            folder.mkdir()
+            build(folder)
+            (folder / ".built").touch()
+    return folder
+
+
 @pytest.fixture(scope="session")
 def bilingual_kb(corpus_dir, tmp_path_factory) -> Path:
-    """data/ (the 2023-11-17 Japanese excerpt), the MTG Wiki page 接死/Deathtouch and the three English CRs."""
+    """data/ (the 2023-11-17 Japanese excerpt), the MTG Wiki page 接死/Deathtouch and the three English CRs
+    (built once per run, read-only: the tests open it with ``create=False``, search and export it)."""
     from kb.pipeline import ingest_sources
     from kb.store import Store
 
-    kb_dir = tmp_path_factory.mktemp("bilingual") / "kb"
-    with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(DATA), str(FIXTURES / "mtgwiki" / "deathtouch.html"),
-                               *(str(corpus_dir / name) for name in CORPUS_FILES)])
-    return kb_dir
+    def ingest(folder: Path) -> None:
+        with Store.open(folder / "kb") as store:
+            ingest_sources(store, [str(DATA), str(FIXTURES / "mtgwiki" / "deathtouch.html"),
+                                   *(str(corpus_dir / name) for name in CORPUS_FILES)])
+
+    return built_once(tmp_path_factory, "bilingual-kb", ingest) / "kb"
 
 
 @pytest.fixture(scope="session")
-def bilingual_site(bilingual_kb) -> Path:
+def bilingual_site(bilingual_kb, tmp_path_factory) -> Path:
+    """The site built from ``bilingual_kb`` (once per run, read-only)."""
     from kb.site import build_site
     from kb.store import Store
 
-    out = bilingual_kb.parent / "site"
-    with Store.open(bilingual_kb) as store:
-        report = build_site(store, out)
-    assert report.broken == []
-    return out
+    def build(folder: Path) -> None:
+        with Store.open(bilingual_kb, create=False) as store:
+            report = build_site(store, folder / "site")
+        assert report.broken == []
+
+    return built_once(tmp_path_factory, "bilingual-site", build) / "site"
 
 
 @pytest.fixture(scope="module")
