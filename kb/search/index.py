@@ -121,7 +121,7 @@ def name_forms(text: str) -> set[str]:
 
 
 def index_dir(store: Store) -> Path:
-    return store.path.parent / INDEX_DIR
+    return store.kb_dir / INDEX_DIR
 
 
 def scope_dir(root: Path, version: str, lang: str) -> Path:

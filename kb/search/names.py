@@ -51,8 +51,8 @@ def name_table(store: Store) -> NameTable:
     english: dict[str, list[str]] = defaultdict(list)
     readings: dict[str, list[str]] = defaultdict(list)
     given = source_readings(store)
-    for key, kind, title, _aliases, english_name in store.name_rows():
-        if key.lang != "ja" or kind not in _NAME_KINDS or not title or not english_name:
+    for _key, _kind, title, _aliases, english_name in store.name_rows(lang="ja", kinds=_NAME_KINDS):
+        if not title or not english_name:
             continue
         if title.casefold() == english_name.casefold():
             continue
@@ -68,8 +68,8 @@ def name_table(store: Store) -> NameTable:
 def source_readings(store: Store) -> dict[str, str]:
     """Japanese glossary terms → the reading their source gives (ruby), as a reading form."""
     out = {}
-    for key, title, _aliases, _english, _text, meta in store.glossary_rows():
-        form = reading_form(meta.get("reading") or "") if key.lang == "ja" and title else None
+    for _key, title, _aliases, _english, _text, meta in store.glossary_rows(lang="ja"):
+        form = reading_form(meta.get("reading") or "") if title else None
         if form:
             out.setdefault(title, form)
     return out
