@@ -50,6 +50,8 @@ def user_words(names: list[str], readings: dict[str, str] | None = None) -> list
     ``readings``: the readings sources give, by name."""
     from kb.search.names import reading_of
 
+    if not names:  # no Japanese names (an English-only store): the system dictionary is not even loaded
+        return []
     tokenizer = analysis.system_tokenizer()
     _, mode_c = analysis._modes()
     out = []

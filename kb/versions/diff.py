@@ -189,7 +189,7 @@ def diff_summary(store: Store, old: VersionInfo, new: VersionInfo,
                            tuple(RetargetedRef(*row) for row in data["retargeted"]), data["unchanged"])
     except (FileNotFoundError, ValueError, TypeError, KeyError):
         pass
-    full = diff_versions(store, old, new)
+    full = _diff(store, old, new, cached_changes(store, old, new, keep=False, digests=digests))
     summary = VersionDiff(old, new, tuple(c for c in full.changes if c.status != "unchanged"), full.retargeted,
                           full.counts()["unchanged"])
     _write_cache(path, json.dumps({"changes": [_row(c) for c in summary.changes], "unchanged": summary.omitted_unchanged,
@@ -215,11 +215,18 @@ def version_digest(store: Store, version: str, lang: str) -> str:
     return hashlib.sha256(json.dumps([version, lang, rows]).encode()).hexdigest()[:32]
 
 
-def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Change]:
+def cached_changes(store: Store, old: VersionInfo, new: VersionInfo, *, keep: bool = True,
+                   digests: dict[tuple[str, str], str] | None = None) -> list[Change]:
     """:func:`diff_nodes` of two stored versions, kept in ``<kb_dir>/diff-cache/`` under a hash of both versions' node
-    hashes (so a rebuild after an unrelated change does not compare the versions again)."""
+    hashes (so a rebuild after an unrelated change does not compare the versions again); ``keep=False``: read from
+    the cache, but not written to it (a caller that keeps a summary of its own). ``digests``: as for
+    :func:`diff_summary`."""
+    digests = {} if digests is None else digests
+    for version, lang in ((old.version, old.lang), (new.version, new.lang)):
+        if (version, lang) not in digests:
+            digests[(version, lang)] = version_digest(store, version, lang)
     key = json.dumps([CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
-                      version_digest(store, old.version, old.lang), version_digest(store, new.version, new.lang)])
+                      digests[(old.version, old.lang)], digests[(new.version, new.lang)]])
     path = store.kb_dir / CACHE_DIR / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
     try:
         changes = [_change(row) for row in json.loads(path.read_text(encoding="utf-8"))]
@@ -230,7 +237,8 @@ def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Cha
     # light nodes: the texts, titles and parents compared, without decoding references and metadata
     changes = diff_nodes(store.light_nodes(old.version, old.lang, KIND_LEVELS),
                          store.light_nodes(new.version, new.lang, KIND_LEVELS), new.lang)
-    _write_cache(path, json.dumps([_row(c) for c in changes], ensure_ascii=False))
+    if keep:
+        _write_cache(path, json.dumps([_row(c) for c in changes], ensure_ascii=False))
     return changes
 
 

@@ -57,12 +57,13 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
     folder.mkdir(parents=True, exist_ok=True)
     stage = on_stage or (lambda name: None)
     result = UpdateResult()
-    politeness = _politeness(delay, contact)
+    sources, sites = list(sources), list(sites)
+    network = bool(sites) or any("://" in source for source in sources)
+    politeness = _politeness(delay, contact) if network else None  # the fetcher (httpx) is loaded only to fetch
     with writer_lock(folder):
         staging = folder / STAGING
         shutil.rmtree(staging, ignore_errors=True)  # left by an update that was killed
         stage("fetch")
-        sites = list(sites)
         for site in sites:
             result.crawls.append(_recrawl(folder, site, politeness))
         stage("ingest")
@@ -71,7 +72,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
             try:
                 with staged.transaction():  # committed at the end of the block, or never
                     before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                    _ingest(staged, staging, list(sources), sites, folder, politeness, strict, result)
+                    _ingest(staged, staging, sources, sites, folder, politeness, strict, result)
                     after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
                     touched = {(version, lang) for (source, version, lang), digest in after.items()
                                if before.get((source, version, lang)) != digest}
