@@ -19,7 +19,7 @@ One document per node key (version, lang, id). Fields:
 - ``title`` — title/term, aliases and English name, analysed by :func:`kb.search.analysis.text_analyzer`;
 - ``body`` — text and examples, same analyzer;
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
-- ``names`` — glossary entries only: :func:`name_forms` of the term, aliases, English name and the reading its
+- ``names`` — glossary entries only: :func:`kb.search.names.name_forms` of the term, aliases, English name and the reading its
   source gives (``meta['reading']``, ruby: ``よじ`` finds 予示) — whole-name lookup;
 - ``hash`` — the store's content hash (stored only).
 
@@ -44,7 +44,6 @@ import logging
 import marshal
 import os
 import pickle
-import re
 import shutil
 import threading
 from collections import defaultdict
@@ -111,19 +110,6 @@ def stale_reason(recorded: dict, current: dict) -> str | None:
     return "; ".join(changed) or None
 
 
-def name_forms(text: str) -> set[str]:
-    """The forms a whole name or a whole query is matched by in ``names``: the folded text without spaces and
-    middle dots, and its query terms joined (``マナ・コスト``, ``マナコスト`` → ``マナコスト``; ``唱えた`` → ``唱える``)."""
-    from kb.search import analysis
-
-    folded = re.sub(r"[\s・･]", "", analysis.fold(text))
-    forms = {folded} if folded else set()
-    joined = "".join(analysis.query_terms(text))
-    if joined:
-        forms.add(joined)
-    return forms
-
-
 def index_dir(store: Store) -> Path:
     return store.kb_dir / INDEX_DIR
 
@@ -169,6 +155,7 @@ def node_fields(node: Node, content_hash: str) -> dict:
     """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
     :class:`kb.search.analysis.PreAnalysed` terms."""
     from kb.search import analysis
+    from kb.search.names import name_forms
 
     names = [x for x in (node.title, *node.aliases, node.english) if x]
     body = "\n".join([node.text, *node.examples])

@@ -7,7 +7,7 @@ wins nothing here: a name is a name). A name's reading is the one its source giv
 Sudachi's where Sudachi knows it (:func:`reading_of`), as katakana (:func:`reading_form`): ``よじ`` finds 予示.
 
 Contract: :meth:`NameTable.english_names` of a query (its whole text, matched by
-:func:`kb.search.index.name_forms`) and :meth:`NameTable.japanese_names` of a reading are what ``kb search`` and the
+:func:`name_forms`) and :meth:`NameTable.japanese_names` of a reading are what ``kb search`` and the
 static search use; nothing else decides which English names a Japanese query stands for.
 """
 
@@ -33,8 +33,6 @@ class NameTable:
 
     def english_names(self, text: str) -> tuple[str, ...]:
         """The English names of the Japanese name ``text`` is (or whose reading it is)."""
-        from kb.search.index import name_forms
-
         names = [text, *self.japanese_names(text)]
         found = [e for name in names for form in sorted(name_forms(name)) for e in self.english.get(form, ())]
         return tuple(dict.fromkeys(found))
@@ -45,9 +43,18 @@ class NameTable:
         return self.readings.get(form, ()) if form else ()
 
 
-def name_table(store: Store) -> NameTable:
-    from kb.search.index import name_forms
+def name_forms(text: str) -> set[str]:
+    """The forms a whole name or a whole query is matched by in ``names``: the folded text without spaces and
+    middle dots, and its query terms joined (``マナ・コスト``, ``マナコスト`` → ``マナコスト``; ``唱えた`` → ``唱える``)."""
+    folded = re.sub(r"[\s・･]", "", analysis.fold(text))
+    forms = {folded} if folded else set()
+    joined = "".join(analysis.query_terms(text))
+    if joined:
+        forms.add(joined)
+    return forms
 
+
+def name_table(store: Store) -> NameTable:
     english: dict[str, list[str]] = defaultdict(list)
     readings: dict[str, list[str]] = defaultdict(list)
     given = source_readings(store)
