@@ -471,3 +471,30 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
         rel = path.relative_to(tmp_path / "full")
         if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
             assert filecmp.cmp(path, site / rel, shallow=False), rel
+
+
+def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
+    """An in-place build deletes the pages its predecessor wrote and it does not (a rule gone from the rules text),
+    and the site it leaves equals a full build of the same store."""
+    cr = tmp_path / "JPN_CR_20231117_0.txt"
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    cr.write_text(text, encoding="utf-8")
+    site = tmp_path / "site"
+    line = next(line for line in text.splitlines() if line.startswith("601.2i "))
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(cr)]).failed
+        build_site(store, site)
+        folder = site.stat().st_ino
+        assert (site / "cr" / "601.2i.html").is_file()
+        cr.write_text(text.replace(line + "\n", ""), encoding="utf-8")
+        assert not ingest_sources(store, [str(cr)]).failed
+        build_site(store, site)
+        build_site(store, tmp_path / "full")
+    assert site.stat().st_ino == folder  # applied in place
+    assert not (site / "cr" / "601.2i.html").exists()
+    def pages(root: Path) -> list[Path]:  # the search shards aside: an incremental export keeps emptied ones
+        return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and p.relative_to(root).parts[0] != "search")
+
+    assert pages(site) == pages(tmp_path / "full")
+    broken, checked = site_links(site)
+    assert checked > 0 and broken == []
