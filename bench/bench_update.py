@@ -27,9 +27,9 @@ from bench._common import best_of, corpus_dir, peak_memory  # noqa: E402
 from kb.pipeline import ingest_sources  # noqa: E402
 from kb.site.builder import build_site  # noqa: E402
 from kb.store import Store  # noqa: E402
+from kb.update import run_update  # noqa: E402
 from kb.versions.catalog import resolve_pair  # noqa: E402
 from kb.versions.diff import KIND_LEVELS, diff_nodes, diff_versions  # noqa: E402
-from kb.versions.update import run_update  # noqa: E402
 
 FILES = ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt")
 RULE_EDIT = ("Some static abilities create one-shot effects", "Some static abilities create one-time effects")

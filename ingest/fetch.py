@@ -32,13 +32,13 @@ from email.utils import parsedate_to_datetime
 from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
+from ingest import MAX_BYTES
 from ingest.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser
 from ingest.decode import http_charset, meta_charset
 from ingest.sites import PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
 from kb.errors import KbError
 
 DEFAULT_DELAY = 1.0
-MAX_BYTES = 20_000_000
 MAX_REDIRECTS = 5
 REDIRECT_CODES = {301, 302, 303, 307, 308}
 ROBOTS_AGENT = "kb"

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ingest import MAX_BYTES
 from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites
-from ingest.fetch import MAX_BYTES
 from ingest.kinds import authority, kinds_of_site, parse_source
 from ingest.sites import PAGE
 from kb.errors import KbError
@@ -62,7 +62,7 @@ def gather(sources: Iterable[str]) -> list[str]:
 
 def read_source(source: str, kb_dir: Path | None = None) -> bytes:
     """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir``. A file must be a
-    regular file (not a FIFO or a device such as /dev/zero) of at most :data:`ingest.fetch.MAX_BYTES`, as a
+    regular file (not a FIFO or a device such as /dev/zero) of at most :data:`ingest.MAX_BYTES`, as a
     fetched response must."""
     if "://" in source:
         from ingest.fetch import fetch_url

@@ -15,6 +15,7 @@ parsers that check what they read with :func:`parse` and report a bad letter.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 from kb.fold import fold
@@ -76,8 +77,10 @@ class RuleNumber(NamedTuple):
         return (self.chapter, self.section or -1, self.rule if self.rule is not None else -1, self.letter or "")
 
 
+@lru_cache(maxsize=65536)
 def parse(text: str) -> RuleNumber | None:
-    """Parse a bare rule number ('601.2f', '601', '6'); None if it is not one."""
+    """Parse a bare rule number ('601.2f', '601', '6'); None if it is not one (cached: a build asks for the same
+    numbers many times)."""
     m = _FULL.match(text)
     if not m:
         return None

@@ -21,7 +21,7 @@ from kb.cli.fetch import fetch
 from kb.errors import KbError
 from kb.pipeline import ingest_from_cache, ingest_sources
 from kb.store import Store
-from kb.versions.update import run_update
+from kb.update import run_update
 
 RULES_PAGE = FIXTURES / "cr_html" / "mtg_jp_rules_doc.html"
 RUBY = FIXTURES / "cr_html" / "JPN_CR_20250725_0.rb.html"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import os
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
@@ -398,3 +399,102 @@ def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tm
     [notice] = report.notices
     assert notice.startswith("static search: exporting every document again (dictionary sudachidict-core 20200101 → "
                              "sudachidict-core ")
+
+
+def _edit_rule_and_reingest(store: Store, cr: Path, text: str, mark: str) -> None:
+    old = "プレイヤーはその呪文の総コストを決定する。"
+    cr.write_text(text.replace(old, old + mark), encoding="utf-8")
+    assert not ingest_sources(store, [str(cr)]).failed
+
+
+def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
+    """Few changed pages: renamed over their old copies in the same folder (no new folder of links); every page
+    changed (another base URL): a new folder swapped in whole. Both end equal to a full build."""
+    cr = tmp_path / "JPN_CR_20231117_0.txt"
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    cr.write_text(text, encoding="utf-8")
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(cr)]).failed
+        build_site(store, site)
+        folder, kept = site.stat().st_ino, (site / "glossary" / "index.html").stat().st_ino
+        _edit_rule_and_reingest(store, cr, text, "竜巻ミョルニル。")
+        small = build_site(store, site)
+        assert 0 < small.rendered <= 4
+        assert site.stat().st_ino == folder  # the same folder: applied in place
+        assert (site / "glossary" / "index.html").stat().st_ino == kept  # an unchanged page is not touched
+        assert "竜巻ミョルニル" in (site / "cr" / "601.2f.html").read_text(encoding="utf-8")
+        large = build_site(store, site, base_url="https://example.org/rules/")
+        assert large.rendered == large.pages
+        assert site.stat().st_ino != folder  # a new folder, swapped in
+        build_site(store, tmp_path / "full", base_url="https://example.org/rules/")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    for path in (tmp_path / "full").rglob("*"):
+        rel = path.relative_to(tmp_path / "full")
+        if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
+            assert filecmp.cmp(path, site / rel, shallow=False), rel
+
+
+def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_path, monkeypatch):
+    """The journal decides: a build that stops after putting one new page in place (the others still staged) leaves
+    its staging folder; the next build completes it first, and then has nothing left to do."""
+    import kb.site.output as output
+
+    cr = tmp_path / "JPN_CR_20231117_0.txt"
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    cr.write_text(text, encoding="utf-8")
+    site = tmp_path / "site"
+
+    def stop_after_one(staging, out, journal):
+        rel = journal["written"][0]
+        (out / rel).parent.mkdir(parents=True, exist_ok=True)
+        os.replace(staging / rel, out / rel)  # one new page in place, the others still staged
+        raise OSError("disk full")
+
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(cr)]).failed
+        build_site(store, site)
+        _edit_rule_and_reingest(store, cr, text, "竜巻ミョルニル。")
+        monkeypatch.setattr(output, "_apply", stop_after_one)
+        with pytest.raises(OSError, match="disk full"):
+            build_site(store, site)
+        monkeypatch.undo()
+        staged = [p for p in tmp_path.iterdir() if p.name.startswith(".site.staging-")]
+        assert len(staged) == 1 and (staged[0] / output.JOURNAL).is_file()
+        stamp = (site / ".kb-build" / "stamp.marshal").read_bytes()
+        again = build_site(store, site)  # completes the journal: the stamp is the stopped build's, nothing to do
+        assert again.rendered == 0 and (site / ".kb-build" / "stamp.marshal").read_bytes() != stamp
+        build_site(store, tmp_path / "full")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    assert "竜巻ミョルニル" in (site / "cr" / "601.2f.html").read_text(encoding="utf-8")
+    for path in (tmp_path / "full").rglob("*"):
+        rel = path.relative_to(tmp_path / "full")
+        if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
+            assert filecmp.cmp(path, site / rel, shallow=False), rel
+
+
+def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
+    """An in-place build deletes the pages its predecessor wrote and it does not (a rule gone from the rules text),
+    and the site it leaves equals a full build of the same store."""
+    cr = tmp_path / "JPN_CR_20231117_0.txt"
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    cr.write_text(text, encoding="utf-8")
+    site = tmp_path / "site"
+    line = next(line for line in text.splitlines() if line.startswith("601.2i "))
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(cr)]).failed
+        build_site(store, site)
+        folder = site.stat().st_ino
+        assert (site / "cr" / "601.2i.html").is_file()
+        cr.write_text(text.replace(line + "\n", ""), encoding="utf-8")
+        assert not ingest_sources(store, [str(cr)]).failed
+        build_site(store, site)
+        build_site(store, tmp_path / "full")
+    assert site.stat().st_ino == folder  # applied in place
+    assert not (site / "cr" / "601.2i.html").exists()
+    def pages(root: Path) -> list[Path]:  # the search shards aside: an incremental export keeps emptied ones
+        return sorted(p.relative_to(root) for p in root.rglob("*") if p.is_file() and p.relative_to(root).parts[0] != "search")
+
+    assert pages(site) == pages(tmp_path / "full")
+    broken, checked = site_links(site)
+    assert checked > 0 and broken == []

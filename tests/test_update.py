@@ -23,8 +23,8 @@ from kb.pipeline import ingest_sources
 from kb.site.builder import build_site
 from kb.store import DB_NAME, Store
 from kb.store.lock import LOCK_NAME
+from kb.update import STAGING, run_update
 from kb.versions.catalog import list_versions
-from kb.versions.update import STAGING, run_update
 
 JA = DATA / "JPN_CR_20231117_0.txt"
 EDITED_RULE = ("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
@@ -110,7 +110,7 @@ def test_a_failing_source_leaves_store_and_site_as_they_were(deployed, tmp_path)
 
 KILLER = textwrap.dedent("""
     import os, signal, sys
-    from kb.versions.update import run_update
+    from kb.update import run_update
 
     kb_dir, source, site, when = sys.argv[1:]
 
@@ -122,7 +122,7 @@ KILLER = textwrap.dedent("""
         if when == name:
             die()
 
-    if when == "during-ingest":  # the staged store holds the new version; its search index is not updated yet
+    if when == "during-ingest":  # the new version is written (not committed), its search index not updated yet
         import kb.search.index
 
         kb.search.index.update_index = lambda *args, **kwargs: die()

@@ -33,7 +33,7 @@ HOLDER = textwrap.dedent("""
 
 UPDATER = textwrap.dedent("""
     import sys
-    from kb.versions.update import run_update
+    from kb.update import run_update
 
     kb_dir, source, pause_at = sys.argv[1:]
 
@@ -163,7 +163,7 @@ def test_the_update_commit_is_safe_with_a_reader_open(tmp_path):
     assert int(reader.stdout.readline()) == before
     with Store.open(kb_dir) as store:  # a write after the reader's snapshot: its pages stay in the write-ahead log
         ingest_sources(store, [str(PAGE)])
-    from kb.versions.update import run_update
+    from kb.update import run_update
 
     assert run_update(kb_dir, sources=[str(later_version(tmp_path))]).changed
     lines = release(reader).split()

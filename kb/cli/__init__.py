@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import gc
 import sys
 
 import click
@@ -12,6 +13,8 @@ from kb.cli.terminal import json_text, terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.schema import damaged_database_error
+
+GC_THRESHOLD = 50_000  # allocations between two collections of the youngest generation (Python's default: 700)
 
 
 class KbGroup(click.Group):
@@ -52,6 +55,9 @@ def main(ctx: click.Context, kb_dir: str | None, debug: bool) -> None:
         kb search 唱えた
         kb build --out site
     """
+    # a command makes hundreds of thousands of small objects, almost none of them in cycles: with Python's default
+    # threshold (700) the cyclic collector ran hundreds of times per ingest or update for nothing
+    gc.set_threshold(GC_THRESHOLD, 10, 10)
     ctx.ensure_object(dict)
     ctx.obj["kb_dir"] = kb_dir
     ctx.obj["debug"] = debug

@@ -1,5 +1,5 @@
 """CLI for rules updates: ``kb versions``, ``kb diff``, ``kb history`` and ``kb update`` (thin layers over
-:mod:`kb.versions.catalog`, :mod:`kb.versions.diff`, :mod:`kb.versions.history` and :mod:`kb.versions.update`)."""
+:mod:`kb.versions.catalog`, :mod:`kb.versions.diff`, :mod:`kb.versions.history` and :mod:`kb.update`)."""
 
 from __future__ import annotations
 
@@ -196,7 +196,7 @@ def update(ctx, sources, sites, out, strict, delay, contact, base_url):
         kb update --site wisdom-guild --out site
         kb update MagicCompRules-20260116.txt --out site --base-url https://example.org/rules/
     """
-    from kb.versions.update import run_update
+    from kb.update import run_update
 
     if not sources and not sites:
         raise click.UsageError("give SOURCES (files, folders, URLs) and/or --site SITE")

@@ -76,8 +76,9 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
         changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
     else:  # the rewritten nodes' references, and the rule references naming a rewritten node
         changed = [sr for key in sorted(touched, key=_order) for sr in store.refs_from(key)]
-        changed += [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang, (REF_RULE, REF_SECTION))
-                    if sr.source_key not in touched and NodeKey(version, lang, f"cr:{sr.ref.target}") in touched]
+        for version, lang in sorted(scopes):
+            numbers = [key.id[3:] for key in touched if (key.version, key.lang) == (version, lang) and key.id.startswith("cr:")]
+            changed += [sr for sr in store.rule_refs_naming(version, lang, numbers) if sr.source_key not in touched]
     report, resolved = _resolve(store, index, [*changed, *loose])
     graph.derive_links(store, index, report, resolved)
     return stored_report(store)

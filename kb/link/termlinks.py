@@ -84,11 +84,9 @@ def link_terms(store: Store, index: LinkIndex, scopes: Scopes = None, nodes: Col
     elif not nodes:
         return 0
     glossaries = _glossaries(store, scopes)
-    spans, linked = _existing_refs(store, index, scopes)
+    spans, linked = _existing_refs(store, index, scopes, nodes)
     rows = []
-    for key, kind, text in store.texts(LINKED_KINDS, scopes):
-        if nodes is not None and key not in nodes:
-            continue
+    for key, kind, text in store.texts(LINKED_KINDS, scopes, nodes):
         matcher = glossaries.get((key.version, key.lang))
         if matcher is None or not text:
             continue
@@ -97,12 +95,13 @@ def link_terms(store: Store, index: LinkIndex, scopes: Scopes = None, nodes: Col
     return store.add_refs(rows)
 
 
-def _existing_refs(store: Store, index: LinkIndex, scopes: Scopes
+def _existing_refs(store: Store, index: LinkIndex, scopes: Scopes, nodes: Collection[NodeKey] | None
                    ) -> tuple[dict[NodeKey, list[tuple[int, int]]], dict[NodeKey, set[str]]]:
-    """Spans already taken in each node's text, and the glossary entries each node already links."""
+    """Spans already taken in each node's text (of ``nodes``, when given), and the glossary entries each node already
+    links."""
     spans: dict[NodeKey, list[tuple[int, int]]] = defaultdict(list)
     linked: dict[NodeKey, set[str]] = defaultdict(set)
-    for key, kind, target, start, end in store.ref_spans(scopes):
+    for key, kind, target, start, end in store.ref_spans(scopes, nodes):
         if start >= 0:
             spans[key].append((start, end))
         if kind == REF_TERM:

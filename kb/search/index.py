@@ -19,7 +19,7 @@ One document per node key (version, lang, id). Fields:
 - ``title`` — title/term, aliases and English name, analysed by :func:`kb.search.analysis.text_analyzer`;
 - ``body`` — text and examples, same analyzer;
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
-- ``names`` — glossary entries only: :func:`name_forms` of the term, aliases, English name and the reading its
+- ``names`` — glossary entries only: :func:`kb.search.names.name_forms` of the term, aliases, English name and the reading its
   source gives (``meta['reading']``, ruby: ``よじ`` finds 予示) — whole-name lookup;
 - ``hash`` — the store's content hash (stored only).
 
@@ -41,9 +41,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import marshal
 import os
 import pickle
-import re
 import shutil
 import threading
 from collections import defaultdict
@@ -61,7 +61,10 @@ INDEX_DIR = "index"
 INDEX_NAME = "nodes"
 STATE_FILE = "state.json"
 CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA-256 as last written
-LAYOUT = 2  # 1: one index for everything (before state.json); 2: one index per scope
+# 1: one index for everything (before state.json); 2: one index per scope; 3: the node key indexed (deleted by term),
+# each scope's node hashes in HASHES
+LAYOUT = 3
+HASHES = "hashes.marshal"  # in each scope's folder: the content hash of each node indexed (its key → hash)
 FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
 log = logging.getLogger("kb")
 
@@ -107,21 +110,8 @@ def stale_reason(recorded: dict, current: dict) -> str | None:
     return "; ".join(changed) or None
 
 
-def name_forms(text: str) -> set[str]:
-    """The forms a whole name or a whole query is matched by in ``names``: the folded text without spaces and
-    middle dots, and its query terms joined (``マナ・コスト``, ``マナコスト`` → ``マナコスト``; ``唱えた`` → ``唱える``)."""
-    from kb.search import analysis
-
-    folded = re.sub(r"[\s・･]", "", analysis.fold(text))
-    forms = {folded} if folded else set()
-    joined = "".join(analysis.query_terms(text))
-    if joined:
-        forms.add(joined)
-    return forms
-
-
 def index_dir(store: Store) -> Path:
-    return store.path.parent / INDEX_DIR
+    return store.kb_dir / INDEX_DIR
 
 
 def scope_dir(root: Path, version: str, lang: str) -> Path:
@@ -135,7 +125,7 @@ def schema():
     from kb.search.analysis import bigram_analyzer, text_analyzer
 
     return Schema(
-        key=STORED(),
+        key=ID(stored=True),
         kind=ID(),
         number=ID(),
         title=_text_field(text_analyzer()),
@@ -165,6 +155,7 @@ def node_fields(node: Node, content_hash: str) -> dict:
     """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
     :class:`kb.search.analysis.PreAnalysed` terms."""
     from kb.search import analysis
+    from kb.search.names import name_forms
 
     names = [x for x in (node.title, *node.aliases, node.english) if x]
     body = "\n".join([node.text, *node.examples])
@@ -311,18 +302,16 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
         ix = index.create_in(path, current, indexname=INDEX_NAME)
         indexed: dict[str, str] = {}
     else:
-        with ix.searcher() as searcher:
-            indexed = {f["key"]: f["hash"] for f in searcher.all_stored_fields()}
+        indexed = _indexed_hashes(ix, path)
     changed = {k for k, h in wanted.items() if indexed.get(k) != h}
     gone = [k for k in indexed if k not in wanted]
     if not changed and not gone:
         return 0, 0, 0
     writer = BulkWriter(ix, limitmb=256, codec=IndexCodec())
     try:
-        if indexed:  # drop the documents of changed and removed nodes (found by their stored key)
-            for docnum, stored in writer.searcher().reader().iter_docs():
-                if stored["key"] in changed or stored["key"] not in wanted:
-                    writer.delete_document(docnum)
+        for k in sorted(changed | set(gone)):  # drop the documents of changed and removed nodes
+            if k in indexed:
+                writer.delete_by_term("key", k)
         few = len(changed) <= FEW_CHANGES
         nodes = (store.node(_key(k)) for k in sorted(changed)) if few else store.nodes(version, lang)
         for node in nodes:
@@ -336,9 +325,26 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
         raise
     (path / CHECKSUMS).unlink(missing_ok=True)  # from here until recorded again, the files are in flux
     writer.commit()
+    (path / HASHES).write_bytes(marshal.dumps(dict(wanted)))  # recorded in the checksums with the index files
     _record_checksums(path)
     updated = sum(1 for k in changed if k in indexed)
     return len(changed) - updated, updated, len(gone)
+
+
+def _indexed_hashes(ix, path: Path) -> dict[str, str]:
+    """Each indexed node's key → content hash: from :data:`HASHES` when the checksums vouch for it, else read from
+    the index's stored fields."""
+    try:
+        recorded = json.loads((path / CHECKSUMS).read_text(encoding="utf-8"))
+        data = (path / HASHES).read_bytes()
+        if recorded.get(HASHES) == [len(data), hashlib.sha256(data).hexdigest()]:
+            hashes = marshal.loads(data)
+            if isinstance(hashes, dict):
+                return hashes
+    except (OSError, ValueError, EOFError, TypeError, AttributeError):
+        pass
+    with ix.searcher() as searcher:
+        return {f["key"]: f["hash"] for f in searcher.all_stored_fields()}
 
 
 def _sha256(file: Path) -> str:

@@ -7,7 +7,7 @@ wins nothing here: a name is a name). A name's reading is the one its source giv
 Sudachi's where Sudachi knows it (:func:`reading_of`), as katakana (:func:`reading_form`): ``よじ`` finds 予示.
 
 Contract: :meth:`NameTable.english_names` of a query (its whole text, matched by
-:func:`kb.search.index.name_forms`) and :meth:`NameTable.japanese_names` of a reading are what ``kb search`` and the
+:func:`name_forms`) and :meth:`NameTable.japanese_names` of a reading are what ``kb search`` and the
 static search use; nothing else decides which English names a Japanese query stands for.
 """
 
@@ -33,8 +33,6 @@ class NameTable:
 
     def english_names(self, text: str) -> tuple[str, ...]:
         """The English names of the Japanese name ``text`` is (or whose reading it is)."""
-        from kb.search.index import name_forms
-
         names = [text, *self.japanese_names(text)]
         found = [e for name in names for form in sorted(name_forms(name)) for e in self.english.get(form, ())]
         return tuple(dict.fromkeys(found))
@@ -45,14 +43,23 @@ class NameTable:
         return self.readings.get(form, ()) if form else ()
 
 
-def name_table(store: Store) -> NameTable:
-    from kb.search.index import name_forms
+def name_forms(text: str) -> set[str]:
+    """The forms a whole name or a whole query is matched by in ``names``: the folded text without spaces and
+    middle dots, and its query terms joined (``マナ・コスト``, ``マナコスト`` → ``マナコスト``; ``唱えた`` → ``唱える``)."""
+    folded = re.sub(r"[\s・･]", "", analysis.fold(text))
+    forms = {folded} if folded else set()
+    joined = "".join(analysis.query_terms(text))
+    if joined:
+        forms.add(joined)
+    return forms
 
+
+def name_table(store: Store) -> NameTable:
     english: dict[str, list[str]] = defaultdict(list)
     readings: dict[str, list[str]] = defaultdict(list)
     given = source_readings(store)
-    for key, kind, title, _aliases, english_name in store.name_rows():
-        if key.lang != "ja" or kind not in _NAME_KINDS or not title or not english_name:
+    for _key, _kind, title, _aliases, english_name in store.name_rows(lang="ja", kinds=_NAME_KINDS):
+        if not title or not english_name:
             continue
         if title.casefold() == english_name.casefold():
             continue
@@ -68,8 +75,8 @@ def name_table(store: Store) -> NameTable:
 def source_readings(store: Store) -> dict[str, str]:
     """Japanese glossary terms → the reading their source gives (ruby), as a reading form."""
     out = {}
-    for key, title, _aliases, _english, _text, meta in store.glossary_rows():
-        form = reading_form(meta.get("reading") or "") if key.lang == "ja" and title else None
+    for _key, title, _aliases, _english, _text, meta in store.glossary_rows(lang="ja"):
+        form = reading_form(meta.get("reading") or "") if title else None
         if form:
             out.setdefault(title, form)
     return out

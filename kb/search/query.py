@@ -278,7 +278,7 @@ class Searcher:
         name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it."""
         from whoosh import query as wq
 
-        from kb.search.index import name_forms
+        from kb.search.names import name_forms
 
         forms = {f for name in (q.text, *self.names.japanese_names(q.text), *english) for f in name_forms(name)}
         lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in sorted(forms)])])

@@ -47,8 +47,8 @@ _WORD = re.compile(r"^(?:(?![\x00-\x7f])[\w])+$")  # Japanese word characters on
 def candidate_names(store: Store) -> list[str]:
     """The Japanese glossary terms (and aliases) and MTG Wiki titles of the store, folded, each once, sorted."""
     names: set[str] = set()
-    for key, kind, title, aliases, _english in store.name_rows():
-        if key.lang == "ja" and kind in (GLOSSARY, ARTICLE) and title:
+    for _key, _kind, title, aliases, _english in store.name_rows(lang="ja", kinds=(GLOSSARY, ARTICLE)):
+        if title:
             names.update([title, *aliases])
     return sorted({analysis.fold(n) for n in names})
 
@@ -58,6 +58,8 @@ def user_words(names: list[str], readings: dict[str, str] | None = None) -> list
     ``readings``: the readings sources give, by name."""
     from kb.search.names import reading_of
 
+    if not names:  # no Japanese names (an English-only store): the system dictionary is not even loaded
+        return []
     tokenizer = analysis.system_tokenizer()
     _, mode_c = analysis._modes()
     out = []
@@ -89,7 +91,7 @@ def prepare(store: Store) -> str:
         return ""
     csv = lexicon(words)
     digest = hashlib.sha256(f"{package_version('sudachidict-core')}\n{csv}".encode()).hexdigest()[:16]
-    folder = store.path.parent / FOLDER
+    folder = store.kb_dir / FOLDER
     path = folder / f"{digest}.dic"
     if not path.is_file():
         _build(csv, folder, path)
@@ -99,7 +101,7 @@ def prepare(store: Store) -> str:
 
 def activate(store: Store, digest: str) -> None:
     """Use the dictionary ``digest`` of ``store`` (as recorded by the index; '' = none)."""
-    path = store.path.parent / FOLDER / f"{digest}.dic"
+    path = store.kb_dir / FOLDER / f"{digest}.dic"
     analysis.use_user_dictionary(path if digest and path.is_file() else None)
 
 

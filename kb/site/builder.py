@@ -1,17 +1,18 @@
 """Build the static site: gather → produce pages → render (only pages whose inputs changed) → static search index →
-check every internal link and anchor → swap the staging folder into place.
+check every internal link and anchor → put the new files in place (:mod:`kb.site.output`).
 
 Incremental: ``<out>/.kb-build/manifest.marshal`` records, for each file, the hash of its inputs (the page's context —
 which holds the texts of the nodes it shows and the URLs of those it links to — its title and description, and a hash of all
-templates), and the links and ids it contains. A page whose inputs hash is unchanged is hard-linked (or copied) from
-the previous site instead of rendered; search shards are rewritten only when their content changes.
+templates), and the links and ids it contains. A page whose inputs hash is unchanged is kept from the previous site
+instead of rendered; search shards, static files and the sitemap are rewritten only when their content changes.
 
 When the inputs fingerprint (every node's content hash, the references, the documents, the templates and the code —
 see :func:`inputs_fingerprint`) equals the previous build's and its files are all there, nothing is gathered or
 written at all: only the small ``.kb-build/stamp.marshal`` (fingerprint, file list, report) is read.
 
-Atomic: everything is written to a staging folder beside ``out``; only a complete, checked build replaces ``out``
-(rename the old site away, rename staging in, delete the old one), so a failed build leaves the previous site whole.
+Atomic: new files are written to a staging folder beside ``out``; only a complete, checked build is put in place —
+the whole folder swapped, or, when few files changed, each new file renamed over its old copy under a journal that
+a killed build's successor completes (:mod:`kb.site.output`) — so a failed build leaves the previous site whole.
 """
 
 from __future__ import annotations
@@ -20,8 +21,6 @@ import gc
 import hashlib
 import marshal
 import os
-import shutil
-import stat
 import time
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -30,6 +29,7 @@ from urllib.parse import unquote, urlsplit
 
 from kb.errors import KbError
 from kb.site.gather import gather_site
+from kb.site.output import Output, in_place_suits, recover
 from kb.site.pages import PAGE_PRODUCERS, Page, Producer
 from kb.site.render import TEMPLATES, Renderer, page_links, templates_hash
 from kb.store import Store
@@ -75,6 +75,7 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     started = time.perf_counter()
     out = Path(out).resolve()
     _check_out(out)
+    recover(out)  # a build killed while applying its files is completed before anything is read
     base_url = normalize_base_url(base_url)
     producers = producers if producers is not None else PAGE_PRODUCERS
     inputs = inputs_fingerprint(store, templates, producers, base_url)
@@ -85,54 +86,57 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     site = gather_site(store)
     site.base_url = base_url
     pages = _produce(site, producers)
-    _remove_leftovers(out)
-    staging = out.parent / f".{out.name}.staging-{os.getpid()}"
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)
+    renderer = Renderer.for_templates(templates)
+    template_key = f"{renderer.template_hash}|{base_url or ''}"
+    old_files = previous.get("files", {})
+    digests = [_page_hash(template_key, page) for page in pages]
+    paths = {page.path for page in pages}
+    changed = sum(1 for page, digest in zip(pages, digests, strict=True)
+                  if (old_files.get(page.path) or {}).get("hash") != digest)
+    changed += sum(1 for rel in old_files if rel not in paths and not rel.startswith(("search/", "static/")))
+    output = Output(out, in_place=bool(old_files) and in_place_suits(changed, len(old_files)))
     report = BuildReport(out, pages=len(pages), unresolved=list(site.unresolved))
     try:
-        renderer = Renderer.for_templates(templates)
         files: dict[str, dict] = {}
-        made_dirs: set[str] = set()
-        old_files = previous.get("files", {})
-        template_key = f"{renderer.template_hash}|{base_url or ''}"
-        for page in pages:
-            digest = _page_hash(template_key, page)
+        for page, digest in zip(pages, digests, strict=True):
             old = old_files.get(page.path)
-            if old and old["hash"] == digest and _reuse(f"{out}/{page.path}", f"{staging}/{page.path}", made_dirs):
+            if old and old["hash"] == digest and output.keep(page.path):
                 files[page.path] = old
                 report.reused += 1
                 continue
             html = renderer.render(page, {"base_url": base_url})
-            _write(staging / page.path, html)
+            output.write(page.path, html)
             links, ids = page_links(html)
             files[page.path] = {"hash": digest, "links": resolve_links(page.path, links), "ids": ids}
             report.rendered += 1
         for path in sorted((templates / "static").rglob("*")):
             if path.is_file():
-                rel = "static/" + path.relative_to(templates / "static").as_posix()
-                (staging / rel).parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(path, staging / rel)
-                files[rel] = {"hash": "", "links": [], "ids": []}
-        sitemap = _sitemap(pages, base_url)
-        _write(staging / "sitemap.xml", sitemap)
-        files["sitemap.xml"] = {"hash": "", "links": [], "ids": []}
-        search_state = _export_search(site, previous, out, staging, files, report, made_dirs)
+                _put(output, "static/" + path.relative_to(templates / "static").as_posix(), path.read_bytes(),
+                     old_files, files)
+        _put(output, "sitemap.xml", _sitemap(pages, base_url), old_files, files)
+        search_state = _export_search(site, previous, out, output, files, report)
         report.broken = check_links(files)
         if strict:
             _fail_on_problems(report)
-        manifest = staging / MANIFEST
-        manifest.parent.mkdir(parents=True, exist_ok=True)
-        (staging / STAMP).write_bytes(marshal.dumps({
+        output.write(STAMP, marshal.dumps({
             "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
-        manifest.write_bytes(marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state}))
-        _swap(staging, out)
+        output.write(MANIFEST, marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state}))
+        output.commit(deleted=[rel for rel in old_files if rel not in files])
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        output.abort()
         raise
     report.seconds = time.perf_counter() - started
     return report
+
+
+def _put(output: Output, rel: str, data: str | bytes, old_files: dict, files: dict) -> None:
+    """A file that is not a page (static, sitemap): written when its content changed."""
+    digest = hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()[:24]
+    old = old_files.get(rel)
+    if not (old and old["hash"] == digest and output.keep(rel)):
+        output.write(rel, data)
+    files[rel] = {"hash": digest, "links": [], "ids": []}
 
 
 _KB = Path(__file__).resolve().parent.parent
@@ -241,36 +245,11 @@ def _load_manifest(out: Path, name: str) -> dict:
     return data if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else {}
 
 
-def _reuse(old_s: str, new_s: str, made_dirs: set[str]) -> bool:
-    """Hard-link (else copy) the previous build's file into staging; False when it is gone."""
-    try:
-        if not stat.S_ISREG(os.lstat(old_s).st_mode):
-            return False
-    except OSError:
-        return False
-    folder = os.path.dirname(new_s)
-    if folder not in made_dirs:
-        os.makedirs(folder, exist_ok=True)
-        made_dirs.add(folder)
-    try:
-        os.link(old_s, new_s)
-    except OSError:
-        shutil.copyfile(old_s, new_s)
-    return True
-
-
-
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-
-
 class _StaleSite(Exception):
     """A file the previous manifest lists cannot be read: fall back to a full export."""
 
 
-def _export_search(site, previous: dict, out: Path, staging: Path, files: dict, report: BuildReport,
-                   made_dirs: set[str]) -> dict:
+def _export_search(site, previous: dict, out: Path, output: Output, files: dict, report: BuildReport) -> dict:
     from kb.site.search_export import export_search
 
     old_files = previous.get("files", {})
@@ -291,10 +270,10 @@ def _export_search(site, previous: dict, out: Path, staging: Path, files: dict, 
         old = old_files.get(rel)
         if rel in written:
             digest = hashlib.sha256(written[rel].encode()).hexdigest()[:24]
-            if not (old and old["hash"] == digest and _reuse(f"{out}/{rel}", f"{staging}/{rel}", made_dirs)):
-                _write(staging / rel, written[rel])
+            if not (old and old["hash"] == digest and output.keep(rel)):
+                output.write(rel, written[rel])
                 report.search_written += 1
-        elif old and _reuse(f"{out}/{rel}", f"{staging}/{rel}", made_dirs):
+        elif old and output.keep(rel):
             digest = old["hash"]
         else:
             raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
@@ -360,64 +339,3 @@ def _join(base: PurePosixPath, rel: str) -> str | None:
         else:
             stack.append(part)
     return "/".join(stack)
-
-
-def _remove_leftovers(out: Path) -> None:
-    """Remove the staging and old folders of builds of ``out`` that were killed (their process is gone); a site
-    left aside by a build killed between the two renames of :func:`_swap` is put back first."""
-    for folder in sorted(out.parent.glob(f".{out.name}.*-*")):
-        kind, _, pid = folder.name[len(out.name) + 2:].rpartition("-")
-        if kind not in ("staging", "old") or not pid.isdigit() or _alive(int(pid)):
-            continue
-        if kind == "old" and not out.exists():
-            os.replace(folder, out)
-        else:
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # someone else's process
-        return True
-    return True
-
-
-def _swap(staging: Path, out: Path) -> None:
-    """Put the new site in place in one step where the system can (Linux: the two folders exchanged atomically,
-    so a reader always finds a whole site), else in two renames."""
-    if out.exists() and _exchange(staging, out):
-        shutil.rmtree(staging, ignore_errors=True)  # now the previous site
-        return
-    old = out.parent / f".{out.name}.old-{os.getpid()}"
-    if out.exists():
-        os.replace(out, old)
-    try:
-        os.replace(staging, out)
-    except OSError:
-        if old.exists():
-            os.replace(old, out)
-        raise
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Exchange two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where the system cannot."""
-    import ctypes
-    import errno
-
-    try:
-        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
-    except (OSError, AttributeError):
-        return False
-    at_fdcwd, rename_exchange = -100, 2
-    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
-        return True
-    code = ctypes.get_errno()
-    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # no such call, or not on this file system
-        return False
-    raise OSError(code, os.strerror(code), str(b))

@@ -1,7 +1,7 @@
 """The site's view of rules updates: 更新履歴 pages (one per pair of consecutive versions of a language, with inline
 highlighting), an index of them, an Atom feed (feedgen), and the history block shown under each rule.
 
-:func:`gather_changes` runs inside :func:`kb.site.gather.gather_site` (it needs the store) and leaves plain data on
+:func:`gather_changes` runs inside :func:`kb.site.gather.gather_site` (on the diffs it read) and leaves plain data on
 ``SiteData.changes``; :func:`change_pages` is a page producer (``kb.site.pages.PAGE_PRODUCERS``) and
 :func:`history_context` gives a rule's history for its page context. Everything here is JSON-able and dated by the
 versions' effective dates (never the build time), so an unchanged history re-renders nothing.
@@ -17,9 +17,10 @@ from dataclasses import dataclass, field
 from kb.site.page import Page
 from kb.site.paths import href
 from kb.site.where import archive_root
-from kb.store import NodeKey, Store
+from kb.store import NodeKey
+from kb.versions.catalog import VersionInfo
 from kb.versions.diff import VersionDiff
-from kb.versions.history import changed_histories, consecutive_summaries
+from kb.versions.history import changed_histories
 
 INDEX_PAGE = "changes/index.html"
 FEED_PAGE = "changes/feed.xml"
@@ -40,14 +41,14 @@ def change_page(lang: str, old: str, new: str) -> str:
     return f"changes/{lang}-{old}-{new}.html"
 
 
-def gather_changes(store: Store, shown: Iterable[tuple[str | None, str | None]]) -> ChangesData:
-    """Diff consecutive versions of every language (summaries cached per version pair); keep the histories of the
-    shown (version, lang) pairs' nodes that changed at some point."""
+def gather_changes(steps: dict[str, tuple[list[VersionInfo], list[VersionDiff]]],
+                   shown: Iterable[tuple[str | None, str | None]]) -> ChangesData:
+    """The pages' data from each language's consecutive version diffs (``steps``: lang → the versions and their
+    :func:`kb.versions.history.consecutive_summaries`); keep the histories of the shown (version, lang) pairs' nodes
+    that changed at some point."""
     data = ChangesData()
     shown = [(v, lg) for v, lg in shown if v and lg]
-    langs = sorted({d.lang for d in store.documents() if d.version})
-    for lang in langs:
-        versions, diffs = consecutive_summaries(store, lang)  # cached per version pair
+    for lang, (versions, diffs) in sorted(steps.items()):
         data.pairs += [_pair(d) for d in diffs]
         wanted = {v for v, lg in shown if lg == lang}
         if not wanted:

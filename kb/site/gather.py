@@ -22,6 +22,7 @@ from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 from kb.versions.catalog import list_versions
 from kb.versions.current import MISSING, CurrentView, JaText, current_view
+from kb.versions.history import consecutive_summaries
 
 if TYPE_CHECKING:
     from kb.search.names import NameTable
@@ -113,7 +114,10 @@ def gather_site(store: Store) -> SiteData:
 
     userdict.prepare(store)  # the static search and the 五十音 readings analyse with the store's user dictionary
     site = SiteData()
-    _choose_versions(store, site)
+    # each language's consecutive version diffs (summaries, cached per version pair): read once, for the current
+    # view's renumbering and the 更新履歴
+    steps = {lang: consecutive_summaries(store, lang) for lang in ("en", "ja")}
+    _choose_versions(store, site, steps["en"])
     shown = site.shown
     if site.primary_version:
         _gather_rules(store, site, shown)
@@ -125,15 +129,15 @@ def gather_site(store: Store) -> SiteData:
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
     site.names = name_table(store)
-    if any(len(store.versions(lang)) > 1 for lang in ("ja", "en")):  # else there is nothing to compare
+    if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
-        site.changes = gather_changes(store, _languages(site))
+        site.changes = gather_changes(steps, _languages(site))
     return site
 
 
-def _choose_versions(store: Store, site: SiteData) -> None:
-    view = site.view = current_view(store)
+def _choose_versions(store: Store, site: SiteData, english_steps) -> None:
+    view = site.view = current_view(store, english_steps)
     if view.shown is None:
         return
     site.primary_lang, site.primary_version = view.shown.lang, view.shown.version

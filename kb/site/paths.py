@@ -41,6 +41,7 @@ title of the folder has it.
 from __future__ import annotations
 
 import hashlib
+from functools import lru_cache
 import re
 import unicodedata
 from urllib.parse import quote
@@ -103,6 +104,7 @@ def title_of_name(name: str) -> str:
     return _WORD.sub(capital, text)
 
 
+@lru_cache(maxsize=65536)
 def safe_name(title: str) -> str:
     """File-name stem for ``title``: readable, portable, injective (see the module docstring)."""
     words = _words(title)
@@ -114,6 +116,7 @@ def safe_name(title: str) -> str:
     return f"{head}~{digest}"
 
 
+@lru_cache(maxsize=65536)
 def typed_name(title: str) -> str | None:
     """The name a person would type for ``title`` — lower-case words with single hyphens, no punctuation
     (``state-based-actions``, ``sigardas-aid``) — when it is not a device name, an index page or too long; the site

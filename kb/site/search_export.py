@@ -199,11 +199,11 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
 def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:
     """Whole-query lookup, as ``kb search`` does it, by the form's first character: each name form of a glossary
-    term (title, English name, alias; :func:`kb.search.index.name_forms`) → [the rule the entry cites first, the
+    term (title, English name, alias; :func:`kb.search.names.name_forms`) → [the rule the entry cites first, the
     entry]; each Japanese name with an English name (:mod:`kb.search.names`: a wiki title, a card) and each known
     reading (katakana) → the same for the entries of those names; each rule number → its rule (so the browser
     offers a jump only to a rule that has a page, at the URL the site gives it)."""
-    from kb.search.index import name_forms
+    from kb.search.names import name_forms
 
     tables: dict[str, dict[str, list[int]]] = defaultdict(dict)
     used: dict[str, list[str]] = {}

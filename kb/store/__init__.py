@@ -91,10 +91,14 @@ def _node_row_values(node: Node) -> list:
 class Store:
     """The repository every stage reads and writes through (see the module doc). Open with :meth:`Store.open`."""
 
-    def __init__(self, path: str | os.PathLike, *, create: bool = True):
+    def __init__(self, path: str | os.PathLike, *, create: bool = True, kb_dir: str | os.PathLike | None = None):
+        """``kb_dir``: the folder of the search index and caches that go with this database, when it is not the
+        database's own (``kb update`` writes the live database in one transaction and its index beside, staged)."""
         self.path = Path(path)
+        self._kb_dir = Path(kb_dir) if kb_dir is not None else self.path.parent
         self._db = connect(self.path, create=create)
         self._rewritten: set[NodeKey] = set()  # see take_rewritten
+        self._node_counts: tuple[tuple[int, int], dict] | None = None  # (generation, counts): see node_counts
 
     @classmethod
     def open(cls, kb_dir: str | os.PathLike | None = None, *, create: bool = True) -> Store:
@@ -103,8 +107,9 @@ class Store:
 
     @property
     def kb_dir(self) -> Path:
-        """The kb folder holding this store (and the search index, caches and the writer lock beside it)."""
-        return self.path.parent
+        """The kb folder of this store: its search index, caches and writer lock (the database's folder unless
+        opened with another)."""
+        return self._kb_dir
 
     def close(self) -> None:
         self._db.close()
@@ -153,6 +158,7 @@ class Store:
             source.backup(self._db)
         finally:
             source.close()
+            self._node_counts = None
 
     # -- writing: documents and their contributions -----------------------------------------------------------
     def has_document(self, source: str, content_hash: str) -> bool:
@@ -165,34 +171,40 @@ class Store:
         lang), and re-merge every node either gave. False (and nothing written) if the content hash is unchanged.
         ``authority``: the rank of the document's source kind (``ingest.kinds``); the higher wins a node."""
         with self.transaction():
-            row = self._db.execute("SELECT id, content_hash FROM documents WHERE source=? AND version=? AND lang=?",
-                                   (doc.source, doc.version, doc.lang)).fetchone()
+            row = self._db.execute("SELECT id, content_hash, authority FROM documents WHERE source=? AND version=?"
+                                   " AND lang=?", (doc.source, doc.version, doc.lang)).fetchone()
             if row and row[1] == doc.content_hash:
                 return False
             now = datetime.now(UTC).isoformat(timespec="seconds")
             values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority)
-            if row:  # the same document row, its contribution replaced: nodes it gives unchanged keep their rows
+            given: dict[str, Node] = {}
+            for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
+                given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
+            payloads = {node_id: _payload(node) for node_id, node in given.items()}
+            if row:  # the same document row, its contribution replaced: only the nodes whose part changed are merged
                 doc_id = row[0]
-                touched = {NodeKey(*r) for r in self._db.execute(
-                    "SELECT version, lang, id FROM contributions WHERE doc_id=?", (doc_id,))}
-                self._db.execute("DELETE FROM contributions WHERE doc_id=?", (doc_id,))
+                stored = dict(self._db.execute("SELECT id, node FROM contributions WHERE doc_id=?", (doc_id,)))
+                if row[2] != authority:  # every node it gives may now win or lose: all merged again
+                    stored = {}
+                    self._db.execute("DELETE FROM contributions WHERE doc_id=?", (doc_id,))
+                gone = stored.keys() - payloads.keys()
+                changed = [node_id for node_id, payload in payloads.items() if stored.get(node_id) != payload]
+                self._db.executemany("DELETE FROM contributions WHERE doc_id=? AND id=?",
+                                     [(doc_id, node_id) for node_id in [*gone, *changed] if node_id in stored])
+                touched = {NodeKey(doc.version, doc.lang, node_id) for node_id in gone}
                 self._db.execute("UPDATE documents SET kind=?, effective_date=?, sync_date=?, title=?, content_hash=?,"
                                  " ingested_at=?, authority=? WHERE id=?", (*values, doc_id))
             else:
-                touched = set()
+                changed, touched = list(payloads), set()
                 cur = self._db.execute(
                     "INSERT INTO documents (source, lang, version, kind, effective_date, sync_date, title, content_hash,"
                     " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)", (doc.source, doc.lang, doc.version, *values))
                 assert cur.lastrowid is not None  # always set by an INSERT
                 doc_id = cur.lastrowid
-            given: dict[str, Node] = {}
-            for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
-                given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
             self._db.executemany(
                 "INSERT INTO contributions (version, lang, id, doc_id, node) VALUES (?,?,?,?,?)",
-                [(doc.version, doc.lang, node.id, doc_id, _payload(node)) for node in given.values()])
-            fresh = {NodeKey(doc.version, doc.lang, node_id): (authority, doc_id, node)
-                     for node_id, node in given.items()}
+                [(doc.version, doc.lang, node_id, doc_id, payloads[node_id]) for node_id in changed])
+            fresh = {NodeKey(doc.version, doc.lang, node_id): (authority, doc_id, given[node_id]) for node_id in changed}
             self._merge(touched | fresh.keys(), fresh)
         return True
 
@@ -330,12 +342,20 @@ class Store:
         return sorted((r[0] for r in self._db.execute(sql, args)), reverse=True)
 
     def node_counts(self) -> dict[tuple[str, str], dict[str, int]]:
-        """Number of nodes per kind of each versioned (version, lang)."""
-        counts: dict[tuple[str, str], dict[str, int]] = {}
-        for version, lang, kind, n in self._db.execute(
-                "SELECT version, lang, kind, COUNT(*) FROM nodes WHERE version != '' GROUP BY version, lang, kind"):
-            counts.setdefault((version, lang), {})[kind] = n
-        return counts
+        """Number of nodes per kind of each versioned (version, lang) (counted again only after a write)."""
+        generation = self.generation()
+        if self._node_counts is None or self._node_counts[0] != generation:
+            counts: dict[tuple[str, str], dict[str, int]] = {}
+            for version, lang, kind, n in self._db.execute(
+                    "SELECT version, lang, kind, COUNT(*) FROM nodes WHERE version != '' GROUP BY version, lang, kind"):
+                counts.setdefault((version, lang), {})[kind] = n
+            self._node_counts = (generation, counts)
+        return {key: dict(by_kind) for key, by_kind in self._node_counts[1].items()}
+
+    def generation(self) -> tuple[int, int]:
+        """A value that changes whenever the database may have: a write through this Store, or a commit by another
+        connection (SQLite's ``data_version``). What read caches are keyed by."""
+        return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
 
     def content_digest(self) -> str:
         """A hash that changes whenever a node, a document or the references change (relinking rewrites references:
@@ -433,31 +453,42 @@ class Store:
         return {NodeKey(v, lang, i): source for v, lang, i, source in self._db.execute(
             f"SELECT n.version, n.lang, n.id, d.source FROM nodes n JOIN documents d ON d.id=n.doc_id{where}", args)}
 
-    def name_rows(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
-        """(key, kind, title, aliases, English name) of every node (of ``scopes``, when given): what the linker looks
-        names up in."""
+    def name_rows(self, scopes: Scopes = None, *, lang: str | None = None, kinds: Iterable[str] | None = None
+                  ) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
+        """(key, kind, title, aliases, English name) of every node (of ``scopes``, of ``lang`` and of ``kinds``, when
+        given): what the linker and the search's name tables look names up in."""
         where, args = _scoped("nodes", scopes)
+        if lang is not None:
+            where, args = f"{where} AND lang=?", [*args, lang]
+        if kinds is not None:
+            kinds = list(kinds)
+            where, args = f"{where} AND kind IN ({','.join('?' * len(kinds))})", [*args, *kinds]
         for version, lang, id_, kind, title, aliases, english in self._db.execute(
                 f"SELECT version, lang, id, kind, title, aliases, english FROM nodes{where}", args):
             yield NodeKey(version, lang, id_), kind, title, tuple(json.loads(aliases)), english
 
-    def glossary_rows(self, scopes: Scopes = None
+    def glossary_rows(self, scopes: Scopes = None, *, lang: str | None = None
                       ) -> Iterator[tuple[NodeKey, str | None, tuple[str, ...], str | None, str, dict]]:
-        """(key, title, aliases, English name, text, meta) of every versioned glossary entry (of ``scopes``, when
-        given), in document order."""
+        """(key, title, aliases, English name, text, meta) of every versioned glossary entry (of ``scopes`` and of
+        ``lang``, when given), in document order."""
         where, args = _scoped("nodes", scopes)
+        if lang is not None:
+            where, args = f"{where} AND lang=?", [*args, lang]
         for version, lang, id_, title, aliases, english, text, meta in self._db.execute(
                 f"SELECT version, lang, id, title, aliases, english, text, meta FROM nodes{where} AND kind=?"
                 " AND version != ? ORDER BY ord", (*args, GLOSSARY, UNVERSIONED)):
             yield NodeKey(version, lang, id_), title, tuple(json.loads(aliases)), english, text, json.loads(meta)
 
-    def texts(self, kinds: Iterable[str], scopes: Scopes = None) -> list[tuple[NodeKey, str, str]]:
-        """(key, kind, text) of every versioned node of these kinds (of ``scopes``, when given)."""
+    def texts(self, kinds: Iterable[str], scopes: Scopes = None, nodes: Collection[NodeKey] | None = None
+              ) -> list[tuple[NodeKey, str, str]]:
+        """(key, kind, text) of every versioned node of these kinds (of ``scopes`` and among ``nodes``, when given)."""
         kinds = list(kinds)
         where, args = _scoped("nodes", scopes)
-        return [(NodeKey(v, lang, i), kind, text) for v, lang, i, kind, text in self._db.execute(
-            f"SELECT version, lang, id, kind, text FROM nodes{where} AND version != ?"
-            f" AND kind IN ({','.join('?' * len(kinds))})", (*args, UNVERSIONED, *kinds))]
+        keyed, keys = _keyed("nodes", "id", nodes)
+        rows = [(NodeKey(v, lang, i), kind, text) for v, lang, i, kind, text in self._db.execute(
+            f"SELECT version, lang, id, kind, text FROM nodes{where}{keyed} AND version != ?"
+            f" AND kind IN ({','.join('?' * len(kinds))})", (*args, *keys, UNVERSIONED, *kinds))]
+        return rows if nodes is None else [row for row in rows if row[0] in nodes]
 
     # -- reading: references --------------------------------------------------------------------------------------
     def refs(self, version: str | None = None, lang: str | None = None,
@@ -486,6 +517,13 @@ class Store:
             f" FROM refs WHERE version=?{' AND lang=?' if lang else ''} ORDER BY version, lang, node_id, seq",
             (version, lang) if lang else (version,)).fetchall()
 
+    def rule_refs_naming(self, version: str, lang: str, numbers: Iterable[str]) -> list[StoredRef]:
+        """The rule and section references of one version and language whose target is one of ``numbers``."""
+        numbers = sorted(set(numbers))
+        return [_stored_ref(r) for r in self._db.execute(
+            _REF_COLUMNS + f" WHERE version=? AND lang=? AND kind IN (?,?) AND target IN ({','.join('?' * len(numbers))})"
+            " ORDER BY node_id, seq", (version, lang, REF_RULE, REF_SECTION, *numbers))]
+
     def refs_from(self, key: NodeKey) -> list[StoredRef]:
         return [_stored_ref(r) for r in self._db.execute(
             _REF_COLUMNS + " WHERE version=? AND lang=? AND node_id=? ORDER BY seq", (key.version, key.lang, key.id))]
@@ -496,13 +534,15 @@ class Store:
             _REF_COLUMNS + " WHERE resolved_id=? AND resolved_version=? AND resolved_lang=?"
             " ORDER BY version, lang, node_id, seq", (key.id, key.version, key.lang))]
 
-    def ref_spans(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str, str, int, int]]:
+    def ref_spans(self, scopes: Scopes = None, nodes: Collection[NodeKey] | None = None
+                  ) -> Iterator[tuple[NodeKey, str, str, int, int]]:
         """(citing key, kind, target, start, end) of every reference from a versioned node (of ``scopes``, when
-        given)."""
+        given; from ``nodes``, when given — perhaps others too, when they are too many to name in one query)."""
         where, args = _scoped("refs", scopes)
+        keyed, keys = _keyed("refs", "node_id", nodes)
         for version, lang, node_id, kind, target, start, end in self._db.execute(
-                f"SELECT version, lang, node_id, kind, target, start, end_ FROM refs{where} AND version != ?",
-                (*args, UNVERSIONED)):
+                f"SELECT version, lang, node_id, kind, target, start, end_ FROM refs{where}{keyed} AND version != ?",
+                (*args, *keys, UNVERSIONED)):
             yield NodeKey(version, lang, node_id), kind, target, start, end
 
     def glossary_rule_targets(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str]]:
@@ -542,6 +582,21 @@ def merge_same_text(winner: Node, loser: Node) -> Node:
 
 _REF_COLUMNS = ("SELECT version, lang, node_id, seq, kind, target, text, start, end_, cited_version, resolved_version,"
                 " resolved_lang, resolved_id FROM refs")
+
+
+KEYED_MAX = 2000  # nodes named in one query at most (SQLite allows 32,766 parameters); more: the caller filters
+
+
+def _keyed(table: str, id_column: str, nodes: Collection[NodeKey] | None) -> tuple[str, list]:
+    """An AND clause keeping the rows of ``table`` that belong to one of ``nodes`` ('' when None, or more than
+    :data:`KEYED_MAX`: the caller filters)."""
+    if nodes is None or len(nodes) > KEYED_MAX:
+        return "", []
+    if not nodes:
+        return " AND 0", []
+    values = ",".join("(?,?,?)" for _ in nodes)
+    return (f" AND ({table}.version, {table}.lang, {table}.{id_column}) IN (VALUES {values})",
+            [x for key in nodes for x in (key.version, key.lang, key.id)])
 
 
 def _scoped(table: str, scopes: Scopes) -> tuple[str, list]:

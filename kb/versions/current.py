@@ -21,11 +21,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kb.errors import KbError
-from kb.model import GLOSSARY, RULE_KINDS
+from kb.model import GLOSSARY, RULE_KINDS, Node
 from kb.store import NodeKey, Store
 from kb.versions.catalog import VersionInfo, list_versions
-from kb.versions.diff import TextOp, content, inline_ops
-from kb.versions.history import RuleHistory, histories, rule_history
+from kb.versions.diff import TextOp, VersionDiff, content, inline_ops
+from kb.versions.history import RuleHistory, changed_histories, consecutive_summaries, histories, rule_history
 
 CURRENT, OUTDATED, MISSING = "current", "outdated", "missing"
 JA_STATUSES = (CURRENT, OUTDATED, MISSING)
@@ -59,7 +59,9 @@ class CurrentView:
         return found.status if found else MISSING
 
 
-def current_view(store: Store) -> CurrentView:
+def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[VersionDiff]] | None = None) -> CurrentView:
+    """The current view of ``store``; ``english_steps``: the English versions' consecutive diff summaries
+    (:func:`kb.versions.history.consecutive_summaries`), when the caller has them already."""
     english_versions, translations = list_versions(store, "en"), list_versions(store, "ja")  # newest first
     if not english_versions and not translations:
         return CurrentView(None, None, None, None)
@@ -70,17 +72,23 @@ def current_view(store: Store) -> CurrentView:
     else:
         shown = newest_ja
         english = next((v for v in english_versions if _date(v) == _date(newest_ja)), None)
-    lineages = histories(store, "en") if english and len(english_versions) > 1 else {}
-    english_nodes = {n.id: n for n in store.nodes(english.version, "en", SHOWN_KINDS)} if english else {}
+    # read only when a translation needs them: the shown English nodes, and the lineages that changed (cached summaries)
+    english_nodes = _by_id(store, english) if english and translations else {}
+    lineages: dict[NodeKey, RuleHistory] | None = None
+    originals: dict[str, dict[str, Node]] = {}  # English original version → its nodes
     ja: dict[str, JaText] = {}
     current_ids: dict[NodeKey, str] = {}
     renumbered: dict[tuple[str, str], str | None] = {}
     for translation in translations:
         original = _original(translation, english_versions)
         if original and english and original.version != english.version:
+            if lineages is None:
+                lineages = changed_histories("en", *(english_steps or consecutive_summaries(store, "en")))
+            if original.version not in originals:
+                originals[original.version] = _by_id(store, original)
             renumbered.update(_renumbered(translation, original, english, lineages))
         by_english = _glossary_by_english(store, original) if original else {}
-        for node in store.nodes(translation.version, "ja", SHOWN_KINDS):
+        for node in store.light_nodes(translation.version, "ja", SHOWN_KINDS):
             key = NodeKey(translation.version, "ja", node.id)
             if english is None:  # only Japanese is shown: the newest translation is the text
                 if translation is shown:
@@ -88,7 +96,8 @@ def current_view(store: Store) -> CurrentView:
                     current_ids[key] = node.id
                 continue
             original_id = by_english.get((node.english or "").casefold()) if node.kind == GLOSSARY else node.id
-            paired = _follow(original, original_id, english, lineages, english_nodes)
+            paired = _follow(original, original_id, english, lineages or {}, english_nodes,
+                             originals.get(original.version, {}) if original else {})
             if paired is None:  # no English original stored for it: the same number or term, if the version has it
                 same = node.id if node.id in english_nodes else by_english.get((node.english or "").casefold())
                 if same not in english_nodes:
@@ -105,6 +114,11 @@ def current_view(store: Store) -> CurrentView:
                        ja, current_ids, renumbered)
 
 
+def _by_id(store: Store, version: VersionInfo) -> dict[str, Node]:
+    """The rules and glossary entries of an English version by id (texts, without references)."""
+    return {n.id: n for n in store.light_nodes(version.version, "en", SHOWN_KINDS)}
+
+
 def _renumbered(translation: VersionInfo, original: VersionInfo, english: VersionInfo, lineages: dict
                 ) -> dict[tuple[str, str], str | None]:
     out: dict[tuple[str, str], str | None] = {}
@@ -118,23 +132,26 @@ def _renumbered(translation: VersionInfo, original: VersionInfo, english: Versio
     return out
 
 
-def _follow(original: VersionInfo | None, original_id: str | None, english: VersionInfo, lineages: dict,
-            english_nodes: dict) -> tuple[str, NodeKey, tuple[TextOp, ...]] | None:
+def _follow(original: VersionInfo | None, original_id: str | None, english: VersionInfo,
+            lineages: dict[NodeKey, RuleHistory], english_nodes: dict[str, Node], original_nodes: dict[str, Node]
+            ) -> tuple[str, NodeKey, tuple[TextOp, ...]] | None:
     """Where the English original's node ``original_id`` is in the shown English version, its key, and the
-    English changes between the two (empty when the text is the same)."""
+    English changes between the two (empty when the text is the same). ``lineages`` holds only the lineages in which
+    something changed: a node of the original in none of them is the same node, unchanged, in the shown version."""
     if original is None or original_id is None:
         return None
     original_key = NodeKey(original.version, "en", original_id)
-    if original.version == english.version:
-        return (original_id, original_key, ()) if original_id in english_nodes else None
-    lineage = lineages.get(original_key)
+    lineage = lineages.get(original_key) if original.version != english.version else None
     if lineage is None:
-        return None
+        unchanged = original.version == english.version or original_id in original_nodes
+        return (original_id, original_key, ()) if unchanged and original_id in english_nodes else None
     then = next((e for e in lineage.entries if e.version == original.version), None)
     now = next((e for e in lineage.entries if e.version == english.version and e.status != "removed"), None)
     if then is None or now is None or now.node_id not in english_nodes:
         return None
-    old_text, new_text = then.text or "", content(english_nodes[now.node_id])
+    # an entry that records no change carries no text: the original's own node has it
+    old_text = then.text if then.text is not None else content(original_nodes[then.node_id])
+    new_text = content(english_nodes[now.node_id])
     same = " ".join(old_text.split()) == " ".join(new_text.split())
     return now.node_id, original_key, () if same else inline_ops(old_text, new_text, "en")
 
@@ -147,7 +164,7 @@ def _original(translation: VersionInfo, english_versions: list[VersionInfo]) -> 
 
 def _glossary_by_english(store: Store, version: VersionInfo) -> dict[str, str]:
     """English glossary entries of ``version`` by their term, case-folded → node id."""
-    return {(n.title or n.id[3:]).casefold(): n.id for n in store.nodes(version.version, "en", [GLOSSARY])}
+    return {(n.title or n.id[3:]).casefold(): n.id for n in store.light_nodes(version.version, "en", [GLOSSARY])}
 
 
 def _date(version: VersionInfo) -> str:

@@ -85,7 +85,8 @@ class Change:
 
     @property
     def text_changed(self) -> bool:
-        return self.old_text is not None and self.new_text is not None and _norm(self.old_text) != _norm(self.new_text)
+        old, new = self.old_text, self.new_text
+        return old is not None and new is not None and old != new and _norm(old) != _norm(new)
 
     @property
     def edit(self) -> str | None:
@@ -180,7 +181,7 @@ def diff_summary(store: Store, old: VersionInfo, new: VersionInfo,
     key = hashlib.sha256(json.dumps(["summary", CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
                                      digests[(old.version, old.lang)], digests[(new.version, new.lang)],
                                      digests[(UNVERSIONED, new.lang)]]).encode()).hexdigest()[:32]
-    path = store.path.parent / CACHE_DIR / f"summary-{key}.json"
+    path = store.kb_dir / CACHE_DIR / f"summary-{key}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         os.utime(path)  # recently used: kept (see _write_cache)
@@ -188,7 +189,7 @@ def diff_summary(store: Store, old: VersionInfo, new: VersionInfo,
                            tuple(RetargetedRef(*row) for row in data["retargeted"]), data["unchanged"])
     except (FileNotFoundError, ValueError, TypeError, KeyError):
         pass
-    full = diff_versions(store, old, new)
+    full = _diff(store, old, new, cached_changes(store, old, new, keep=False, digests=digests))
     summary = VersionDiff(old, new, tuple(c for c in full.changes if c.status != "unchanged"), full.retargeted,
                           full.counts()["unchanged"])
     _write_cache(path, json.dumps({"changes": [_row(c) for c in summary.changes], "unchanged": summary.omitted_unchanged,
@@ -214,12 +215,19 @@ def version_digest(store: Store, version: str, lang: str) -> str:
     return hashlib.sha256(json.dumps([version, lang, rows]).encode()).hexdigest()[:32]
 
 
-def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Change]:
+def cached_changes(store: Store, old: VersionInfo, new: VersionInfo, *, keep: bool = True,
+                   digests: dict[tuple[str, str], str] | None = None) -> list[Change]:
     """:func:`diff_nodes` of two stored versions, kept in ``<kb_dir>/diff-cache/`` under a hash of both versions' node
-    hashes (so a rebuild after an unrelated change does not compare the versions again)."""
+    hashes (so a rebuild after an unrelated change does not compare the versions again); ``keep=False``: read from
+    the cache, but not written to it (a caller that keeps a summary of its own). ``digests``: as for
+    :func:`diff_summary`."""
+    digests = {} if digests is None else digests
+    for version, lang in ((old.version, old.lang), (new.version, new.lang)):
+        if (version, lang) not in digests:
+            digests[(version, lang)] = version_digest(store, version, lang)
     key = json.dumps([CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
-                      version_digest(store, old.version, old.lang), version_digest(store, new.version, new.lang)])
-    path = store.path.parent / CACHE_DIR / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
+                      digests[(old.version, old.lang)], digests[(new.version, new.lang)]])
+    path = store.kb_dir / CACHE_DIR / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
     try:
         changes = [_change(row) for row in json.loads(path.read_text(encoding="utf-8"))]
         os.utime(path)  # recently used: kept (see _write_cache)
@@ -229,7 +237,8 @@ def cached_changes(store: Store, old: VersionInfo, new: VersionInfo) -> list[Cha
     # light nodes: the texts, titles and parents compared, without decoding references and metadata
     changes = diff_nodes(store.light_nodes(old.version, old.lang, KIND_LEVELS),
                          store.light_nodes(new.version, new.lang, KIND_LEVELS), new.lang)
-    _write_cache(path, json.dumps([_row(c) for c in changes], ensure_ascii=False))
+    if keep:
+        _write_cache(path, json.dumps([_row(c) for c in changes], ensure_ascii=False))
     return changes
 
 
@@ -278,7 +287,7 @@ def diff_nodes(old_nodes: Iterable[Node], new_nodes: Iterable[Node], lang: str) 
             if i not in new:
                 continue
             same_parent = pair_of.get(old[i].parent) == new[i].parent if old[i].parent else new[i].parent is None
-            equal = _norm(old_content[i]) == _norm(new_content[i])
+            equal = old_content[i] == new_content[i] or _norm(old_content[i]) == _norm(new_content[i])
             similarity[i] = 1.0 if equal else tokens.ratio(old_content[i], new_content[i])
             if same_parent and similarity[i] >= MOVE_THRESHOLD:
                 pair_of[i] = i
@@ -300,7 +309,8 @@ def diff_nodes(old_nodes: Iterable[Node], new_nodes: Iterable[Node], lang: str) 
                 pair_of[i] = i
     changes: list[Change] = []
     for o, n in pair_of.items():
-        differ = _norm(old_content[o]) != _norm(new_content[n])  # renumbered citations count: similarity masks them
+        # renumbered citations count: similarity masks them
+        differ = old_content[o] != new_content[n] and _norm(old_content[o]) != _norm(new_content[n])
         status = "moved" if o != n else "changed" if differ else "unchanged"
         ops = inline_ops(old_content[o], new_content[n], lang) if differ else ()
         changes.append(Change(status, new[n].kind, o, n, old_content[o], new_content[n], similarity[o], ops))

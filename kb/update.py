@@ -1,20 +1,20 @@
 """``kb update``: fetch → ingest → diff → rebuild, all or nothing. Entry point: :func:`run_update`.
 
 Stages (``on_stage(name)`` is called as each starts): ``fetch`` re-crawls each ``--site`` as it was last fetched
-(conditional requests, via :func:`ingest.fetch.crawl`); ``ingest`` copies the database and search index into
-``<kb_dir>/.update-staging/`` and ingests there (URL sources through :func:`ingest.fetch.fetch_url`, cached pages
-through :func:`kb.pipeline.ingest_from_cache`, whose record of what it ingested is staged too; the content-addressed
-diff cache is shared); when no source's content changed, the staging copy is dropped and nothing else happens.
-``diff`` compares each new or changed version with the one before it; ``build`` renders the site from the staged
-store (the builder swaps its own staging folder in only when complete); ``commit`` copies the staged database into
-the live one in one write transaction (SQLite's backup API: readers that have it open see the old content or the
-new, whole), then swaps in the search index and the cache's ingest records.
+(conditional requests, via :func:`ingest.fetch.crawl`); ``ingest`` opens one write transaction on the database and
+ingests in it, with the search index copied into ``<kb_dir>/.update-staging/`` (URL sources through
+:func:`ingest.fetch.fetch_url`, cached pages through :func:`kb.pipeline.ingest_from_cache`, whose record of what it
+ingested is staged too; the content-addressed diff cache and user dictionaries are shared); when no source's content
+changed, nothing else happens. ``diff`` compares each new or changed version with the one before it; ``build``
+renders the site from the uncommitted store (the builder swaps its own staging folder in only when complete);
+``commit`` commits the transaction — other readers of the database see the old content until then, and the new
+content whole after (SQLite's write-ahead log) — then swaps in the search index and the cache's ingest records.
 
-A failure or kill before ``commit`` leaves the previous store, index and site untouched (the next run clears the
-stale staging folder). Killed after the site swap but before the database commit, the site is newer than the store;
-the next ``kb update`` re-ingests the same bytes, finds them new to the store, and completes. It holds the kb folder's
-writer lock (:mod:`kb.store.lock`) from start to end, so an ingest, fetch, build or index run meanwhile waits briefly,
-then fails with "another kb is writing …" instead of being overwritten by the commit.
+A failure or kill before ``commit`` rolls the transaction back and leaves the previous store, index and site untouched
+(the next run clears the stale staging folder). Killed after the site swap but before the database commit, the site is
+newer than the store; the next ``kb update`` re-ingests the same bytes, finds them new to the store, and completes. It
+holds the kb folder's writer lock (:mod:`kb.store.lock`) from start to end, so an ingest, fetch, build or index run
+meanwhile waits briefly, then fails with "another kb is writing …" instead of being overwritten by the commit.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.lock import writer_lock
 from kb.versions.catalog import list_versions, previous_version
 from kb.versions.diff import CACHE_DIR as DIFF_CACHE
-from kb.versions.diff import VersionDiff, diff_versions
+from kb.versions.diff import VersionDiff, diff_summary
 
 STAGES = ("fetch", "ingest", "diff", "build", "commit")
 STAGING = ".update-staging"
@@ -57,36 +57,38 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
     folder.mkdir(parents=True, exist_ok=True)
     stage = on_stage or (lambda name: None)
     result = UpdateResult()
-    politeness = _politeness(delay, contact)
+    sources, sites = list(sources), list(sites)
+    network = bool(sites) or any("://" in source for source in sources)
+    politeness = _politeness(delay, contact) if network else None  # the fetcher (httpx) is loaded only to fetch
     with writer_lock(folder):
         staging = folder / STAGING
         shutil.rmtree(staging, ignore_errors=True)  # left by an update that was killed
         stage("fetch")
-        sites = list(sites)
         for site in sites:
             result.crawls.append(_recrawl(folder, site, politeness))
         stage("ingest")
         try:
             staged = _stage(folder, staging, sites)
             try:
-                before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                _ingest(staged, staging, list(sources), sites, folder, politeness, strict, result)
-                after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                touched = {(version, lang) for (source, version, lang), digest in after.items()
-                           if before.get((source, version, lang)) != digest}
-                result.changed = result.stored > 0
-                if not result.changed:
-                    return result
-                stage("diff")
-                result.diffs = _diffs(folder, staged, touched)
-                if out is not None:
-                    stage("build")
-                    from kb.site.builder import build_site
+                with staged.transaction():  # committed at the end of the block, or never
+                    before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
+                    _ingest(staged, staging, sources, sites, folder, politeness, strict, result)
+                    after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
+                    touched = {(version, lang) for (source, version, lang), digest in after.items()
+                               if before.get((source, version, lang)) != digest}
+                    result.changed = result.stored > 0
+                    if not result.changed:
+                        return result
+                    stage("diff")
+                    result.diffs = _diffs(folder, staged, touched)
+                    if out is not None:
+                        stage("build")
+                        from kb.site.builder import build_site
 
-                    result.build = build_site(staged, out, strict=strict, base_url=base_url)
+                        result.build = build_site(staged, out, strict=strict, base_url=base_url)
+                    stage("commit")
             finally:
                 staged.close()
-            stage("commit")
             _commit(folder, staging, sites)
         finally:
             shutil.rmtree(staging, ignore_errors=True)
@@ -117,16 +119,17 @@ def _recrawl(folder: Path, site: str, politeness):
 
 
 def _stage(folder: Path, staging: Path, sites: list[str]) -> Store:
-    """A copy of the database (consistent even while others read it), the search index and the sites' ingest records."""
+    """The live database, its search index copied into the staging folder (hard links: Whoosh never rewrites a file,
+    it writes new ones) with the sites' ingest records; the content-addressed caches (version diffs, user
+    dictionaries) are shared, not copied."""
+    from kb.search.userdict import FOLDER as USER_DICTIONARIES
+
     staging.mkdir(parents=True)
-    db = folder / DB_NAME
-    if db.exists():
-        with Store(db, create=False) as live:
-            live.copy_to(staging / DB_NAME)
-    if (folder / INDEX_DIR).is_dir():  # hard links: Whoosh never rewrites a file, it writes new ones
+    if (folder / INDEX_DIR).is_dir():
         shutil.copytree(folder / INDEX_DIR, staging / INDEX_DIR, copy_function=_link_or_copy)
-    (folder / DIFF_CACHE).mkdir(exist_ok=True)  # content-addressed, written atomically: shared, not copied
-    (staging / DIFF_CACHE).symlink_to((folder / DIFF_CACHE).resolve(), target_is_directory=True)
+    for shared in (DIFF_CACHE, USER_DICTIONARIES):  # written atomically, named by their content
+        (folder / shared).mkdir(exist_ok=True)
+        (staging / shared).symlink_to((folder / shared).resolve(), target_is_directory=True)
     for site in sites:
         real, mirror = _site_folder(folder, site), _site_folder(staging, site)
         mirror.mkdir(parents=True)
@@ -134,7 +137,7 @@ def _stage(folder: Path, staging: Path, sites: list[str]) -> Store:
         for name in CACHE_RECORDS + ("state.json",):
             if (real / name).exists():
                 shutil.copy2(real / name, mirror / name)
-    return Store(staging / DB_NAME)
+    return Store(folder / DB_NAME, kb_dir=staging)
 
 
 def _link_or_copy(source: str, target: str) -> None:
@@ -177,23 +180,19 @@ def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], 
 
 
 def _diffs(folder: Path, staged: Store, touched: set[tuple[str, str]]) -> list[VersionDiff]:
-    """Each new or re-ingested version against the version before it."""
+    """Each new or re-ingested version against the version before it: the summaries (changed nodes and counts) the
+    site build reads next from the diff cache."""
     out = []
     for info in list_versions(staged):
         if (info.version, info.lang) in touched:
             before = previous_version(staged, info)
             if before is not None:
-                out.append(diff_versions(staged, before, info))
+                out.append(diff_summary(staged, before, info))
     return out
 
 
 def _commit(folder: Path, staging: Path, sites: list[str]) -> None:
-    db = folder / DB_NAME
-    if db.exists():  # in place, in one transaction: never a new file beside the old one's write-ahead log
-        with Store(db, create=False) as live:
-            live.replace_with(staging / DB_NAME)
-    else:
-        os.replace(staging / DB_NAME, db)
+    """After the database's commit: swap in the staged search index and the cache's ingest records."""
     if (staging / INDEX_DIR).is_dir():
         old = folder / f".{INDEX_DIR}.old"
         shutil.rmtree(old, ignore_errors=True)
@@ -206,4 +205,3 @@ def _commit(folder: Path, staging: Path, sites: list[str]) -> None:
             staged_record = _site_folder(staging, site) / name
             if staged_record.exists():
                 os.replace(staged_record, _site_folder(folder, site) / name)
-

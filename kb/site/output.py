@@ -1,0 +1,182 @@
+"""Writing a build into its output folder, all or nothing. Entry points: :func:`recover` (first, before reading
+what the previous build left in ``out``), then :class:`Output`.
+
+A build says, file by file, whether it keeps the previous build's copy (:meth:`Output.keep`) or writes a new one
+(:meth:`Output.write`), then :meth:`Output.commit` s (or :meth:`Output.abort` s). Two ways, chosen per build:
+
+- **swap** (the first build, or one that changes many files): a staging folder beside ``out`` receives every file —
+  new ones written, kept ones hard-linked (else copied) from ``out`` — and is exchanged with ``out`` in one step
+  (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames), so a reader sees the old site or the new one, whole;
+- **in place** (few files changed): only the new files are written, into the staging folder; at commit a journal
+  listing them and the files to delete is written there, then each new file is renamed over its old copy (atomic
+  per file: a reader sees the old page or the new one, never a part) and the deleted ones are removed, the build's
+  own records (``.kb-build/``) last. Linking every kept file into a new folder and deleting the old folder cost more
+  than the rest of a small rebuild.
+
+A build killed before its commit leaves a staging folder the next build deletes; killed while applying a journal,
+the next build completes it first (roll forward), so the site is never left half old, half new.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import marshal
+import os
+import shutil
+import stat
+from pathlib import Path
+
+JOURNAL = ".kb-journal.marshal"  # in the staging folder of an in-place build being applied
+RECORDS = ".kb-build/"  # the build's own records: applied last
+IN_PLACE_MAX_SHARE = 10  # in place when at most 1/10 of the files change
+
+
+def in_place_suits(changed: int, total: int) -> bool:
+    """Whether a build changing ``changed`` of ``total`` files (added, rewritten or deleted) is applied in place."""
+    return changed <= total // IN_PLACE_MAX_SHARE
+
+
+class Output:
+    """The files of one build on their way into ``out`` (see the module doc)."""
+
+    def __init__(self, out: Path, in_place: bool):
+        self.out = out
+        self.in_place = in_place and out.is_dir()
+        self.staging = out.parent / f".{out.name}.staging-{os.getpid()}"
+        self._written: list[str] = []
+        self._made_dirs: set[str] = set()
+        self._decided = False  # the journal is written: the build must complete (see recover)
+        shutil.rmtree(self.staging, ignore_errors=True)
+        self.staging.mkdir(parents=True)
+
+    def keep(self, rel: str) -> bool:
+        """Keep the previous build's ``rel``; False when it is not there (or not a regular file): write it anew."""
+        old = f"{self.out}/{rel}"
+        try:
+            if not stat.S_ISREG(os.lstat(old).st_mode):
+                return False
+        except OSError:
+            return False
+        if self.in_place:
+            return True
+        new = f"{self.staging}/{rel}"
+        self._folder_of(new)
+        try:
+            os.link(old, new)
+        except OSError:
+            shutil.copyfile(old, new)
+        return True
+
+    def write(self, rel: str, data: str | bytes) -> None:
+        path = f"{self.staging}/{rel}"
+        self._folder_of(path)
+        with open(path, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        self._written.append(rel)
+
+    def commit(self, deleted: list[str]) -> None:
+        """Put the build in place: swap the folders, or apply the written files and delete ``deleted`` (in place)."""
+        if not self.in_place:
+            _swap(self.staging, self.out)
+            return
+        journal = {"written": sorted(self._written, key=lambda rel: rel.startswith(RECORDS)), "deleted": deleted}
+        tmp = self.staging / f"{JOURNAL}.tmp"
+        tmp.write_bytes(marshal.dumps(journal))
+        os.replace(tmp, self.staging / JOURNAL)  # from here on the build is decided: a later build completes it
+        self._decided = True
+        _apply(self.staging, self.out, journal)
+
+    def abort(self) -> None:
+        """Drop the staging folder — unless the build was decided (its journal written): the next build completes it."""
+        if not self._decided:
+            shutil.rmtree(self.staging, ignore_errors=True)
+
+    def _folder_of(self, path: str) -> None:
+        folder = os.path.dirname(path)
+        if folder not in self._made_dirs:
+            os.makedirs(folder, exist_ok=True)
+            self._made_dirs.add(folder)
+
+
+def _apply(staging: Path, out: Path, journal: dict) -> None:
+    made: set[str] = set()
+    for rel in journal["written"]:
+        source, target = f"{staging}/{rel}", f"{out}/{rel}"
+        if not os.path.exists(source):  # moved already (a build completing a killed one)
+            continue
+        folder = os.path.dirname(target)
+        if folder not in made:
+            os.makedirs(folder, exist_ok=True)
+            made.add(folder)
+        os.replace(source, target)
+    for rel in journal["deleted"]:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(f"{out}/{rel}")
+    shutil.rmtree(staging, ignore_errors=True)
+
+
+def recover(out: Path) -> None:
+    """Complete the journal of an in-place build of ``out`` that stopped while applying it (killed, or failed in this
+    process); remove the staging and old folders of other killed builds (their process is gone). A site left aside
+    by a build killed between the two renames of :func:`_swap` is put back first."""
+    for folder in sorted(out.parent.glob(f".{out.name}.*-*")):
+        kind, _, pid = folder.name[len(out.name) + 2:].rpartition("-")
+        if kind not in ("staging", "old") or not pid.isdigit():
+            continue
+        journal = folder / JOURNAL
+        if kind == "staging" and journal.is_file() and out.is_dir() and (int(pid) == os.getpid() or not _alive(int(pid))):
+            _apply(folder, out, marshal.loads(journal.read_bytes()))
+        elif _alive(int(pid)):
+            continue
+        elif kind == "old" and not out.exists():
+            os.replace(folder, out)
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
+
+
+def _swap(staging: Path, out: Path) -> None:
+    """Put the new site in place in one step where the system can (Linux: the two folders exchanged atomically,
+    so a reader always finds a whole site), else in two renames."""
+    if out.exists() and _exchange(staging, out):
+        shutil.rmtree(staging, ignore_errors=True)  # now the previous site
+        return
+    old = out.parent / f".{out.name}.old-{os.getpid()}"
+    if out.exists():
+        os.replace(out, old)
+    try:
+        os.replace(staging, out)
+    except OSError:
+        if old.exists():
+            os.replace(old, out)
+        raise
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Exchange two paths atomically (Linux ``renameat2(RENAME_EXCHANGE)``); False where the system cannot."""
+    import ctypes
+    import errno
+
+    try:
+        renameat2 = ctypes.CDLL(None, use_errno=True).renameat2
+    except (OSError, AttributeError):
+        return False
+    at_fdcwd, rename_exchange = -100, 2
+    if renameat2(at_fdcwd, os.fsencode(a), at_fdcwd, os.fsencode(b), rename_exchange) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP):  # no such call, or not on this file system
+        return False
+    raise OSError(code, os.strerror(code), str(b))
