@@ -244,9 +244,10 @@ def test_read_timeout_is_retried_and_then_fails(site, tmp_path):
     body = (FIXTURES / "mtgjp_release_notes.html").read_bytes()
     html = {"Content-Type": "text/html"}
     site.page("/robots.txt", "", "text/plain")
-    site.routes["/slow-once/"] = [Reply(200, body, html, sleep=1.5), Reply(200, body, html)]
-    site.routes["/always-slow/"] = [Reply(200, body, html, sleep=1.5)]
-    politeness = Politeness(delay=0.01, backoff_base=0.01, max_tries=2, read_timeout=0.3)
+    # the timeout leaves a prompt answer time to arrive from a loaded machine (0.3 s did not, under parallel tests)
+    site.routes["/slow-once/"] = [Reply(200, body, html, sleep=2.5), Reply(200, body, html)]
+    site.routes["/always-slow/"] = [Reply(200, body, html, sleep=2.5)]
+    politeness = Politeness(delay=0.01, backoff_base=0.01, max_tries=2, read_timeout=1.0)
     report = crawl("mtg-jp", ["always-slow/", "slow-once/"], kb_dir=tmp_path, base_url=site.base, politeness=politeness)
     assert report.failed == {site.base + "always-slow/": "read timeout after 2 tries"}
     assert report.fetched == [site.base + "slow-once/"]

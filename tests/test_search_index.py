@@ -166,9 +166,9 @@ def test_a_search_that_must_rebuild_a_stale_index_waits_for_the_writer(tmp_path)
     state["identity"]["analysis"] = "0" * 16
     state_path.write_text(json.dumps(state), encoding="utf-8")
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom kb.store.lock import writer_lock\n"
-         "with writer_lock(sys.argv[1]):\n    print('held', flush=True)\n    time.sleep(30)", str(tmp_path)],
-        stdout=subprocess.PIPE, text=True)
+        [sys.executable, "-c", "import sys\nfrom kb.store.lock import writer_lock\n"
+         "with writer_lock(sys.argv[1]):\n    print('held', flush=True)\n    sys.stdin.readline()", str(tmp_path)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "held"
         refused = runner.invoke(main, [*kb, "search", "唱えた"], env={**os.environ, "KB_WRITER_WAIT": "0.2"})
