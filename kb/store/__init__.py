@@ -379,7 +379,7 @@ class Store:
             refs.setdefault(r[:3], []).append(Ref(*r[3:]))
         for row in self._db.execute(
                 f"SELECT n.version, n.lang, n.id, n.kind, n.number, n.title, n.text, n.parent, n.ord, n.examples,"
-                f" n.aliases, n.english, n.html, n.meta FROM nodes n{where} ORDER BY n.version DESC, n.lang, n.ord", args):
+                f" n.aliases, n.english, n.html, n.meta FROM nodes n{where} ORDER BY n.version DESC, n.lang, n.ord, n.id", args):
             yield _node(row, refs.get(row[:3], []))
 
     def light_nodes(self, version: str, lang: str, kinds: Iterable[str], *, meta: bool = False) -> list[Node]:
@@ -389,7 +389,7 @@ class Store:
         meta_column = "meta" if meta else "'{}'"
         rows = self._db.execute(
             f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english, {meta_column} FROM nodes"
-            f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord", (version, lang, *kinds))
+            f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord, id", (version, lang, *kinds))
         return [Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title,
                      parent=parent, order=order, examples=tuple(json.loads(examples)) if examples != "[]" else (),
                      aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english,
@@ -476,7 +476,7 @@ class Store:
             where, args = f"{where} AND lang=?", [*args, lang]
         for version, lang, id_, title, aliases, english, text, meta in self._db.execute(
                 f"SELECT version, lang, id, title, aliases, english, text, meta FROM nodes{where} AND kind=?"
-                " AND version != ? ORDER BY ord", (*args, GLOSSARY, UNVERSIONED)):
+                " AND version != ? ORDER BY ord, version, lang, id", (*args, GLOSSARY, UNVERSIONED)):
             yield NodeKey(version, lang, id_), title, tuple(json.loads(aliases)), english, text, json.loads(meta)
 
     def texts(self, kinds: Iterable[str], scopes: Scopes = None, nodes: Collection[NodeKey] | None = None
