@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -139,26 +138,6 @@ class Store:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-
-    # -- whole-file operations ------------------------------------------------------------------------------
-    def copy_to(self, path: str | os.PathLike) -> None:
-        """Write a consistent copy of the database to ``path`` (SQLite's backup API; safe while others read)."""
-        target = sqlite3.connect(path)
-        try:
-            self._db.backup(target)
-        finally:
-            target.close()
-
-    def replace_with(self, path: str | os.PathLike) -> None:
-        """Make this database a copy of the kb store at ``path``, in one write transaction (SQLite's backup API):
-        readers that have it open keep reading what they read, then see the new content whole — never the old file
-        beside a new write-ahead log, as replacing the file would risk."""
-        source = sqlite3.connect(path)
-        try:
-            source.backup(self._db)
-        finally:
-            source.close()
-            self._node_counts = None
 
     # -- writing: documents and their contributions -----------------------------------------------------------
     def has_document(self, source: str, content_hash: str) -> bool:
