@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,12 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+# A shell runs a background job (``.ci/run &``) with SIGINT ignored, and every process it starts inherits that: the kb
+# processes some tests stop with SIGINT (Ctrl-C) would never see it. A handler of the tests' own becomes the default
+# again in each process they start.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 ARTIFACTS = REPO / "test-artifacts"  # screenshots the browser tests take
 CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",

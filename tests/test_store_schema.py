@@ -134,4 +134,21 @@ def test_a_schema_3_store_gets_the_rule_number_index(tmp_path):
     with sqlite3.connect(tmp_path / DB_NAME) as conn:
         plan = conn.execute("EXPLAIN QUERY PLAN SELECT id FROM nodes WHERE number = '601.2'").fetchall()
         assert "nodes_number" in " ".join(str(step[-1]) for step in plan)
-        assert conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == ("4",)
+        assert conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == (str(SCHEMA_VERSION),)
+
+
+def test_a_schema_4_store_gets_the_version_and_kind_index(tmp_path):
+    """Schema 5 counts each version's nodes from an index (the versions list read every node of every version)."""
+    with Store.open(tmp_path) as store:
+        ingest_sources(store, [str(JA)])
+        counts = store.node_counts()
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:  # what a schema-4 kb left
+        conn.execute("DROP INDEX nodes_scope_kind")
+        conn.execute("UPDATE meta SET value='4' WHERE key='schema'")
+    with Store.open(tmp_path) as store:
+        assert store.node_counts() == counts and counts[("20231117.0", "ja")]["rule"] > 0
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        sql = "SELECT version, lang, kind, COUNT(*) FROM nodes WHERE version != '' GROUP BY version, lang, kind"
+        plan = " ".join(str(step[-1]) for step in conn.execute("EXPLAIN QUERY PLAN " + sql))
+        assert "COVERING INDEX nodes_scope_kind" in plan and "TEMP B-TREE" not in plan
+        assert conn.execute("SELECT value FROM meta WHERE key='schema'").fetchone() == (str(SCHEMA_VERSION),)

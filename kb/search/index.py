@@ -49,6 +49,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from urllib.parse import quote
 
@@ -82,6 +83,14 @@ def index_identity() -> dict[str, str]:
     """What the index terms depend on besides the texts: the analysis code (a hash of :mod:`kb.search.analysis`),
     the Sudachi dictionary and tokenizer versions, and the user dictionary in use (:mod:`kb.search.userdict`: the
     store's glossary terms and wiki titles). Recorded with the Whoosh indexes and the site's static search."""
+    from kb.search.analysis import user_dictionary_id
+
+    return {**_installed_identity(), "user dictionary": user_dictionary_id() or "none"}
+
+
+@lru_cache(maxsize=1)
+def _installed_identity() -> dict[str, str]:
+    """The part of :func:`index_identity` fixed for the life of a process: the analysis code and the Sudachi packages."""
     from importlib.metadata import PackageNotFoundError, version
 
     def installed(name: str) -> str:
@@ -90,12 +99,9 @@ def index_identity() -> dict[str, str]:
         except PackageNotFoundError:
             return "none"
 
-    from kb.search.analysis import user_dictionary_id
-
     code = (Path(__file__).parent / "analysis.py").read_bytes()
     return {"analysis": hashlib.sha256(code).hexdigest()[:16],
-            "dictionary": f"sudachidict-core {installed('sudachidict-core')}, sudachipy {installed('sudachipy')}",
-            "user dictionary": user_dictionary_id() or "none"}
+            "dictionary": f"sudachidict-core {installed('sudachidict-core')}, sudachipy {installed('sudachipy')}"}
 
 
 def recorded_user_dictionary(store: Store) -> str:

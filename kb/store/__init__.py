@@ -21,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import sqlite3
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
@@ -139,26 +138,6 @@ class Store:
             self._db.execute("ROLLBACK")
             raise
         self._db.execute("COMMIT")
-
-    # -- whole-file operations ------------------------------------------------------------------------------
-    def copy_to(self, path: str | os.PathLike) -> None:
-        """Write a consistent copy of the database to ``path`` (SQLite's backup API; safe while others read)."""
-        target = sqlite3.connect(path)
-        try:
-            self._db.backup(target)
-        finally:
-            target.close()
-
-    def replace_with(self, path: str | os.PathLike) -> None:
-        """Make this database a copy of the kb store at ``path``, in one write transaction (SQLite's backup API):
-        readers that have it open keep reading what they read, then see the new content whole — never the old file
-        beside a new write-ahead log, as replacing the file would risk."""
-        source = sqlite3.connect(path)
-        try:
-            source.backup(self._db)
-        finally:
-            source.close()
-            self._node_counts = None
 
     # -- writing: documents and their contributions -----------------------------------------------------------
     def has_document(self, source: str, content_hash: str) -> bool:
@@ -379,7 +358,7 @@ class Store:
             refs.setdefault(r[:3], []).append(Ref(*r[3:]))
         for row in self._db.execute(
                 f"SELECT n.version, n.lang, n.id, n.kind, n.number, n.title, n.text, n.parent, n.ord, n.examples,"
-                f" n.aliases, n.english, n.html, n.meta FROM nodes n{where} ORDER BY n.version DESC, n.lang, n.ord", args):
+                f" n.aliases, n.english, n.html, n.meta FROM nodes n{where} ORDER BY n.version DESC, n.lang, n.ord, n.id", args):
             yield _node(row, refs.get(row[:3], []))
 
     def light_nodes(self, version: str, lang: str, kinds: Iterable[str], *, meta: bool = False) -> list[Node]:
@@ -389,7 +368,7 @@ class Store:
         meta_column = "meta" if meta else "'{}'"
         rows = self._db.execute(
             f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english, {meta_column} FROM nodes"
-            f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord", (version, lang, *kinds))
+            f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord, id", (version, lang, *kinds))
         return [Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title,
                      parent=parent, order=order, examples=tuple(json.loads(examples)) if examples != "[]" else (),
                      aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english,
@@ -476,7 +455,7 @@ class Store:
             where, args = f"{where} AND lang=?", [*args, lang]
         for version, lang, id_, title, aliases, english, text, meta in self._db.execute(
                 f"SELECT version, lang, id, title, aliases, english, text, meta FROM nodes{where} AND kind=?"
-                " AND version != ? ORDER BY ord", (*args, GLOSSARY, UNVERSIONED)):
+                " AND version != ? ORDER BY ord, version, lang, id", (*args, GLOSSARY, UNVERSIONED)):
             yield NodeKey(version, lang, id_), title, tuple(json.loads(aliases)), english, text, json.loads(meta)
 
     def texts(self, kinds: Iterable[str], scopes: Scopes = None, nodes: Collection[NodeKey] | None = None

@@ -26,7 +26,7 @@ from typing import Any
 from kb.errors import KbError
 from kb.model import DERIVED_REF_KINDS
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 TABLES = ("meta", "documents", "contributions", "nodes", "refs")
 
 SCHEMA = """
@@ -57,6 +57,7 @@ CREATE TABLE nodes (
 CREATE INDEX nodes_doc ON nodes(doc_id);
 CREATE INDEX nodes_kind ON nodes(kind);
 CREATE INDEX nodes_number ON nodes(number);
+CREATE INDEX nodes_scope_kind ON nodes(version, lang, kind);
 CREATE TABLE refs (
     version TEXT NOT NULL, lang TEXT NOT NULL, node_id TEXT NOT NULL, seq INTEGER NOT NULL,
     kind TEXT NOT NULL, target TEXT NOT NULL, text TEXT NOT NULL, start INTEGER NOT NULL, end_ INTEGER NOT NULL,
@@ -112,8 +113,14 @@ def _migrate_3_to_4(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS nodes_number ON nodes(number)")
 
 
+def _migrate_4_to_5(db: sqlite3.Connection) -> None:
+    """Schema 5 indexes nodes by version, language and kind (the versions list counted every node of every version:
+    a search, which lists them, slowed down with each version stored)."""
+    db.execute("CREATE INDEX IF NOT EXISTS nodes_scope_kind ON nodes(version, lang, kind)")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
-                                                               3: _migrate_3_to_4}  # N to N + 1
+                                                               3: _migrate_3_to_4, 4: _migrate_4_to_5}  # N to N + 1
 
 
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:

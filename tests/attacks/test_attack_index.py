@@ -8,13 +8,16 @@ damaged index fine. Replayed with real ``kb`` processes, real signals and real d
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import signal
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 
 import pytest
-from hostile import DATA, SAMPLE_CR, kb, kb_process, wait_for
+from hostile import DATA, REPO, SAMPLE_CR, kb, wait_for
 
 
 def _search_ids(kb_dir, query="唱えた"):
@@ -31,11 +34,37 @@ def whole(tmp_path_factory):
     return kb_dir, _search_ids(kb_dir)
 
 
+# ``kb`` itself, held at the start of its index phase (the store committed, nothing indexed) until it is stopped: an
+# index phase lasts a few hundredths of a second, too short to hit by polling for a file it makes
+HELD_WHILE_INDEXING = """
+import sys, time
+from pathlib import Path
+
+import kb.search.index as index
+
+writing = index._update_scope
+
+
+def held(store, path, *args, **kwargs):
+    (Path(store.kb_dir) / "indexing").touch()
+    time.sleep(120)
+    return writing(store, path, *args, **kwargs)
+
+
+index._update_scope = held
+from kb.cli import main
+
+main(sys.argv[1:], prog_name="kb")
+"""
+
+
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_an_ingest_stopped_while_indexing_is_completed_by_the_next(tmp_path, whole, sig):
     kb_dir = tmp_path / "kb"
-    proc = kb_process(kb_dir, "ingest", "--quiet", str(DATA))
-    wait_for(kb_dir / "index", proc)  # the store is committed: the index phase has begun
+    proc = subprocess.Popen([sys.executable, "-c", HELD_WHILE_INDEXING, "--kb-dir", str(kb_dir), "ingest", "--quiet",
+                             str(DATA)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+                            env={**os.environ, "PYTHONPATH": str(REPO)})
+    wait_for(kb_dir / "indexing", proc)  # the store is committed: the index phase has begun
     proc.send_signal(sig)
     _, err = proc.communicate(timeout=60)
     assert proc.returncode != 0
