@@ -498,3 +498,39 @@ def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     assert pages(site) == pages(tmp_path / "full")
     broken, checked = site_links(site)
     assert checked > 0 and broken == []
+
+
+def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, monkeypatch):
+    """An older version's pages (``v/<version>/``) are one page group: a rebuild after the newer version changed does
+    not read or make them (their files stay, equal to a full build's); editing the older version makes them again."""
+    import kb.site.pages as pages
+
+    made = []
+    make = pages._archive_pages
+    monkeypatch.setattr(pages, "_archive_pages", lambda archive, ctx: made.append(archive.version) or make(archive, ctx))
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    older, newer = tmp_path / "JPN_CR_20231117_0.txt", tmp_path / "JPN_CR_20240301.txt"
+    older.write_text(text, encoding="utf-8")
+    later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    newer.write_text(later, encoding="utf-8")
+    kb_dir, site = tmp_path / "kb", tmp_path / "site"
+    archived = site / "v" / "20231117.0" / "cr" / "601.html"
+    with Store.open(kb_dir) as store:
+        ingest_sources(store, [str(older), str(newer)])
+        build_site(store, site)
+        assert made == ["20231117.0"] and "通常、そのマナ・コストだけである。" in archived.read_text(encoding="utf-8")
+        inode = archived.stat().st_ino
+        newer.write_text(later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"), encoding="utf-8")
+        ingest_sources(store, [str(newer)])
+        second = build_site(store, site)
+        assert made == ["20231117.0"] and archived.stat().st_ino == inode  # neither made nor written
+        build_site(store, tmp_path / "full")
+        for path in (tmp_path / "full" / "v").rglob("*.html"):
+            assert filecmp.cmp(path, site / path.relative_to(tmp_path / "full"), shallow=False)
+        assert second.pages == len([p for p in site.rglob("*") if p.is_file() and ".kb-build" not in p.parts
+                                    and p.parts[len(site.parts)] not in ("search", "static")]) - 1  # the sitemap
+        older.write_text(text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストである。"), encoding="utf-8")
+        ingest_sources(store, [str(older)])
+        build_site(store, site)
+    assert made[-1] == "20231117.0" and len(made) == 3  # the full build's, and this one
+    assert "通常、そのマナ・コストである。" in archived.read_text(encoding="utf-8")

@@ -5,6 +5,8 @@ Incremental: ``<out>/.kb-build/manifest.marshal`` records, for each file, the ha
 which holds the texts of the nodes it shows and the URLs of those it links to — its title and description, and a hash of all
 templates), and the links and ids it contains. A page whose inputs hash is unchanged is kept from the previous site
 instead of rendered; search shards, static files and the sitemap are rewritten only when their content changes.
+A :class:`~kb.site.page.PageGroup` (an archived version's pages) is recorded with the hash of the inputs it names and
+its files: when that is unchanged its pages are not even made.
 
 When the inputs fingerprint (every node's content hash, the references, the documents, the templates and the code —
 see :func:`inputs_fingerprint`) equals the previous build's and its files are all there, nothing is gathered or
@@ -30,7 +32,8 @@ from urllib.parse import unquote, urlsplit
 from kb.errors import KbError
 from kb.site.gather import gather_site
 from kb.site.output import Output, in_place_suits, recover
-from kb.site.pages import PAGE_PRODUCERS, Page, Producer
+from kb.site.page import Page, PageGroup
+from kb.site.pages import PAGE_PRODUCERS, Producer
 from kb.site.render import TEMPLATES, Renderer, page_links, templates_hash
 from kb.store import Store
 from kb.store.lock import writer_lock
@@ -85,19 +88,25 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     previous = _load_manifest(out, MANIFEST)
     site = gather_site(store)
     site.base_url = base_url
-    pages = _produce(site, producers)
     renderer = Renderer.for_templates(templates)
     template_key = f"{renderer.template_hash}|{base_url or ''}"
     old_files = previous.get("files", {})
+    pages, groups, sitemap = _produce(site, producers, template_key, previous.get("groups", {}), old_files, out)
+    kept = [rel for group in groups.values() if group.get("kept") for rel in group["paths"]]
     digests = [_page_hash(template_key, page) for page in pages]
-    paths = {page.path for page in pages}
+    paths = {page.path for page in pages} | set(kept)
     changed = sum(1 for page, digest in zip(pages, digests, strict=True)
                   if (old_files.get(page.path) or {}).get("hash") != digest)
     changed += sum(1 for rel in old_files if rel not in paths and not rel.startswith(("search/", "static/")))
     output = Output(out, in_place=bool(old_files) and in_place_suits(changed, len(old_files)))
-    report = BuildReport(out, pages=len(pages), unresolved=list(site.unresolved))
+    report = BuildReport(out, pages=len(paths), unresolved=list(site.unresolved))
     try:
         files: dict[str, dict] = {}
+        for rel in kept:
+            if not output.keep(rel):
+                raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
+            files[rel] = old_files[rel]
+            report.reused += 1
         for page, digest in zip(pages, digests, strict=True):
             old = old_files.get(page.path)
             if old and old["hash"] == digest and output.keep(page.path):
@@ -113,7 +122,7 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
             if path.is_file():
                 _put(output, "static/" + path.relative_to(templates / "static").as_posix(), path.read_bytes(),
                      old_files, files)
-        _put(output, "sitemap.xml", _sitemap(pages, base_url), old_files, files)
+        _put(output, "sitemap.xml", _sitemap(sitemap, base_url), old_files, files)
         search_state = _export_search(site, previous, out, output, files, report)
         report.broken = check_links(files)
         if strict:
@@ -121,7 +130,9 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
         output.write(STAMP, marshal.dumps({
             "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
-        output.write(MANIFEST, marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state}))
+        output.write(MANIFEST, marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state,
+                                              "groups": {name: {"hash": g["hash"], "paths": g["paths"], "sitemap": g["sitemap"]}
+                                                         for name, g in groups.items()}}))
         output.commit(deleted=[rel for rel in old_files if rel not in files])
     except BaseException:
         output.abort()
@@ -143,6 +154,14 @@ _KB = Path(__file__).resolve().parent.parent
 # the code pages are made by (the search analysis is not here: its results are cached by text, as before)
 _CODE = sorted([*(_KB / "site").glob("*.py"), *(_KB / name for name in (
     "versions/history.py", "versions/diff.py", "rulenum.py", "model.py"))])
+
+
+@lru_cache(maxsize=1)
+def _code_digest() -> str:
+    digest = hashlib.sha256()
+    for path in _CODE:
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def normalize_base_url(base_url: str | None) -> str | None:
@@ -168,8 +187,7 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
         code = getattr(producer, "__code__", None)
         digest.update(f"{producer.__module__}.{producer.__qualname__}|".encode())
         digest.update(code_identity(code).encode() if code else b"")
-    for path in _CODE:
-        digest.update(path.read_bytes())
+    digest.update(_code_digest().encode())
     digest.update(store.content_digest().encode())  # nodes, documents, and the references' count and newest row
     return digest.hexdigest()[:32]
 
@@ -218,22 +236,57 @@ def _check_out(out: Path) -> None:
         raise KbError(f"{out}: exists and is not a site built by kb; choose another --out or remove it")
 
 
-def _produce(site, producers: list[Producer]) -> list[Page]:
+def _produce(site, producers: list[Producer], template_key: str, old_groups: dict, old_files: dict,
+             out: Path) -> tuple[list[Page], dict[str, dict], list[str]]:
+    """The pages to render, every group ({hash, paths, sitemap, kept}: ``kept`` when the previous build's files of
+    the group stand, its pages not made), and the sitemap's paths in order."""
     pages: list[Page] = []
-    seen: dict[str, Page] = {}
+    groups: dict[str, dict] = {}
+    sitemap: list[str] = []
+    seen: dict[str, str] = {}  # path → what made it
+
+    def add(path: str, maker: str) -> None:
+        if path in seen:
+            raise KbError(f"{path}: produced twice ({seen[path]} and {maker})")
+        seen[path] = maker
+
     for producer in producers:
-        for page in producer(site):
-            if page.path in seen:
-                raise KbError(f"{page.path}: produced twice ({seen[page.path].title!r} and {page.title!r})")
-            seen[page.path] = page
-            pages.append(page)
-    return pages
+        for item in producer(site):
+            if isinstance(item, PageGroup):
+                if item.name in groups:
+                    raise KbError(f"page group {item.name!r}: produced twice")
+                digest = _group_hash(template_key, item)
+                old = old_groups.get(item.name)
+                if old and old["hash"] == digest and all(rel in old_files for rel in old["paths"]) \
+                        and _site_whole(out, old["paths"]):
+                    group = {**old, "kept": True}
+                else:
+                    made = list(item.make())
+                    pages += made
+                    group = {"hash": digest, "paths": [p.path for p in made],
+                             "sitemap": [p.path for p in made if p.in_sitemap]}
+                groups[item.name] = group
+                for path in group["paths"]:
+                    add(path, f"page group {item.name!r}")
+                sitemap += group["sitemap"]
+                continue
+            add(item.path, repr(item.title))
+            pages.append(item)
+            if item.in_sitemap:
+                sitemap.append(item.path)
+    return pages, groups, sitemap
 
 
 def _page_hash(template_hash: str, page: Page) -> str:
     """Hash of everything the page is made from (marshal format 2: fast, and without back-references, so the bytes
     depend on the values only)."""
     payload = marshal.dumps((template_hash, page.path, page.template, page.title, page.description, page.context), 2)
+    return hashlib.sha256(payload).hexdigest()[:24]
+
+
+def _group_hash(template_hash: str, group: PageGroup) -> str:
+    """Hash of what a page group is made from: its inputs, the templates and the code that makes pages."""
+    payload = marshal.dumps((template_hash, _code_digest(), group.name, group.inputs), 2)
     return hashlib.sha256(payload).hexdigest()[:24]
 
 
@@ -282,13 +335,13 @@ def _export_search(site, previous: dict, out: Path, output: Output, files: dict,
     return state
 
 
-def _sitemap(pages: list[Page], base_url: str | None) -> str:
+def _sitemap(paths: list[str], base_url: str | None) -> str:
     """Relative ``<loc>``s, or absolute ones under ``base_url`` (what search engines require)."""
     from xml.sax.saxutils import escape
 
     from kb.site.paths import href
 
-    urls = "".join(f"  <url><loc>{escape((base_url or '') + href('', p.path))}</loc></url>\n" for p in pages if p.in_sitemap)
+    urls = "".join(f"  <url><loc>{escape((base_url or '') + href('', path))}</loc></url>\n" for path in paths)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
             f"{urls}</urlset>\n")
 

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from functools import partial
+from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
 from kb import rulenum
@@ -22,6 +24,7 @@ from kb.site.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 from kb.versions.catalog import list_versions
 from kb.versions.current import MISSING, CurrentView, JaText, current_view
+from kb.versions.diff import version_digest
 from kb.versions.history import consecutive_summaries
 
 if TYPE_CHECKING:
@@ -33,8 +36,7 @@ MTGWIKI = "https://mtgwiki.com/wiki/"
 OUTSIDE_KINDS = frozenset(["external", "redlink", "category", "wiki"])
 
 
-@dataclass(frozen=True)
-class Link:
+class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
     start: int
     end: int
     target: str | None  # site-relative URL (with anchor), None when the reference names nothing on the site
@@ -72,13 +74,15 @@ class Entry:
 
 @dataclass(frozen=True)
 class Archive:
-    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.site.where`)."""
+    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.site.where`). Its nodes
+    are read only when its pages must be made again: ``digest`` names them (:func:`kb.versions.diff.version_digest`)."""
 
     version: str
     lang: str
     effective_date: str | None
-    rules: tuple[Node, ...]  # document order
-    terms: tuple[Node, ...]
+    has_glossary: bool
+    digest: str
+    nodes: Callable[[], tuple[list[Node], list[Node]]] = field(compare=False)  # (rules, terms), document order
 
 
 @dataclass
@@ -222,8 +226,13 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
 
 def _gather_archives(store: Store, site: SiteData) -> list[Archive]:
     current = (site.english_version, "en") if site.english_version else (site.primary_version, site.primary_lang)
-    return [Archive(v.version, v.lang, v.effective_date, tuple(_cr_nodes(store, v.version, v.lang, RULE_KINDS)),
-                    tuple(_cr_nodes(store, v.version, v.lang, [GLOSSARY])))
+    counts = store.node_counts()
+
+    def nodes(version: str, lang: str) -> tuple[list[Node], list[Node]]:
+        return _cr_nodes(store, version, lang, RULE_KINDS), _cr_nodes(store, version, lang, [GLOSSARY])
+
+    return [Archive(v.version, v.lang, v.effective_date, bool(counts.get((v.version, v.lang), {}).get(GLOSSARY)),
+                    version_digest(store, v.version, v.lang), partial(nodes, v.version, v.lang))
             for v in list_versions(store) if (v.version, v.lang) != current]
 
 
@@ -235,25 +244,33 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
             for name in (node.title, node.english):
                 if name:
                     by_title.setdefault((entry.kind, name.casefold()), entry)
-    # (source key, start, end) → [(kind, target, resolved key or None)], read as plain rows (tens of thousands of
-    # references: building Ref records for them costs more than the rest of the linking)
-    grouped: dict[tuple[tuple, int, int], list[tuple]] = defaultdict(list)
     by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
+    # (source key, start, end) → its references (kind, target, resolved key or None), in the store's order. Tens of
+    # thousands of plain rows, nearly every span with one reference: held as that tuple, a list only when several
+    spans: dict[tuple, tuple | list] = {}
     shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
     for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
-        rows = store.ref_rows(version, lang)
-        for s_version, s_lang, node_id, kind, target, start, end, r_version, r_lang, r_id in rows:
-            source_key = (s_version, s_lang, node_id)
-            if source_key in by_key:
-                resolved = (r_version, r_lang, r_id) if r_id is not None else None
-                grouped[(source_key, start, end)].append((kind, target, resolved))
+        source_key: tuple | None = None
+        for s_lang, node_id, kind, target, start, end, r_version, r_lang, r_id in store.ref_rows(version, lang):
+            if source_key is None or source_key[2] != node_id or source_key[1] != s_lang:
+                source_key = (version, s_lang, node_id)
+                shown_source = source_key in by_key
+            if not shown_source:
+                continue
+            ref = (kind, target, (r_version, r_lang, r_id) if r_id is not None else None)
+            span = (source_key, start, end)
+            held = spans.get(span)
+            spans[span] = ref if held is None else [held, ref] if isinstance(held, tuple) else [*held, ref]
     cited: dict[int, dict[str, str]] = defaultdict(dict)
     mentions: dict[int, list[dict]] = defaultdict(list)
-    for (source_key, start, end), refs in grouped.items():
+    for (source_key, start, end), held in spans.items():
         source, source_lang = by_key[source_key], source_key[1]
+        refs = [held] if isinstance(held, tuple) else held
         target = None
         for ref_kind, ref_target, resolved in refs:
-            target = _target_entry(site, by_key, by_title, ref_kind, ref_target, resolved, source_key)
+            target = by_key.get(resolved) if resolved is not None else None
+            if target is None:
+                target = _target_entry(site, by_title, ref_kind, ref_target, resolved, source_key)
             if target is not None:
                 break
         ref_kind, ref_target, _ = refs[0]
@@ -263,7 +280,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
             if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
                 continue
             outside = MTGWIKI + quote(ref_target.replace(" ", "_"), safe="/:()") if ref_kind in ("wiki", "redlink") else None
-            source.links.setdefault(source_lang, []).append(Link(start, end, outside, kind=ref_kind))
+            source.links.setdefault(source_lang, []).append(Link(start, end, outside, ref_kind))
             continue
         if target is not source:
             cited[id(target)].setdefault(source.url, source.label)
@@ -276,7 +293,11 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
         entry.cited_by = list(cited.get(id(entry), {}).items())
         entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions.get(id(entry), [])}.values())
         for links in entry.links.values():
-            links.sort(key=lambda l: (l.start, -l.end))
+            links.sort(key=_link_order)
+
+
+def _link_order(link: Link) -> tuple[int, int]:
+    return link.start, -link.end
 
 
 SENTENCE_ENDS = "。！？\n"
@@ -298,12 +319,11 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> dict:
             "name": text[start:end], "after": after + ("…" if cut_after else "")}
 
 
-def _target_entry(site: SiteData, by_key: dict[tuple, Entry], by_title: dict, kind: str, target: str,
-                  key: tuple[str, str, str] | None, source_key: tuple[str, str, str]) -> Entry | None:
-    """The entry a reference (``kind``, ``target``, resolved to ``key`` = (version, lang, id) or None) of the node
-    ``source_key`` points at. A rule cited by an older translation is the rule its number meant then."""
-    if key is not None and key in by_key:
-        return by_key[key]
+def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: tuple[str, str, str] | None,
+                  source_key: tuple[str, str, str]) -> Entry | None:
+    """The entry a reference (``kind``, ``target``, resolved to ``key`` = (version, lang, id) or None, which the site
+    does not show) of the node ``source_key`` points at. A rule cited by an older translation is the rule its number
+    meant then."""
     if kind in (REF_RULE, REF_SECTION):
         number = key[2].partition(":")[2] if key else target
         renumbered = site.view.renumbered if site.view else {}

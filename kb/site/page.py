@@ -1,8 +1,10 @@
-"""The record every page producer yields and the builder renders: where the page goes, which template renders it,
-and the JSON-able context it shows (hashed with the template to decide whether the page must be rendered again)."""
+"""The records page producers yield and the builder renders: a :class:`Page` (where it goes, which template renders
+it, and the JSON-able context it shows — hashed with the template to decide whether it must be rendered again), or a
+:class:`PageGroup` of pages made together from inputs that can be named without making them."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 
@@ -14,3 +16,14 @@ class Page:
     description: str
     context: dict = field(default_factory=dict, hash=False)
     in_sitemap: bool = True
+
+
+@dataclass(frozen=True)
+class PageGroup:
+    """Pages whose every input is in ``inputs`` (plain, marshal-able data: e.g. a digest of the nodes they show):
+    when the previous build made the group ``name`` from equal inputs (and the same templates and page code) and its
+    files are all there, they are kept and ``make`` is never called. An archived version's pages are one group."""
+
+    name: str  # unique among the groups, e.g. 'archive 20231117 en'
+    inputs: object = field(hash=False)
+    make: Callable[[], Iterable[Page]] = field(hash=False, compare=False)

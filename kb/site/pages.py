@@ -1,4 +1,5 @@
-"""Page producers: each turns :class:`SiteData` into :class:`Page` records (path, template, context).
+"""Page producers: each turns :class:`SiteData` into :class:`Page` records (path, template, context), or into
+:class:`PageGroup` s of pages made only when the inputs the group names change (:mod:`kb.site.page`).
 
 A page's context is plain JSON-able data holding everything the page shows (links as URLs: the hover previews of
 referenced rules come from ``previews/<section>.js``, made by :func:`preview_pages`); the builder hashes it with the template to decide whether the page must be re-rendered. To add a
@@ -10,15 +11,15 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from kb.fold import fold
 from kb.model import CHAPTER, SECTION
 from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
 from kb.site.changes import LANG_NAMES
 from kb.site.changes import change_pages, history_context
-from kb.site.gather import Entry, Link, SiteData
-from kb.site.page import Page
+from kb.site.gather import Archive, Entry, Link, SiteData
+from kb.site.page import Page, PageGroup
 from kb.site.paths import legacy_page_for_id, rule_page, section_page, typed_page_for_id
 from kb.site.where import archive_glossary, archive_root, term_anchor
 from kb.site.render import article_html
@@ -357,34 +358,41 @@ def preview_pages(site: SiteData) -> Iterable[Page]:
         yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
 
 
-def archive_pages(site: SiteData) -> Iterable[Page]:
+def archive_pages(site: SiteData) -> Iterable[PageGroup]:
     """Every other stored version, readable as it was (plain text) under ``v/<version>/`` (:mod:`kb.site.where`):
-    a contents page, a page per chapter and section with each rule anchored by its number, and the glossary."""
+    a contents page, a page per chapter and section with each rule anchored by its number, and the glossary. Each
+    version's pages are a group named by its nodes' digest: made again (its nodes read) only when they change."""
     for archive in site.archives:
         root = archive_root(archive.version)
         name = f"総合ルール {archive.version}（{archive.effective_date or '日付なし'} 発効・{LANG_NAMES.get(archive.lang, archive.lang)}）"
         ctx = {"site": _site_context(site), "archive": {"name": name, "version": archive.version, "lang": archive.lang,
                                                         "index": root + "index.html",
                                                         "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None,
-                                                        "glossary": archive_glossary(archive.version) if archive.terms else None}}
-        pages: dict[str, list] = {}
-        for node in archive.rules:
-            number = node.number or node.id.partition(":")[2]
-            page = root + section_page(number)
-            pages.setdefault(page, []).append({"number": number, "kind": node.kind, "title": node.title,
-                                               "text": node.text, "examples": list(node.examples)})
-        toc = [{"url": page, "label": f"{blocks[0]['number']}. {blocks[0]['title'] or ''}".strip(),
-                "kind": blocks[0]["kind"]} for page, blocks in pages.items()]
-        yield Page(root + "index.html", "archive.html", name, f"{name}の目次（旧版）。", ctx | {"toc": toc, "blocks": []},
-                   in_sitemap=False)
-        for page, blocks in pages.items():
-            yield Page(page, "archive.html", f"{blocks[0]['number']}（{archive.version}）", f"{name} {blocks[0]['number']}",
-                       ctx | {"toc": [], "blocks": blocks}, in_sitemap=False)
-        if archive.terms:
-            terms = [{"anchor": term_anchor(n.id[3:]), "title": n.title or n.id[3:], "english": n.english,
-                      "text": n.text, "examples": []} for n in archive.terms]
-            yield Page(archive_glossary(archive.version), "archive.html", f"用語集（{archive.version}）", f"{name}の用語集",
-                       ctx | {"toc": [], "blocks": [], "terms": terms}, in_sitemap=False)
+                                                        "glossary": archive_glossary(archive.version) if archive.has_glossary else None}}
+        yield PageGroup(f"archive {archive.version} {archive.lang}", (ctx, archive.digest), partial(_archive_pages, archive, ctx))
+
+
+def _archive_pages(archive: Archive, ctx: dict) -> Iterable[Page]:
+    root, name = archive_root(archive.version), ctx["archive"]["name"]
+    rules, terms = archive.nodes()
+    pages: dict[str, list] = {}
+    for node in rules:
+        number = node.number or node.id.partition(":")[2]
+        page = root + section_page(number)
+        pages.setdefault(page, []).append({"number": number, "kind": node.kind, "title": node.title,
+                                           "text": node.text, "examples": list(node.examples)})
+    toc = [{"url": page, "label": f"{blocks[0]['number']}. {blocks[0]['title'] or ''}".strip(),
+            "kind": blocks[0]["kind"]} for page, blocks in pages.items()]
+    yield Page(root + "index.html", "archive.html", name, f"{name}の目次（旧版）。", ctx | {"toc": toc, "blocks": []},
+               in_sitemap=False)
+    for page, blocks in pages.items():
+        yield Page(page, "archive.html", f"{blocks[0]['number']}（{archive.version}）", f"{name} {blocks[0]['number']}",
+                   ctx | {"toc": [], "blocks": blocks}, in_sitemap=False)
+    if terms:
+        items = [{"anchor": term_anchor(n.id[3:]), "title": n.title or n.id[3:], "english": n.english,
+                  "text": n.text, "examples": []} for n in terms]
+        yield Page(archive_glossary(archive.version), "archive.html", f"用語集（{archive.version}）", f"{name}の用語集",
+                   ctx | {"toc": [], "blocks": [], "terms": items}, in_sitemap=False)
 
 
 def redirect_pages(site: SiteData) -> Iterable[Page]:
@@ -408,6 +416,6 @@ def redirect_pages(site: SiteData) -> Iterable[Page]:
                        in_sitemap=False)
 
 
-Producer = Callable[[SiteData], Iterable[Page]]
+Producer = Callable[[SiteData], Iterable[Page | PageGroup]]
 PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages,
                                   redirect_pages, archive_pages]

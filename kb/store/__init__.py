@@ -489,10 +489,10 @@ class Store:
             yield _stored_ref(r)
 
     def ref_rows(self, version: str, lang: str | None = None) -> list[tuple]:
-        """References of one citing version (and language) as plain tuples, for readers of very many: (version,
-        lang, node_id, kind, target, start, end, resolved_version, resolved_lang, resolved_id), by node and order."""
+        """References of one citing version (and language) as plain tuples, for readers of very many: (lang,
+        node_id, kind, target, start, end, resolved_version, resolved_lang, resolved_id), by node and order."""
         return self._db.execute(
-            "SELECT version, lang, node_id, kind, target, start, end_, resolved_version, resolved_lang, resolved_id"
+            "SELECT lang, node_id, kind, target, start, end_, resolved_version, resolved_lang, resolved_id"
             f" FROM refs WHERE version=?{' AND lang=?' if lang else ''} ORDER BY version, lang, node_id, seq",
             (version, lang) if lang else (version,)).fetchall()
 
