@@ -340,8 +340,12 @@ class Store:
         """A hash that changes whenever a node, a document or the references change (relinking rewrites references:
         their count and newest row id are enough, and much cheaper than reading them all)."""
         digest = hashlib.sha256()
-        for sql in ("SELECT version, lang, id, content_hash FROM nodes ORDER BY version, lang, id",
-                    "SELECT count(*), max(rowid) FROM refs",
+        # one string made by SQLite (ordered by the subquery; were it not, a build would only redo work): a tenth of
+        # a no-op build's time at 11 versions when read as rows
+        digest.update((self._db.execute(
+            "SELECT group_concat(version || ' ' || lang || ' ' || id || ' ' || content_hash, char(10))"
+            " FROM (SELECT version, lang, id, content_hash FROM nodes ORDER BY version, lang, id)").fetchone()[0] or "").encode())
+        for sql in ("SELECT count(*), max(rowid) FROM refs",
                     "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at"
                     " FROM documents ORDER BY id"):
             digest.update(json.dumps(self._db.execute(sql).fetchall(), ensure_ascii=False).encode())
