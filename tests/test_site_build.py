@@ -340,6 +340,14 @@ def test_another_producer_is_not_mistaken_for_unchanged_inputs(sample_kb, tmp_pa
         again = build_site(store, out, producers=[*PAGE_PRODUCERS, lambda s: [Page("extra.html", "404.html", "two", "x", {})]])
     assert again.rendered == 1 and "two |" in (out / "extra.html").read_text(encoding="utf-8")
 
+    def made_by_one_factory(title):  # the same code: only the value closed over differs
+        return lambda s: [Page("extra.html", "404.html", title, "x", {})]
+
+    with Store.open(sample_kb) as store:
+        third = build_site(store, out, producers=[*PAGE_PRODUCERS, made_by_one_factory("three")])
+        fourth = build_site(store, out, producers=[*PAGE_PRODUCERS, made_by_one_factory("four")])
+    assert third.rendered == fourth.rendered == 1 and "four |" in (out / "extra.html").read_text(encoding="utf-8")
+
 
 def test_a_build_with_nothing_changed_is_recognised_by_another_process(sample_kb, tmp_path):
     """The inputs fingerprint is the same in every process (string hashing differs per process: PYTHONHASHSEED), so
@@ -534,3 +542,31 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
         build_site(store, site)
     assert made[-1] == "20231117.0" and len(made) == 3  # the full build's, and this one
     assert "通常、そのマナ・コストである。" in archived.read_text(encoding="utf-8")
+
+
+def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_check_finds(sample_kb, tmp_path):
+    """With no page gone and no rewritten page losing an id, a rebuild checks only the rewritten pages' links and the
+    links broken before: a link mended by a new page, or broken by a page that lost its anchor, is still found."""
+    import marshal
+
+    from kb.site.builder import MANIFEST, check_links
+    from kb.site.pages import _site_context
+
+    def producer(anchors):
+        ctx = {"toc": [], "archive": {"name": "n", "version": "v", "lang": "ja", "index": "index.html",
+                                      "changes": None, "glossary": None},
+               "blocks": [{"number": a, "kind": "rule", "title": None, "text": "t", "examples": []} for a in anchors or ()]}
+        return lambda site: [Page("x/a.html", "redirect.html", "a", "a", {"target": "x/b.html#b1"}),
+                             *([Page("x/b.html", "archive.html", "b", "b", ctx | {"site": _site_context(site)})]
+                               if anchors is not None else [])]
+
+    out = tmp_path / "site"
+    seen = []
+    with Store.open(sample_kb) as store:
+        for anchors in (None, ["b1"], ["b2"], ["b2", "b3"], ["b1", "b2", "b3"]):
+            report = build_site(store, out, producers=[*PAGE_PRODUCERS, producer(anchors)])
+            files = marshal.loads((out / MANIFEST).read_bytes())["files"]
+            assert report.broken == [f"{p}: {link} ({why})" for p, link, why in check_links(files)]  # a full check
+            seen.append({b for b in report.broken if b.startswith("x/")})  # the link and the canonical URL
+    assert seen == [{"x/a.html: x/b.html#b1 (no such page)"}, set(), {"x/a.html: x/b.html#b1 (no such anchor)"},
+                    {"x/a.html: x/b.html#b1 (no such anchor)"}, set()]

@@ -124,13 +124,15 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
                      old_files, files)
         _put(output, "sitemap.xml", _sitemap(sitemap, base_url), old_files, files)
         search_state = _export_search(site, previous, out, output, files, report)
-        report.broken = check_links(files)
+        broken = check_links(files, old_files if previous else None, previous.get("broken"))
+        report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)
         output.write(STAMP, marshal.dumps({
             "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
         output.write(MANIFEST, marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state,
+                                              "broken": [[path, link] for path, link, _ in broken],
                                               "groups": {name: {"hash": g["hash"], "paths": g["paths"], "sitemap": g["sitemap"]}
                                                          for name, g in groups.items()}}))
         output.commit(deleted=[rel for rel in old_files if rel not in files])
@@ -183,30 +185,52 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
 
     identity = sorted(index_identity().items())
     digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
-    for producer in producers:  # by name and code (two lambdas share a name)
-        code = getattr(producer, "__code__", None)
-        digest.update(f"{producer.__module__}.{producer.__qualname__}|".encode())
-        digest.update(code_identity(code).encode() if code else b"")
+    for producer in producers:
+        digest.update(producer_identity(producer).encode())
     digest.update(_code_digest().encode())
     digest.update(store.content_digest().encode())  # nodes, documents, and the references' count and newest row
     return digest.hexdigest()[:32]
+
+
+def producer_identity(producer, depth: int = 0) -> str:
+    """What a page producer is, as text that is the same in every process: its name, its code, and the values it
+    closes over and its defaults (two lambdas share a name; two producers made by one factory differ only in what
+    they close over)."""
+    code = getattr(producer, "__code__", None)
+    cells = []
+    for cell in getattr(producer, "__closure__", None) or ():
+        try:
+            cells.append(cell.cell_contents)
+        except ValueError:  # a cell not yet filled
+            cells.append(None)
+    defaults = (getattr(producer, "__defaults__", None), getattr(producer, "__kwdefaults__", None))
+    name = f"{producer.__module__}.{getattr(producer, '__qualname__', type(producer).__name__)}|"
+    if depth > 3:  # a function closing over itself
+        return name
+    return f"{name}{code_identity(code) if code else ''}|{_stable(cells, depth)}|{_stable(defaults, depth)}|"
 
 
 def code_identity(code) -> str:
     """What a code object does, as text that is the same in every process: its bytecode, names and constants, nested
     code objects and sets of constants included (``repr`` of a code object holds its memory address, and a frozenset's
     order follows the per-process string hash)."""
+    return f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|{_stable(code.co_consts)}"
 
-    def stable(value) -> str:
-        if hasattr(value, "co_code"):
-            return code_identity(value)
-        if isinstance(value, (frozenset, set)):
-            return "{" + ",".join(sorted(stable(v) for v in value)) + "}"
-        if isinstance(value, tuple):
-            return "(" + ",".join(stable(v) for v in value) + ")"
-        return repr(value)
 
-    return f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|{stable(code.co_consts)}"
+def _stable(value, depth: int = 0) -> str:
+    """``repr`` of plain data and code, the same in every process (sets sorted, code objects by what they do,
+    functions as :func:`producer_identity`)."""
+    if hasattr(value, "co_code"):
+        return code_identity(value)
+    if isinstance(value, (frozenset, set)):
+        return "{" + ",".join(sorted(_stable(v, depth) for v in value)) + "}"
+    if isinstance(value, (tuple, list)):
+        return "(" + ",".join(_stable(v, depth) for v in value) + ")"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{_stable(k, depth)}:{_stable(v, depth)}" for k, v in value.items()) + "}"
+    if callable(value) and hasattr(value, "__code__"):
+        return producer_identity(value, depth + 1)
+    return repr(value)
 
 
 def _site_whole(out: Path, files: dict) -> bool:
@@ -360,18 +384,38 @@ def resolve_links(path: str, links: list[str]) -> list[str]:
     return resolved
 
 
-def check_links(files: dict[str, dict]) -> list[str]:
-    """Every link written must name a file of the site and, with an anchor, an id in that file."""
-    ids = {path: set(info["ids"]) for path, info in files.items()}
-    broken = []
-    for path, info in files.items():
-        for link in info["links"]:
-            target, _, anchor = link.partition("#")
-            if target not in files:
-                broken.append(f"{path}: {link} (no such page)")
-            elif anchor and anchor not in ids[target]:
-                broken.append(f"{path}: {link} (no such anchor)")
-    return broken
+def check_links(files: dict[str, dict], old_files: dict[str, dict] | None = None,
+                old_broken: list | None = None) -> list[tuple[str, str, str]]:
+    """Every link written must name a file of the site and, with an anchor, an id in that file: the links that do
+    not, as (page, link, what is wrong), in order. Given the previous build's files (a kept file's record is the same
+    object in ``files``) and its broken (page, link) pairs: when no file is gone and no rewritten file lost an id,
+    only the rewritten files' links and the links broken before are checked — no other can have broken or mended."""
+    ids: dict[str, set[str]] = {}
+
+    def problem(link: str) -> str | None:
+        target, _, anchor = link.partition("#")
+        if target not in files:
+            return "no such page"
+        if anchor:
+            if target not in ids:
+                ids[target] = set(files[target]["ids"])
+            if anchor not in ids[target]:
+                return "no such anchor"
+        return None
+
+    if old_files is not None and old_broken is not None and _files_only_grew(files, old_files):
+        pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
+        pairs += [(path, link) for path, info in files.items() if info is not old_files.get(path) for link in info["links"]]
+    else:
+        pairs = [(path, link) for path, info in files.items() for link in info["links"]]
+    return sorted((path, link, reason) for path, link in pairs if (reason := problem(link)) is not None)
+
+
+def _files_only_grew(files: dict[str, dict], old_files: dict[str, dict]) -> bool:
+    """No file of the previous build is gone, and none rewritten lost an id."""
+    return all(rel in files for rel in old_files) and all(
+        set(old["ids"]) <= set(info["ids"]) for rel, info in files.items()
+        if (old := old_files.get(rel)) is not None and old is not info)
 
 
 @lru_cache(maxsize=65536)
