@@ -454,9 +454,9 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
     site = tmp_path / "site"
 
     def stop_after_one(staging, out, journal):
-        rel = journal["written"][0]
+        name, rel = journal["written"][0]
         (out / rel).parent.mkdir(parents=True, exist_ok=True)
-        os.replace(staging / rel, out / rel)  # one new page in place, the others still staged
+        os.replace(staging / name, out / rel)  # one new page in place, the others still staged
         raise OSError("disk full")
 
     with Store.open(tmp_path / "kb") as store:
@@ -528,7 +528,8 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
         build_site(store, site)
         assert made == ["20231117.0"] and "通常、そのマナ・コストだけである。" in archived.read_text(encoding="utf-8")
         inode = archived.stat().st_ino
-        newer.write_text(later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"), encoding="utf-8")
+        edited = later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
+        newer.write_text(edited, encoding="utf-8")
         ingest_sources(store, [str(newer)])
         second = build_site(store, site)
         assert made == ["20231117.0"] and archived.stat().st_ino == inode  # neither made nor written

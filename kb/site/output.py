@@ -7,11 +7,12 @@ A build says, file by file, whether it keeps the previous build's copy (:meth:`O
 - **swap** (the first build, or one that changes many files): a staging folder beside ``out`` receives every file —
   new ones written, kept ones hard-linked (else copied) from ``out`` — and is exchanged with ``out`` in one step
   (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames), so a reader sees the old site or the new one, whole;
-- **in place** (few files changed): only the new files are written, into the staging folder; at commit a journal
-  listing them and the files to delete is written there, then each new file is renamed over its old copy (atomic
-  per file: a reader sees the old page or the new one, never a part) and the deleted ones are removed, the build's
-  own records (``.kb-build/``) last. Linking every kept file into a new folder and deleting the old folder cost more
-  than the rest of a small rebuild.
+- **in place** (few files changed): only the new files are written, side by side in the staging folder (named by
+  number: no subfolders, whose removal costs milliseconds each on some file systems); at commit a journal pairing
+  them with their places and listing the files to delete is written there, then each new file is renamed over its
+  old copy (atomic per file: a reader sees the old page or the new one, never a part) and the deleted ones are
+  removed, the build's own records (``.kb-build/``) last. Linking every kept file into a new folder and deleting the
+  old folder cost more than the rest of a small rebuild.
 
 A build killed before its commit leaves a staging folder the next build deletes; killed while applying a journal,
 the next build completes it first (roll forward), so the site is never left half old, half new.
@@ -26,7 +27,8 @@ import shutil
 import stat
 from pathlib import Path
 
-JOURNAL = ".kb-journal.marshal"  # in the staging folder of an in-place build being applied
+JOURNAL = ".kb-journal-2.marshal"  # in the staging folder of an in-place build being applied: {written: [[staged
+# name, place]…], deleted: [place…]} (an older build's journal, another format and name, is dropped with its folder)
 RECORDS = ".kb-build/"  # the build's own records: applied last
 IN_PLACE_MAX_SHARE = 10  # in place when at most 1/10 of the files change
 
@@ -68,8 +70,11 @@ class Output:
         return True
 
     def write(self, rel: str, data: str | bytes) -> None:
-        path = f"{self.staging}/{rel}"
-        self._folder_of(path)
+        if self.in_place:
+            path = f"{self.staging}/{len(self._written)}"
+        else:
+            path = f"{self.staging}/{rel}"
+            self._folder_of(path)
         with open(path, "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         self._written.append(rel)
@@ -79,7 +84,8 @@ class Output:
         if not self.in_place:
             _swap(self.staging, self.out)
             return
-        journal = {"written": sorted(self._written, key=lambda rel: rel.startswith(RECORDS)), "deleted": deleted}
+        staged = [[str(n), rel] for n, rel in enumerate(self._written)]
+        journal = {"written": sorted(staged, key=lambda pair: pair[1].startswith(RECORDS)), "deleted": deleted}
         tmp = self.staging / f"{JOURNAL}.tmp"
         tmp.write_bytes(marshal.dumps(journal))
         os.replace(tmp, self.staging / JOURNAL)  # from here on the build is decided: a later build completes it
@@ -100,8 +106,8 @@ class Output:
 
 def _apply(staging: Path, out: Path, journal: dict) -> None:
     made: set[str] = set()
-    for rel in journal["written"]:
-        source, target = f"{staging}/{rel}", f"{out}/{rel}"
+    for name, rel in journal["written"]:
+        source, target = f"{staging}/{name}", f"{out}/{rel}"
         if not os.path.exists(source):  # moved already (a build completing a killed one)
             continue
         folder = os.path.dirname(target)
