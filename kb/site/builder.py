@@ -122,7 +122,11 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
             if path.is_file():
                 _put(output, "static/" + path.relative_to(templates / "static").as_posix(), path.read_bytes(),
                      old_files, files)
-        _put(output, "sitemap.xml", _sitemap(sitemap, base_url), old_files, files)
+        sitemap_key = hashlib.sha256(marshal.dumps((sitemap, base_url))).hexdigest()[:24]
+        if previous.get("sitemap") == sitemap_key and "sitemap.xml" in old_files and output.keep("sitemap.xml"):
+            files["sitemap.xml"] = old_files["sitemap.xml"]  # the same pages listed: not written again
+        else:
+            _put(output, "sitemap.xml", _sitemap(sitemap, base_url), old_files, files)
         search_state = _export_search(site, previous, out, output, files, report)
         broken = check_links(files, old_files if previous else None, previous.get("broken"))
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
@@ -132,7 +136,7 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
             "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
         output.write(MANIFEST, marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state,
-                                              "broken": [[path, link] for path, link, _ in broken],
+                                              "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key,
                                               "groups": {name: {"hash": g["hash"], "paths": g["paths"], "sitemap": g["sitemap"]}
                                                          for name, g in groups.items()}}))
         output.commit(deleted=[rel for rel in old_files if rel not in files])
