@@ -13,13 +13,14 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 
 from kb.site.page import Page
 from kb.site.paths import href
 from kb.site.where import archive_root
 from kb.store import NodeKey
 from kb.versions.catalog import VersionInfo
-from kb.versions.diff import VersionDiff
+from kb.versions.diff import VersionDiff, cached_derivation
 from kb.versions.history import changed_histories
 
 INDEX_PAGE = "changes/index.html"
@@ -29,6 +30,7 @@ STATUS_NAMES = {"changed": "変更", "moved": "番号変更", "added": "追加",
 REFERENCES_ONLY = "参照番号の変更"  # a change whose text differs only in renumbered rule references (Change.edit)
 LANG_NAMES = {"ja": "日本語", "en": "英語"}
 SHOWN_STATUSES = ("changed", "moved", "added", "removed")
+FORMAT = 1  # of a language's pages data in the diff cache: bump when what _language_changes derives changes
 
 
 @dataclass
@@ -45,20 +47,31 @@ def gather_changes(steps: dict[str, tuple[list[VersionInfo], list[VersionDiff]]]
                    shown: Iterable[tuple[str | None, str | None]]) -> ChangesData:
     """The pages' data from each language's consecutive version diffs (``steps``: lang → the versions and their
     :func:`kb.versions.history.consecutive_summaries`); keep the histories of the shown (version, lang) pairs' nodes
-    that changed at some point."""
+    that changed at some point. Each language's part is kept in the diff cache, beside the summaries it comes from
+    (:func:`kb.versions.diff.cached_derivation`)."""
     data = ChangesData()
     shown = [(v, lg) for v, lg in shown if v and lg]
     for lang, (versions, diffs) in sorted(steps.items()):
-        data.pairs += [_pair(d) for d in diffs]
-        wanted = {v for v, lg in shown if lg == lang}
-        if not wanted:
-            continue
-        for key, lineage in changed_histories(lang, versions, diffs).items():
-            if key.version in wanted and lineage.changed:
-                name = key.id.split(":", 1)[1] if key.id.startswith("cr:") else key.id
-                data.history[(lang, name)] = [_entry(e) for e in lineage.entries]
+        wanted = sorted({v for v, lg in shown if lg == lang})
+        params = [FORMAT, lang, [[v.version, v.lang, v.effective_date] for v in versions], wanted]
+        pairs, history = cached_derivation("changes", diffs, params, partial(_language_changes, lang, versions, diffs, wanted))
+        data.pairs += pairs
+        data.history.update(((lang, name), entries) for name, entries in history)
     data.pairs.sort(key=lambda p: (p["new"]["effective_date"] or "", p["lang"]), reverse=True)
     return data
+
+
+def _language_changes(lang: str, versions: list[VersionInfo], diffs: list[VersionDiff], wanted: list[str]
+                      ) -> tuple[list[dict], list[tuple[str, list[dict]]]]:
+    """One language's pairs (oldest first) and (rule number or term id, entries) of the histories kept (see
+    :func:`gather_changes`)."""
+    history: list[tuple[str, list[dict]]] = []
+    if wanted:
+        for key, lineage in changed_histories(lang, versions, diffs).items():
+            if key.version in wanted and lineage.changed:
+                history.append((key.id.split(":", 1)[1] if key.id.startswith("cr:") else key.id,
+                                [_entry(e) for e in lineage.entries]))
+    return [_pair(d) for d in diffs], history
 
 
 def history_context(site, names: dict[str, str]) -> list[dict]:

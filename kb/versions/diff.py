@@ -35,13 +35,17 @@ from __future__ import annotations
 import difflib
 import hashlib
 import json
+import marshal
 import os
 import re
 import tempfile
 from collections import defaultdict
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
+from typing import TypeVar
+from weakref import WeakKeyDictionary
 
 from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, RULE, SECTION, SUBRULE, UNVERSIONED, Node, Ref
@@ -52,9 +56,10 @@ MOVE_THRESHOLD = 0.9
 MOVE_THRESHOLD_SAME_PARENT = 0.8  # for a pair whose parents are the same rule (kept or renumbered)
 CACHE_DIR = "diff-cache"
 CACHE_FORMAT = 4  # bump when the classification changes
+SUMMARY_FORMAT = 2  # bump when what a summary keeps changes (2: each change's edit)
 EDIT_REFERENCES = "references"  # Change.edit: only the rule numbers cited in the text differ
 EDIT_TEXT = "text"  # Change.edit: an edit of substance
-CACHE_KEEP = 64  # entries: a full classification and a summary per version pair
+CACHE_KEEP = 64  # entries: a full classification and a summary per version pair, and what is derived from them
 STATUSES = ("added", "removed", "changed", "moved", "unchanged")
 KIND_LEVELS = (CHAPTER, SECTION, RULE, SUBRULE, GLOSSARY)  # matched in this order so parents are known first
 EXAMPLE_LABEL = {"en": "Example: ", "ja": "例："}
@@ -88,10 +93,10 @@ class Change:
         old, new = self.old_text, self.new_text
         return old is not None and new is not None and old != new and _norm(old) != _norm(new)
 
-    @property
+    @cached_property
     def edit(self) -> str | None:
         """How the text differs: :data:`EDIT_REFERENCES` (only renumbered rule references), :data:`EDIT_TEXT`
-        (anything else), None when it does not (or one side is absent)."""
+        (anything else), None when it does not (or one side is absent). Kept in the diff cache with the change."""
         if not self.text_changed:
             return None
         assert self.old_text is not None and self.new_text is not None
@@ -138,6 +143,8 @@ class VersionDiff:
     changes: tuple[Change, ...]
     retargeted: tuple[RetargetedRef, ...]
     omitted_unchanged: int = 0  # unchanged nodes left out of ``changes`` (a summary: :func:`diff_summary`)
+    # a summary's file in the diff cache, named by its content address (see :func:`cached_derivation`)
+    cached_as: Path | None = field(default=None, compare=False, repr=False)
 
     def counts(self) -> dict[str, int]:
         counts = dict.fromkeys(STATUSES, 0)
@@ -168,30 +175,25 @@ def diff_versions(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDi
     return _diff(store, old, new, cached_changes(store, old, new))
 
 
-def diff_summary(store: Store, old: VersionInfo, new: VersionInfo,
-                 digests: dict[tuple[str, str], str] | None = None) -> VersionDiff:
+def diff_summary(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDiff:
     """:func:`diff_versions` without the unchanged nodes (only counted), kept whole in ``<kb_dir>/diff-cache/`` under
     the pair's :func:`version_digest` s and the digest of the unversioned nodes (whose references are checked for
-    retargeting): what a site rebuild reads for each version pair, recomputed only when one of them changed.
-    ``digests``: version digests already computed, by (version, lang) (filled here)."""
-    digests = {} if digests is None else digests
-    for version, lang in ((old.version, old.lang), (new.version, new.lang), (UNVERSIONED, new.lang)):
-        if (version, lang) not in digests:
-            digests[(version, lang)] = version_digest(store, version, lang)
-    key = hashlib.sha256(json.dumps(["summary", CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
-                                     digests[(old.version, old.lang)], digests[(new.version, new.lang)],
-                                     digests[(UNVERSIONED, new.lang)]]).encode()).hexdigest()[:32]
+    retargeting): what a site rebuild reads for each version pair, recomputed only when one of them changed."""
+    key = hashlib.sha256(json.dumps(["summary", SUMMARY_FORMAT, CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT,
+                                     new.lang, version_digest(store, old.version, old.lang),
+                                     version_digest(store, new.version, new.lang),
+                                     version_digest(store, UNVERSIONED, new.lang)]).encode()).hexdigest()[:32]
     path = store.kb_dir / CACHE_DIR / f"summary-{key}.json"
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
         os.utime(path)  # recently used: kept (see _write_cache)
         return VersionDiff(old, new, tuple(_change(row) for row in data["changes"]),
-                           tuple(RetargetedRef(*row) for row in data["retargeted"]), data["unchanged"])
+                           tuple(RetargetedRef(*row) for row in data["retargeted"]), data["unchanged"], path)
     except (FileNotFoundError, ValueError, TypeError, KeyError):
         pass
-    full = _diff(store, old, new, cached_changes(store, old, new, keep=False, digests=digests))
+    full = _diff(store, old, new, cached_changes(store, old, new, keep=False))
     summary = VersionDiff(old, new, tuple(c for c in full.changes if c.status != "unchanged"), full.retargeted,
-                          full.counts()["unchanged"])
+                          full.counts()["unchanged"], path)
     _write_cache(path, json.dumps({"changes": [_row(c) for c in summary.changes], "unchanged": summary.omitted_unchanged,
                                    "retargeted": [[r.source_id, r.source_version, r.source_lang, r.target, r.moved_to,
                                                    r.now_at_target] for r in summary.retargeted]}, ensure_ascii=False))
@@ -209,24 +211,29 @@ def _diff(store: Store, old: VersionInfo, new: VersionInfo, changes: list[Change
     return VersionDiff(old, new, tuple(changes), tuple(retargeted))
 
 
+_DIGESTS: WeakKeyDictionary[Store, tuple[tuple[int, int], dict[tuple[str, str], str]]] = WeakKeyDictionary()
+
+
 def version_digest(store: Store, version: str, lang: str) -> str:
-    """A hash of one version's nodes (ids and content hashes, which cover the references parsed from them)."""
-    rows = store.content_hashes(version, lang)
-    return hashlib.sha256(json.dumps([version, lang, rows]).encode()).hexdigest()[:32]
+    """A hash of one version's nodes (ids and content hashes, which cover the references parsed from them); computed
+    once per version until the store is written (:meth:`kb.store.Store.generation`)."""
+    generation = store.generation()
+    memo = _DIGESTS.get(store)
+    if memo is None or memo[0] != generation:
+        memo = _DIGESTS[store] = (generation, {})
+    digest = memo[1].get((version, lang))
+    if digest is None:
+        rows = store.content_hashes(version, lang)
+        digest = memo[1][(version, lang)] = hashlib.sha256(json.dumps([version, lang, rows]).encode()).hexdigest()[:32]
+    return digest
 
 
-def cached_changes(store: Store, old: VersionInfo, new: VersionInfo, *, keep: bool = True,
-                   digests: dict[tuple[str, str], str] | None = None) -> list[Change]:
+def cached_changes(store: Store, old: VersionInfo, new: VersionInfo, *, keep: bool = True) -> list[Change]:
     """:func:`diff_nodes` of two stored versions, kept in ``<kb_dir>/diff-cache/`` under a hash of both versions' node
     hashes (so a rebuild after an unrelated change does not compare the versions again); ``keep=False``: read from
-    the cache, but not written to it (a caller that keeps a summary of its own). ``digests``: as for
-    :func:`diff_summary`."""
-    digests = {} if digests is None else digests
-    for version, lang in ((old.version, old.lang), (new.version, new.lang)):
-        if (version, lang) not in digests:
-            digests[(version, lang)] = version_digest(store, version, lang)
+    the cache, but not written to it (a caller that keeps a summary of its own)."""
     key = json.dumps([CACHE_FORMAT, MOVE_THRESHOLD, MOVE_THRESHOLD_SAME_PARENT, new.lang,
-                      digests[(old.version, old.lang)], digests[(new.version, new.lang)]])
+                      version_digest(store, old.version, old.lang), version_digest(store, new.version, new.lang)])
     path = store.kb_dir / CACHE_DIR / f"{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
     try:
         changes = [_change(row) for row in json.loads(path.read_text(encoding="utf-8"))]
@@ -242,22 +249,50 @@ def cached_changes(store: Store, old: VersionInfo, new: VersionInfo, *, keep: bo
     return changes
 
 
+T = TypeVar("T")
+
+
+def cached_derivation(name: str, diffs: Sequence[VersionDiff], params: object, make: Callable[[], T]) -> T:
+    """``make()``, kept in the diff cache (marshal format) under ``name``, the content addresses of the cached
+    summaries ``diffs`` it is derived from and ``params`` (JSON-able: whatever else it depends on); computed every
+    time when a diff is not a cached summary (:func:`diff_summary`) or there is none."""
+    files = [d.cached_as for d in diffs if d.cached_as is not None]
+    if not files or len(files) < len(diffs):
+        return make()
+    key = json.dumps([name, CACHE_FORMAT, [f.name for f in files], params])
+    path = files[0].parent / f"{name}-{hashlib.sha256(key.encode()).hexdigest()[:32]}.marshal"
+    try:
+        value = marshal.loads(path.read_bytes())
+        os.utime(path)  # recently used: kept (see _write_cache)
+        return value
+    except (OSError, ValueError, EOFError, TypeError):
+        pass
+    value = make()
+    _write_cache(path, marshal.dumps(value))
+    return value
+
+
 def _row(c: Change) -> list:
-    return [c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops]]
+    return [c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops],
+            c.edit]
 
 
 def _change(row: list) -> Change:
-    return Change(*row[:7], tuple(TextOp(*op) for op in row[7]))
+    change = Change(*row[:7], tuple(TextOp(*op) for op in row[7]))
+    if len(row) > 8:  # entries written before Change.edit was kept compute it when asked
+        change.__dict__["edit"] = row[8]  # what cached_property would store
+    return change
 
 
-def _write_cache(path: Path, text: str) -> None:
+def _write_cache(path: Path, content: str | bytes) -> None:
     """Write atomically, keeping the :data:`CACHE_KEEP` most recently written or read entries."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    with os.fdopen(fd, "w", encoding="utf-8") as f:
-        f.write(text)
+    with os.fdopen(fd, "wb") as f:
+        f.write(content.encode("utf-8") if isinstance(content, str) else content)
     os.replace(tmp, path)
-    entries = sorted(path.parent.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    entries = sorted((p for p in path.parent.iterdir() if p.suffix in (".json", ".marshal")),
+                     key=lambda p: p.stat().st_mtime, reverse=True)
     for stale in entries[CACHE_KEEP:]:
         stale.unlink(missing_ok=True)
 

@@ -101,8 +101,7 @@ def histories(store: Store, lang: str, diffs: tuple[list[VersionInfo], list[Vers
 def consecutive_summaries(store: Store, lang: str) -> tuple[list[VersionInfo], list[VersionDiff]]:
     """The versions of ``lang``, oldest first, and the :func:`kb.versions.diff.diff_summary` of each one and the next."""
     versions = sorted(list_versions(store, lang), key=VersionInfo.sort_key)
-    digests: dict[tuple[str, str], str] = {}  # each version's digest computed once
-    return versions, [diff_summary(store, a, b, digests) for a, b in zip(versions, versions[1:], strict=False)]
+    return versions, [diff_summary(store, a, b) for a, b in pairwise(versions)]
 
 
 def changed_histories(lang: str, versions: list[VersionInfo], steps: list[VersionDiff]) -> dict[NodeKey, RuleHistory]:
