@@ -40,7 +40,7 @@ from kb.store.lock import writer_lock
 
 MANIFEST = ".kb-build/manifest.marshal"  # marshal: loads and dumps plain data many times faster than JSON
 STAMP = ".kb-build/stamp.marshal"  # the inputs fingerprint, the files and the report: all a build with nothing to do reads
-MANIFEST_FORMAT = 3
+MANIFEST_FORMAT = 4  # 4: links and ids kept marshalled in each file's record
 
 
 @dataclass
@@ -116,7 +116,7 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
             html = renderer.render(page, {"base_url": base_url})
             output.write(page.path, html)
             links, ids = page_links(html)
-            files[page.path] = {"hash": digest, "links": resolve_links(page.path, links), "ids": ids}
+            files[page.path] = _file_record(digest, resolve_links(page.path, links), ids)
             report.rendered += 1
         for path in sorted((templates / "static").rglob("*")):
             if path.is_file():
@@ -147,13 +147,19 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     return report
 
 
+def _file_record(digest: str, links: list[str] | None = None, ids: list[str] | None = None) -> dict:
+    """A file's record in the manifest: its hash, and the links and ids it contains, each kept marshalled (thousands
+    of short lists load much more slowly than as many strings; a link check reads back only the files it looks at)."""
+    return {"hash": digest, "links": marshal.dumps(links or []), "ids": marshal.dumps(ids or [])}
+
+
 def _put(output: Output, rel: str, data: str | bytes, old_files: dict, files: dict) -> None:
     """A file that is not a page (static, sitemap): written when its content changed."""
     digest = hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()[:24]
     old = old_files.get(rel)
     if not (old and old["hash"] == digest and output.keep(rel)):
         output.write(rel, data)
-    files[rel] = {"hash": digest, "links": [], "ids": []}
+    files[rel] = _file_record(digest)
 
 
 _KB = Path(__file__).resolve().parent.parent
@@ -358,7 +364,7 @@ def _export_search(site, previous: dict, out: Path, output: Output, files: dict,
             digest = old["hash"]
         else:
             raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
-        files[rel] = {"hash": digest, "links": [], "ids": []}
+        files[rel] = _file_record(digest)
     report.search_files = len(state["files"])
     return state
 
@@ -402,23 +408,25 @@ def check_links(files: dict[str, dict], old_files: dict[str, dict] | None = None
             return "no such page"
         if anchor:
             if target not in ids:
-                ids[target] = set(files[target]["ids"])
+                ids[target] = set(marshal.loads(files[target]["ids"]))
             if anchor not in ids[target]:
                 return "no such anchor"
         return None
 
     if old_files is not None and old_broken is not None and _files_only_grew(files, old_files):
         pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
-        pairs += [(path, link) for path, info in files.items() if info is not old_files.get(path) for link in info["links"]]
+        pairs += [(path, link) for path, info in files.items() if info is not old_files.get(path)
+                  for link in marshal.loads(info["links"])]
     else:
-        pairs = [(path, link) for path, info in files.items() for link in info["links"]]
+        pairs = [(path, link) for path, info in files.items() for link in marshal.loads(info["links"])]
     return sorted((path, link, reason) for path, link in pairs if (reason := problem(link)) is not None)
 
 
 def _files_only_grew(files: dict[str, dict], old_files: dict[str, dict]) -> bool:
     """No file of the previous build is gone, and none rewritten lost an id."""
     return all(rel in files for rel in old_files) and all(
-        set(old["ids"]) <= set(info["ids"]) for rel, info in files.items()
+        old["ids"] == info["ids"] or set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"]))
+        for rel, info in files.items()
         if (old := old_files.get(rel)) is not None and old is not info)
 
 

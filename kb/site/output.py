@@ -48,19 +48,20 @@ class Output:
         self._written: list[str] = []
         self._made_dirs: set[str] = set()
         self._decided = False  # the journal is written: the build must complete (see recover)
+        self._existing: set[str] | None = None  # in place: the files found in out (see _files_in_out)
         shutil.rmtree(self.staging, ignore_errors=True)
         self.staging.mkdir(parents=True)
 
     def keep(self, rel: str) -> bool:
         """Keep the previous build's ``rel``; False when it is not there (or not a regular file): write it anew."""
+        if self.in_place:
+            return rel in self._files_in_out()
         old = f"{self.out}/{rel}"
         try:
             if not stat.S_ISREG(os.lstat(old).st_mode):
                 return False
         except OSError:
             return False
-        if self.in_place:
-            return True
         new = f"{self.staging}/{rel}"
         self._folder_of(new)
         try:
@@ -68,6 +69,22 @@ class Output:
         except OSError:
             shutil.copyfile(old, new)
         return True
+
+    def _files_in_out(self) -> set[str]:
+        """Every regular file under ``out``, by relative path: one scan of its folders (cheaper than a stat per kept
+        file)."""
+        if self._existing is None:
+            self._existing = set()
+            folders = [("", str(self.out))]
+            while folders:
+                prefix, folder = folders.pop()
+                with os.scandir(folder) as entries:
+                    for entry in entries:
+                        if entry.is_dir(follow_symlinks=False):
+                            folders.append((f"{prefix}{entry.name}/", entry.path))
+                        elif entry.is_file(follow_symlinks=False):
+                            self._existing.add(prefix + entry.name)
+        return self._existing
 
     def write(self, rel: str, data: str | bytes) -> None:
         if self.in_place:
