@@ -27,12 +27,26 @@ RULE_LIST_RE = re.compile(
 )
 ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|{_LETTER}))?")
 _CHAPTER = rf"{rulenum.CHAPTER}(?![\d０-９]|\.\d)"
+CHAPTER_DIGIT_RE = re.compile(rulenum.CHAPTER)
 SECTION_RE = re.compile(
     rf"(?:(?<![A-Za-z])(?:[Ss]ections?|[Rr]ules?)\s*|セクション\s*)(?P<items>{_CHAPTER}(?:(?:\s*[,、]\s*(?:and\s+)?|\s+and\s+){_CHAPTER})*)"
 )
 
 
 def find_rule_refs(text: str) -> list[Ref]:
+    """Every rule and chapter reference in ``text``, in the order of the forms above (rules, then chapters)."""
+    refs: list[Ref] = []
+    # Each form starts with a word the regular expressions above name ("rule", "Rules", "CR", "section", "セクション");
+    # most texts have none, and plain substring tests skip them much faster than a scan for those words can.
+    rule_word = "ule" in text
+    if rule_word or "CR" in text:
+        refs += _rules(text)
+    if rule_word or "ection" in text or "セクション" in text:
+        refs += _sections(text)
+    return refs
+
+
+def _rules(text: str) -> list[Ref]:
     refs: list[Ref] = []
     for m in RULE_LIST_RE.finditer(text):
         base = m.start("items")
@@ -45,8 +59,13 @@ def find_rule_refs(text: str) -> list[Ref]:
                 targets = [first, last] if len(last) > 1 else [first]
             for target in targets:
                 refs.append(Ref(REF_RULE, target, surface, start, end))
+    return refs
+
+
+def _sections(text: str) -> list[Ref]:
+    refs: list[Ref] = []
     for m in SECTION_RE.finditer(text):
         base = m.start("items")
-        for digit in re.finditer(rulenum.CHAPTER, m.group("items")):
+        for digit in CHAPTER_DIGIT_RE.finditer(m.group("items")):
             refs.append(Ref(REF_SECTION, digit.group(), digit.group(), base + digit.start(), base + digit.end()))
     return refs
