@@ -432,6 +432,11 @@ class Store:
         return {NodeKey(v, lang, i): source for v, lang, i, source in self._db.execute(
             f"SELECT n.version, n.lang, n.id, d.source FROM nodes n JOIN documents d ON d.id=n.doc_id{where}", args)}
 
+    def node_names(self, version: str, lang: str) -> dict[str, tuple[str, str | None, str | None]]:
+        """id → (kind, title, English name) of every node of one version and language."""
+        return {id_: (kind, title, english) for id_, kind, title, english in self._db.execute(
+            "SELECT id, kind, title, english FROM nodes WHERE version=? AND lang=?", (version, lang))}
+
     def name_rows(self, scopes: Scopes = None, *, lang: str | None = None, kinds: Iterable[str] | None = None
                   ) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
         """(key, kind, title, aliases, English name) of every node (of ``scopes``, of ``lang`` and of ``kinds``, when
