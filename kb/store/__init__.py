@@ -544,9 +544,15 @@ class Store:
         return [tuple(r) for r in self._db.execute("SELECT target, text FROM refs WHERE kind=?", (kind,))]
 
     def ref_summary(self) -> list[tuple[str, bool, int]]:
-        """(kind, resolved?, count) over every stored reference."""
-        return [(kind, bool(resolved), n) for kind, resolved, n in self._db.execute(
-            "SELECT kind, resolved_id IS NOT NULL, count(*) FROM refs GROUP BY kind, resolved_id IS NOT NULL")]
+        """(kind, resolved?, count) over every stored reference, by kind, the unresolved first (two index reads: the
+        references of each kind, and the few unresolved)."""
+        unresolved = dict(self._db.execute("SELECT kind, count(*) FROM refs WHERE resolved_id IS NULL GROUP BY kind"))
+        out = []
+        for kind, n in self._db.execute("SELECT kind, count(*) FROM refs GROUP BY kind ORDER BY kind"):
+            missed = unresolved.get(kind, 0)
+            out += [(kind, False, missed)] if missed else []
+            out += [(kind, True, n - missed)] if n > missed else []
+        return out
 
     def unresolved_refs(self) -> list[tuple[NodeKey, str, str, str]]:
         """(citing key, kind, target, source of the citing node) of every unresolved reference, by node and order."""

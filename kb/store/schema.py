@@ -26,7 +26,7 @@ from typing import Any
 from kb.errors import KbError
 from kb.model import DERIVED_REF_KINDS
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 TABLES = ("meta", "documents", "contributions", "nodes", "refs")
 
 SCHEMA = """
@@ -67,6 +67,7 @@ CREATE TABLE refs (
     FOREIGN KEY (version, lang, node_id) REFERENCES nodes(version, lang, id) ON DELETE CASCADE
 );
 CREATE INDEX refs_resolved ON refs(resolved_id, resolved_version, resolved_lang);
+CREATE INDEX refs_kind ON refs(kind);
 """
 STATEMENTS = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 
@@ -119,8 +120,14 @@ def _migrate_4_to_5(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS nodes_scope_kind ON nodes(version, lang, kind)")
 
 
+def _migrate_5_to_6(db: sqlite3.Connection) -> None:
+    """Schema 6 indexes references by kind (each ingest's link report counted them by reading every reference)."""
+    db.execute("CREATE INDEX IF NOT EXISTS refs_kind ON refs(kind)")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
-                                                               3: _migrate_3_to_4, 4: _migrate_4_to_5}  # N to N + 1
+                                                               3: _migrate_3_to_4, 4: _migrate_4_to_5,
+                                                               5: _migrate_5_to_6}  # N to N + 1
 
 
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:
