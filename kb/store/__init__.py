@@ -531,10 +531,10 @@ class Store:
 
     def glossary_rule_targets(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str]]:
         """(glossary entry, rule number) of every rule or section a glossary entry (of ``scopes``, when given)
-        refers to."""
+        refers to, in no particular order."""
         where, args = _scoped("n", scopes)
-        for version, lang, node_id, target in self._db.execute(
-                "SELECT r.version, r.lang, r.node_id, r.target FROM refs r JOIN nodes n ON n.version=r.version"
+        for version, lang, node_id, target in self._db.execute(  # the entries first, then their references by key
+                "SELECT r.version, r.lang, r.node_id, r.target FROM nodes n CROSS JOIN refs r ON n.version=r.version"
                 f" AND n.lang=r.lang AND n.id=r.node_id{where} AND n.kind=? AND r.kind IN (?, ?)",
                 (*args, GLOSSARY, REF_RULE, REF_SECTION)):
             yield NodeKey(version, lang, node_id), target

@@ -72,13 +72,16 @@ CREATE INDEX refs_kind ON refs(kind);
 STATEMENTS = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 
 
+_PAYLOAD_ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), made once
+
+
 def node_payload(kind: str, number: str | None, title: str | None, text: str, parent: str | None, order: int,
                  examples: list[str], aliases: list[str], english: str | None, html: str | None, meta: dict[str, Any],
                  refs: list[list[Any]]) -> str:
     """A node as one source gave it, as stored in ``contributions.node`` (lists, not JSON strings, for the lists)."""
-    return json.dumps({"kind": kind, "number": number, "title": title, "text": text, "parent": parent, "order": order,
-                       "examples": examples, "aliases": aliases, "english": english, "html": html, "meta": meta,
-                       "refs": refs}, ensure_ascii=False)
+    return _PAYLOAD_ENCODER.encode({"kind": kind, "number": number, "title": title, "text": text, "parent": parent,
+                                    "order": order, "examples": examples, "aliases": aliases, "english": english,
+                                    "html": html, "meta": meta, "refs": refs})
 
 
 def _migrate_1_to_2(db: sqlite3.Connection) -> None:
