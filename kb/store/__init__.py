@@ -266,8 +266,9 @@ class Store:
         the citing nodes in ``scopes`` only when given."""
         kinds = list(kinds)
         where, args = _scoped("refs", scopes)
+        kind = "kind" if scopes is None else "+kind"  # '+': a scope's are found by key, not among every version's
         with self.transaction():
-            self._db.execute(f"DELETE FROM refs{where} AND kind IN ({','.join('?' * len(kinds))})", [*args, *kinds])
+            self._db.execute(f"DELETE FROM refs{where} AND {kind} IN ({','.join('?' * len(kinds))})", [*args, *kinds])
 
     def add_refs(self, refs: Iterable[tuple[NodeKey, Ref, NodeKey | None]]) -> int:
         """Append references (derived by the linker) to nodes, after each node's own, with where they resolved to
