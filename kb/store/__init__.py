@@ -503,11 +503,12 @@ class Store:
             (version, lang) if lang else (version,)).fetchall()
 
     def rule_refs_naming(self, version: str, lang: str, numbers: Iterable[str]) -> list[StoredRef]:
-        """The rule and section references of one version and language whose target is one of ``numbers``."""
+        """The rule and section references of one version and language whose target is one of ``numbers`` (looked up
+        by kind and target, not among all of the version's)."""
         numbers = sorted(set(numbers))
         return [_stored_ref(r) for r in self._db.execute(
-            _REF_COLUMNS + f" WHERE version=? AND lang=? AND kind IN (?,?) AND target IN ({','.join('?' * len(numbers))})"
-            " ORDER BY node_id, seq", (version, lang, REF_RULE, REF_SECTION, *numbers))]
+            _REF_COLUMNS + f" INDEXED BY refs_kind_target WHERE kind IN (?,?) AND target IN ({','.join('?' * len(numbers))})"
+            " AND version=? AND lang=? ORDER BY node_id, seq", (REF_RULE, REF_SECTION, *numbers, version, lang))]
 
     def refs_from(self, key: NodeKey) -> list[StoredRef]:
         return [_stored_ref(r) for r in self._db.execute(
@@ -541,8 +542,8 @@ class Store:
             yield NodeKey(version, lang, node_id), target
 
     def ref_targets(self, kind: str) -> list[tuple[str, str]]:
-        """(target, surface text) of every reference of ``kind``."""
-        return [tuple(r) for r in self._db.execute("SELECT target, text FROM refs WHERE kind=?", (kind,))]
+        """(target, surface text) of every reference of ``kind``, in the order they were stored."""
+        return [tuple(r) for r in self._db.execute("SELECT target, text FROM refs WHERE kind=? ORDER BY rowid", (kind,))]
 
     def ref_summary(self) -> list[tuple[str, bool, int]]:
         """(kind, resolved?, count) over every stored reference, by kind, the unresolved first (two index reads: the
