@@ -22,9 +22,9 @@ _LETTER = rf"{rulenum.LETTER}(?![a-z])"  # a range's last letter (601.2a-d)
 _DASH = r"\s*[-–—~〜～－]\s*"
 _ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|{_LETTER}))?"
 _SEP = r"(?:\s*[,、]\s*(?:and\s+|or\s+)?|\s+(?:and|or|through)\s+)"
-# The words a reference starts with, each written as a literal first ("ule", "CR", "ection"; then "セクション") and the
-# letters before it checked behind: a pattern that starts with literals lets the regex engine skip straight to where
-# they occur instead of trying every position. Not inside a word: 'overrule 601.2' is no reference.
+# The words a reference starts with, each written from a literal ("ule", "CR", "ection", "セクション") with the letters
+# before it checked behind: a pattern that starts with literals lets the regex engine skip straight to where they occur
+# instead of trying every position. Never inside a word: 'overrule 601.2' is no reference.
 _RULE_WORD = r"ule(?<=(?<![A-Za-z])[Rr]ule)s?"
 _CR = r"CR(?<![A-Za-z]CR)"
 _SECTION_WORD = r"ection(?<=(?<![A-Za-z])[Ss]ection)s?"
