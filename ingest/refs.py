@@ -22,17 +22,34 @@ _LETTER = rf"{rulenum.LETTER}(?![a-z])"  # a range's last letter (601.2a-d)
 _DASH = r"\s*[-–—~〜～－]\s*"
 _ITEM = rf"{_NUM}(?:{_DASH}(?:{_NUM}|{_LETTER}))?"
 _SEP = r"(?:\s*[,、]\s*(?:and\s+|or\s+)?|\s+(?:and|or|through)\s+)"
-RULE_LIST_RE = re.compile(
-    rf"(?<![A-Za-z])(?:[Rr]ules?\s*|CR\s*[:：]?\s*)(?P<items>{_ITEM}(?:{_SEP}{_ITEM})*)"
-)
+# The words a reference starts with, each written from a literal ("ule", "CR", "ection", "セクション") with the letters
+# before it checked behind: a pattern that starts with literals lets the regex engine skip straight to where they occur
+# instead of trying every position. Never inside a word: 'overrule 601.2' is no reference.
+_RULE_WORD = r"ule(?<=(?<![A-Za-z])[Rr]ule)s?"
+_CR = r"CR(?<![A-Za-z]CR)"
+_SECTION_WORD = r"ection(?<=(?<![A-Za-z])[Ss]ection)s?"
+RULE_LIST_RE = re.compile(rf"(?:{_RULE_WORD}\s*|{_CR}\s*[:：]?\s*)(?P<items>{_ITEM}(?:{_SEP}{_ITEM})*)")
 ITEM_RE = re.compile(rf"(?P<first>{_NUM})(?:{_DASH}(?P<last>{_NUM}|{_LETTER}))?")
 _CHAPTER = rf"{rulenum.CHAPTER}(?![\d０-９]|\.\d)"
+CHAPTER_DIGIT_RE = re.compile(rulenum.CHAPTER)
 SECTION_RE = re.compile(
-    rf"(?:(?<![A-Za-z])(?:[Ss]ections?|[Rr]ules?)\s*|セクション\s*)(?P<items>{_CHAPTER}(?:(?:\s*[,、]\s*(?:and\s+)?|\s+and\s+){_CHAPTER})*)"
+    rf"(?:(?:{_SECTION_WORD}|{_RULE_WORD})\s*|セクション\s*)(?P<items>{_CHAPTER}(?:(?:\s*[,、]\s*(?:and\s+)?|\s+and\s+){_CHAPTER})*)"
 )
 
 
 def find_rule_refs(text: str) -> list[Ref]:
+    """Every rule and chapter reference in ``text``, in the order of the forms above (rules, then chapters)."""
+    refs: list[Ref] = []
+    # Most texts have none of the literals the patterns start with; substring tests skip them faster than a scan can.
+    rule_word = "ule" in text
+    if rule_word or "CR" in text:
+        refs += _rules(text)
+    if rule_word or "ection" in text or "セクション" in text:
+        refs += _sections(text)
+    return refs
+
+
+def _rules(text: str) -> list[Ref]:
     refs: list[Ref] = []
     for m in RULE_LIST_RE.finditer(text):
         base = m.start("items")
@@ -45,8 +62,13 @@ def find_rule_refs(text: str) -> list[Ref]:
                 targets = [first, last] if len(last) > 1 else [first]
             for target in targets:
                 refs.append(Ref(REF_RULE, target, surface, start, end))
+    return refs
+
+
+def _sections(text: str) -> list[Ref]:
+    refs: list[Ref] = []
     for m in SECTION_RE.finditer(text):
         base = m.start("items")
-        for digit in re.finditer(rulenum.CHAPTER, m.group("items")):
+        for digit in CHAPTER_DIGIT_RE.finditer(m.group("items")):
             refs.append(Ref(REF_SECTION, digit.group(), digit.group(), base + digit.start(), base + digit.end()))
     return refs

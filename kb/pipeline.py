@@ -17,9 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingest import MAX_BYTES
-from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites
 from ingest.kinds import authority, kinds_of_site, parse_source
-from ingest.sites import PAGE
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import UNVERSIONED, Diagnostic, Document
@@ -215,6 +213,9 @@ def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | No
 
 
 def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool) -> IngestReport:
+    from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
+    from ingest.sites import PAGE
+
     sites = cached_sites(folder)
     if site is not None and site not in sites:
         raise KbError(f"{folder / CACHE_DIR / site}: nothing cached for {site!r}; run 'kb fetch {site}' first")

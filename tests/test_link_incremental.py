@@ -4,6 +4,7 @@ leaves it: every reference, derived ones included, with the same resolution."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import DATA
 
 from kb.link.resolve import link, stored_report
@@ -87,3 +88,18 @@ def test_a_scoped_link_leaves_other_versions_alone(tmp_path):
         assert [sr for sr in store.refs("20240301.0", "ja") if sr.ref.kind == "auto-term"] == newer_auto
         link(store)
         assert [sr for sr in store.refs("20231117.0", "ja") if sr.ref.kind == "auto-term"] == older_auto
+
+
+def test_relinking_one_rule_reads_the_names_it_looks_up_only(tmp_path, monkeypatch):
+    """The link index reads a table when a resolver asks for it: a one-rule relink reads names of the kinds it looks
+    up (the glossary), never every node's names, nor every node's source."""
+    later = later_version(tmp_path)
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(JA_CR), str(later)])
+        asked: list = []
+        name_rows = Store.name_rows
+        monkeypatch.setattr(Store, "name_rows", lambda self, *a, **k: asked.append(k.get("kinds")) or name_rows(self, *a, **k))
+        monkeypatch.setattr(Store, "node_sources", lambda *a, **k: pytest.fail("every node's source was read"))
+        later.write_text(later.read_text(encoding="utf-8").replace("コストだけ", "コストのみ"), encoding="utf-8")
+        assert ingest_sources(store, [str(later)]).stored == 1
+    assert asked and None not in asked

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from collections import defaultdict
 from pathlib import Path
@@ -14,6 +15,7 @@ from whoosh.fields import ID, TEXT, Schema
 
 from kb.pipeline import ingest_sources
 from kb.search import Searcher
+from kb.search import index as index_module
 from kb.search.analysis import analyze, bigram_pairs, bigrams, index_pairs
 from kb.search.index import INDEX_NAME, index_dir, indexed_scopes, key_string, open_index, scope_dir, update_index
 from kb.store import NodeKey, Store
@@ -196,6 +198,27 @@ def test_each_version_has_its_own_index_and_an_ingest_writes_only_its_own(tmp_pa
         with Searcher(store) as searcher:
             assert {h.version for h in searcher.search("唱えた", limit=50)} == {"20240301.0"}
             assert {h.version for h in searcher.search("version:20231117 唱えた", limit=50)} == {"20231117.0"}
+
+
+def test_an_update_reads_only_the_index_files_it_wrote_and_keeps_the_others_checksums(tmp_path, monkeypatch):
+    """Whoosh never rewrites a file: what the last update recorded of a file it left is kept, not read again (so a
+    file damaged before an update is still found damaged after it)."""
+    copy = tmp_path / SAMPLE.name
+    shutil.copy(SAMPLE, copy)
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(copy)])
+        folder = scope_dir(index_dir(store), "20231117.0", "ja")
+        recorded = json.loads((folder / index_module.CHECKSUMS).read_text(encoding="utf-8"))
+        hashed: list[str] = []
+        sha256 = index_module._sha256
+        monkeypatch.setattr(index_module, "_sha256", lambda file: hashed.append(file.name) or sha256(file))
+        copy.write_bytes(SAMPLE.read_bytes().replace("601.7. コストを変える".encode(), "601.7. コストを変えた".encode()))
+        ingest_sources(store, [str(copy)])
+        now = json.loads((folder / index_module.CHECKSUMS).read_text(encoding="utf-8"))
+        kept = {name for name in recorded.keys() & now.keys() if name != index_module.HASHES}
+        assert kept and not kept & set(hashed) and all(now[name] == recorded[name] for name in kept)
+        assert set(hashed) == now.keys() - kept
+        assert index_module.index_damage(store) is None
 
 
 def test_segments_with_single_document_terms_merge(tmp_path):

@@ -96,10 +96,10 @@ def card_entities(refs: list[tuple[str, str]]) -> Document:
 
 def find_named(index: LinkIndex, kind: str, name: str, *, loose: bool = False) -> NodeKey | None:
     """A node of ``kind`` by exact title, else by title/alias/English name ignoring case (and long vowels)."""
-    exact = index.by_kind_title.get((kind, name))
+    exact = index.titled(kind, name)
     if exact:
         return exact[0]
-    names = index.names_by_kind.get(kind, {})
+    names = index.names(kind)
     if fold(name) in names:
         return names[fold(name)]
     if loose:
@@ -114,7 +114,7 @@ def resolve_wiki(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
 
 def resolve_card(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
     key = NodeKey(UNVERSIONED, CARD_LANG, f"card:{ref.target}")
-    return key if key in index.keys else find_named(index, CARD, ref.target)
+    return key if index.has(key) else find_named(index, CARD, ref.target)
 
 
 def find_glossary_entry(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
@@ -122,7 +122,7 @@ def find_glossary_entry(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey 
         found = index.find_glossary(version, lang, ref.target)
         if not found:
             wanted = loose_fold(ref.target)
-            found = next((gid for name, gid in index.glossary_names.get((version, lang), {}).items()
+            found = next((gid for name, gid in index.glossary_names(version, lang).items()
                           if loose_fold(name) == wanted), None)
         if found:
             return NodeKey(version, lang, found)
@@ -148,19 +148,18 @@ def derive_links(store: Store, index: LinkIndex, report: LinkReport, refs: list[
     """Add a ``term-article`` reference beside each term/mechanic reference resolved to a glossary entry whose
     term has an article (see the module docstring); of ``refs`` only (as stored, resolved) when given, else of every
     stored reference. ``index`` must hold the glossary entries those references resolved to."""
-    english_of = {key: index.english[key] for key in index.kinds if index.kinds[key] == GLOSSARY and index.english.get(key)}
     rows = []
     for sr in store.refs() if refs is None else refs:
         if sr.ref.kind not in (REF_TERM, REF_AUTO_TERM, REF_MECHANIC) or sr.target_key is None or sr.target_key.id[:3] != "gl:":
             continue
-        term = index.titles.get(sr.target_key) or sr.target_key.id[3:]
+        term = index.title(sr.target_key) or sr.target_key.id[3:]
         article = find_named(index, ARTICLE, term, loose=True)
-        english = english_of.get(sr.target_key)
+        english = index.english(sr.target_key) if index.kind(sr.target_key) == GLOSSARY else None
         if article is None and english:
             article = find_named(index, ARTICLE, english)
         if article is None or article == sr.source_key:
             continue
-        title = index.titles.get(article) or article.id[5:]
+        title = index.title(article) or article.id[5:]
         rows.append((sr.source_key, Ref(REF_TERM_ARTICLE, title, sr.ref.text, sr.ref.start, sr.ref.end), article))
         report.resolved[REF_TERM_ARTICLE] += 1
     store.add_refs(rows)

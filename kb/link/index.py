@@ -1,4 +1,4 @@
-"""Lookup tables over every stored node (:class:`LinkIndex`), the report of one link run (:class:`LinkReport`) and
+"""Lookup tables over the stored nodes (:class:`LinkIndex`), the report of one link run (:class:`LinkReport`) and
 the name folding every resolver shares. The lowest module of the link stage: resolvers, the graph and term links
 all read it; it imports none of them.
 """
@@ -13,7 +13,7 @@ from kb.fold import fold_name
 from kb.model import ARTICLE, CARD, GLOSSARY, UNVERSIONED, Diagnostic, Ref
 from kb.store import NodeKey, Scopes, Store
 
-NAMED_KINDS = (ARTICLE, CARD)  # kinds looked up by alias / English name too (LinkIndex.names_by_kind)
+NAMED_KINDS = (ARTICLE, CARD)  # kinds looked up by title, alias and English name (LinkIndex.names)
 _FINAL_LONG_VOWEL = re.compile(r"(?<=[ァ-ヺ])ー$")
 
 
@@ -28,49 +28,90 @@ def loose_fold(name: str) -> str:
 _OKURIGANA = re.compile(r"^[ぁ-ゖー]{0,3}$")
 
 
-@dataclass
 class LinkIndex:
-    """Lookup tables over every node in the store."""
+    """Lookup tables over the stored nodes (of the (version, lang) ``scopes`` only, when given; the list of versions is
+    always complete), each read from the store when a resolver first asks for it: linking a few references reads
+    little more than they name. One link run's: the nodes must not change while it is used (references may)."""
 
-    keys: set[NodeKey] = field(default_factory=set)
-    kinds: dict[NodeKey, str] = field(default_factory=dict)
-    titles: dict[NodeKey, str | None] = field(default_factory=dict)
-    english: dict[NodeKey, str | None] = field(default_factory=dict)
-    sources: dict[NodeKey, str] = field(default_factory=dict)
-    glossary_names: dict[tuple[str, str], dict[str, str]] = field(default_factory=lambda: defaultdict(dict))
-    versions: dict[str, list[str]] = field(default_factory=lambda: defaultdict(list))  # lang → CR versions, newest first
-    by_kind_title: dict[tuple[str, str], list[NodeKey]] = field(default_factory=lambda: defaultdict(list))
-    names_by_kind: dict[str, dict[str, NodeKey]] = field(default_factory=lambda: defaultdict(dict))  # articles, cards
-
-    @classmethod
-    def build(cls, store: Store, scopes: Scopes = None) -> LinkIndex:
-        """The tables over every node, or over the nodes of the (version, lang) ``scopes`` only (the list of versions
-        is always complete)."""
-        index = cls()
+    def __init__(self, store: Store, scopes: Scopes = None):
+        self._store = store
+        self._scopes = None if scopes is None else frozenset(scopes)
+        self.versions: dict[str, list[str]] = defaultdict(list)  # lang → CR versions, newest first
         for doc in store.documents():
-            if doc.version != UNVERSIONED and doc.version not in index.versions[doc.lang]:
-                index.versions[doc.lang].append(doc.version)
-        for versions in index.versions.values():
+            if doc.version != UNVERSIONED and doc.version not in self.versions[doc.lang]:
+                self.versions[doc.lang].append(doc.version)
+        for versions in self.versions.values():
             versions.sort(reverse=True)
-        index.sources = store.node_sources(scopes)
-        for key, kind, title, aliases, english in store.name_rows(scopes):
-            version, lang, id_ = key.version, key.lang, key.id
-            index.keys.add(key)
-            index.kinds[key] = kind
-            index.titles[key] = title
-            index.english[key] = english
-            if title:
-                index.by_kind_title[(kind, title)].append(key)
-            if kind in NAMED_KINDS:  # title, English name and aliases (redirects, other spellings)
+        self._nodes: dict[tuple[str, str], dict[str, tuple[str, str | None, str | None]]] = {}
+        self._glossaries: dict[tuple[str, str], dict[str, str]] = {}
+        self._named: dict[str, tuple[dict[str, list[NodeKey]], dict[str, NodeKey]]] = {}
+        self._sources: dict[NodeKey, str] = {}
+
+    def _in_scope(self, version: str, lang: str) -> bool:
+        return self._scopes is None or (version, lang) in self._scopes
+
+    def _node(self, key: NodeKey) -> tuple[str, str | None, str | None] | None:
+        """(kind, title, English name) of a node, None when there is none (or it is out of scope)."""
+        scope = (key.version, key.lang)
+        if scope not in self._nodes:
+            self._nodes[scope] = self._store.node_names(*scope) if self._in_scope(*scope) else {}
+        return self._nodes[scope].get(key.id)
+
+    def has(self, key: NodeKey) -> bool:
+        return self._node(key) is not None
+
+    def kind(self, key: NodeKey) -> str | None:
+        node = self._node(key)
+        return node[0] if node else None
+
+    def title(self, key: NodeKey) -> str | None:
+        node = self._node(key)
+        return node[1] if node else None
+
+    def english(self, key: NodeKey) -> str | None:
+        node = self._node(key)
+        return node[2] if node else None
+
+    def source(self, key: NodeKey) -> str:
+        """The source (file or URL) the node shows; '' when there is no such node (or it is out of scope)."""
+        if key not in self._sources:
+            doc = self._store.document_of(key) if self._in_scope(key.version, key.lang) else None
+            self._sources[key] = doc.source if doc else ""
+        return self._sources[key]
+
+    def glossary_names(self, version: str, lang: str) -> dict[str, str]:
+        """Folded title, English name and aliases → id of the glossary entries of one version and language (the
+        first entry stored wins a name)."""
+        scope = (version, lang)
+        if scope not in self._glossaries:
+            names = self._glossaries[scope] = {}
+            if self._in_scope(version, lang):
+                for key, _, title, aliases, english in self._store.name_rows([scope], kinds=[GLOSSARY]):
+                    for name in [title, english, *aliases]:
+                        if name:
+                            names.setdefault(fold(name), key.id)
+        return self._glossaries[scope]
+
+    def titled(self, kind: str, title: str) -> list[NodeKey]:
+        """The nodes of a named kind (:data:`NAMED_KINDS`) with this exact title, first stored first."""
+        return self._named_tables(kind)[0].get(title, [])
+
+    def names(self, kind: str) -> dict[str, NodeKey]:
+        """Folded title, English name and aliases → node, of the nodes of a named kind (the first stored wins)."""
+        return self._named_tables(kind)[1]
+
+    def _named_tables(self, kind: str) -> tuple[dict[str, list[NodeKey]], dict[str, NodeKey]]:
+        if kind not in self._named:
+            by_title: dict[str, list[NodeKey]] = defaultdict(list)
+            names: dict[str, NodeKey] = {}
+            for key, _, title, aliases, english in self._store.name_rows(self._scopes, kinds=[kind]):
+                if title:
+                    by_title[title].append(key)
                 for name in [title, english, *aliases]:
                     if name:
-                        index.names_by_kind[kind].setdefault(fold(name), key)
-            if kind == GLOSSARY:
-                names = index.glossary_names[(version, lang)]
-                for name in [title, english, *aliases]:
-                    if name:
-                        names.setdefault(fold(name), id_)
-        return index
+                        names.setdefault(fold(name), key)
+            self._named[kind] = (by_title, names)
+        return self._named[kind]
 
     def cr_version_for(self, source: NodeKey, ref: Ref) -> list[tuple[str, str]]:
         """Candidate (version, lang) pairs a rule/term reference from ``source`` should look in, best first."""
@@ -86,7 +127,7 @@ class LinkIndex:
         return candidates
 
     def find_glossary(self, version: str, lang: str, name: str) -> str | None:
-        names = self.glossary_names.get((version, lang), {})
+        names = self.glossary_names(version, lang)
         folded = fold(name)
         if folded in names:
             return names[folded]

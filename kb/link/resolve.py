@@ -18,7 +18,7 @@ from kb.store import NodeKey, Store, StoredRef
 def resolve_rule(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
     for version, lang in index.cr_version_for(source, ref):
         key = NodeKey(version, lang, f"cr:{ref.target}")
-        if key in index.keys:
+        if index.has(key):
             return key
     return None
 
@@ -54,7 +54,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     there) everything is linked again."""
     if scopes is None:
         graph.prepare(store)  # card entities from all card references; drop derived references
-        index = LinkIndex.build(store)
+        index = LinkIndex(store)
         termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
         report, resolved = _resolve(store, index, store.refs())
         graph.derive_links(store, index, report, resolved)  # glossary-term links also to the article of that term
@@ -70,7 +70,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang)]
     reached = {(versions[0], lang) for lang in langs if (versions := store.versions(lang))}
     reached |= {(sr.ref.version, lang) for sr in loose if sr.ref.version for lang in langs}
-    index = LinkIndex.build(store, scopes | unversioned | reached)
+    index = LinkIndex(store, scopes | unversioned | reached)
     termlinks.link_terms(store, index, scopes, touched)
     if touched is None:
         changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
@@ -123,7 +123,7 @@ def stored_report(store: Store) -> LinkReport:
 
 
 def _unresolved(index: LinkIndex, source: NodeKey, ref: Ref) -> Diagnostic:
-    return _unresolved_at(index.sources.get(source, ""), source, ref.kind, ref.target)
+    return _unresolved_at(index.source(source), source, ref.kind, ref.target)
 
 
 def _unresolved_at(path: str, source: NodeKey, kind: str, target: str) -> Diagnostic:

@@ -266,8 +266,9 @@ class Store:
         the citing nodes in ``scopes`` only when given."""
         kinds = list(kinds)
         where, args = _scoped("refs", scopes)
+        kind = "kind" if scopes is None else "+kind"  # '+': a scope's are found by key, not among every version's
         with self.transaction():
-            self._db.execute(f"DELETE FROM refs{where} AND kind IN ({','.join('?' * len(kinds))})", [*args, *kinds])
+            self._db.execute(f"DELETE FROM refs{where} AND {kind} IN ({','.join('?' * len(kinds))})", [*args, *kinds])
 
     def add_refs(self, refs: Iterable[tuple[NodeKey, Ref, NodeKey | None]]) -> int:
         """Append references (derived by the linker) to nodes, after each node's own, with where they resolved to
@@ -436,6 +437,11 @@ class Store:
         return {NodeKey(v, lang, i): source for v, lang, i, source in self._db.execute(
             f"SELECT n.version, n.lang, n.id, d.source FROM nodes n JOIN documents d ON d.id=n.doc_id{where}", args)}
 
+    def node_names(self, version: str, lang: str) -> dict[str, tuple[str, str | None, str | None]]:
+        """id → (kind, title, English name) of every node of one version and language."""
+        return {id_: (kind, title, english) for id_, kind, title, english in self._db.execute(
+            "SELECT id, kind, title, english FROM nodes WHERE version=? AND lang=?", (version, lang))}
+
     def name_rows(self, scopes: Scopes = None, *, lang: str | None = None, kinds: Iterable[str] | None = None
                   ) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
         """(key, kind, title, aliases, English name) of every node (of ``scopes``, of ``lang`` and of ``kinds``, when
@@ -501,11 +507,12 @@ class Store:
             (version, lang) if lang else (version,)).fetchall()
 
     def rule_refs_naming(self, version: str, lang: str, numbers: Iterable[str]) -> list[StoredRef]:
-        """The rule and section references of one version and language whose target is one of ``numbers``."""
+        """The rule and section references of one version and language whose target is one of ``numbers`` (looked up
+        by kind and target, not among all of the version's)."""
         numbers = sorted(set(numbers))
         return [_stored_ref(r) for r in self._db.execute(
-            _REF_COLUMNS + f" WHERE version=? AND lang=? AND kind IN (?,?) AND target IN ({','.join('?' * len(numbers))})"
-            " ORDER BY node_id, seq", (version, lang, REF_RULE, REF_SECTION, *numbers))]
+            _REF_COLUMNS + f" INDEXED BY refs_kind_target WHERE kind IN (?,?) AND target IN ({','.join('?' * len(numbers))})"
+            " AND version=? AND lang=? ORDER BY node_id, seq", (REF_RULE, REF_SECTION, *numbers, version, lang))]
 
     def refs_from(self, key: NodeKey) -> list[StoredRef]:
         return [_stored_ref(r) for r in self._db.execute(
@@ -530,22 +537,28 @@ class Store:
 
     def glossary_rule_targets(self, scopes: Scopes = None) -> Iterator[tuple[NodeKey, str]]:
         """(glossary entry, rule number) of every rule or section a glossary entry (of ``scopes``, when given)
-        refers to."""
+        refers to, in no particular order."""
         where, args = _scoped("n", scopes)
-        for version, lang, node_id, target in self._db.execute(
-                "SELECT r.version, r.lang, r.node_id, r.target FROM refs r JOIN nodes n ON n.version=r.version"
+        for version, lang, node_id, target in self._db.execute(  # the entries first, then their references by key
+                "SELECT r.version, r.lang, r.node_id, r.target FROM nodes n CROSS JOIN refs r ON n.version=r.version"
                 f" AND n.lang=r.lang AND n.id=r.node_id{where} AND n.kind=? AND r.kind IN (?, ?)",
                 (*args, GLOSSARY, REF_RULE, REF_SECTION)):
             yield NodeKey(version, lang, node_id), target
 
     def ref_targets(self, kind: str) -> list[tuple[str, str]]:
-        """(target, surface text) of every reference of ``kind``."""
-        return [tuple(r) for r in self._db.execute("SELECT target, text FROM refs WHERE kind=?", (kind,))]
+        """(target, surface text) of every reference of ``kind``, in the order they were stored."""
+        return [tuple(r) for r in self._db.execute("SELECT target, text FROM refs WHERE kind=? ORDER BY rowid", (kind,))]
 
     def ref_summary(self) -> list[tuple[str, bool, int]]:
-        """(kind, resolved?, count) over every stored reference."""
-        return [(kind, bool(resolved), n) for kind, resolved, n in self._db.execute(
-            "SELECT kind, resolved_id IS NOT NULL, count(*) FROM refs GROUP BY kind, resolved_id IS NOT NULL")]
+        """(kind, resolved?, count) over every stored reference, by kind, the unresolved first (two index reads: the
+        references of each kind, and the few unresolved)."""
+        unresolved = dict(self._db.execute("SELECT kind, count(*) FROM refs WHERE resolved_id IS NULL GROUP BY kind"))
+        out = []
+        for kind, n in self._db.execute("SELECT kind, count(*) FROM refs GROUP BY kind ORDER BY kind"):
+            missed = unresolved.get(kind, 0)
+            out += [(kind, False, missed)] if missed else []
+            out += [(kind, True, n - missed)] if n > missed else []
+        return out
 
     def unresolved_refs(self) -> list[tuple[NodeKey, str, str, str]]:
         """(citing key, kind, target, source of the citing node) of every unresolved reference, by node and order."""

@@ -26,7 +26,7 @@ from typing import Any
 from kb.errors import KbError
 from kb.model import DERIVED_REF_KINDS
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 TABLES = ("meta", "documents", "contributions", "nodes", "refs")
 
 SCHEMA = """
@@ -67,17 +67,21 @@ CREATE TABLE refs (
     FOREIGN KEY (version, lang, node_id) REFERENCES nodes(version, lang, id) ON DELETE CASCADE
 );
 CREATE INDEX refs_resolved ON refs(resolved_id, resolved_version, resolved_lang);
+CREATE INDEX refs_kind_target ON refs(kind, target);
 """
 STATEMENTS = [s.strip() for s in SCHEMA.split(";") if s.strip()]
+
+
+_PAYLOAD_ENCODER = json.JSONEncoder(ensure_ascii=False)  # json.dumps(…, ensure_ascii=False), made once
 
 
 def node_payload(kind: str, number: str | None, title: str | None, text: str, parent: str | None, order: int,
                  examples: list[str], aliases: list[str], english: str | None, html: str | None, meta: dict[str, Any],
                  refs: list[list[Any]]) -> str:
     """A node as one source gave it, as stored in ``contributions.node`` (lists, not JSON strings, for the lists)."""
-    return json.dumps({"kind": kind, "number": number, "title": title, "text": text, "parent": parent, "order": order,
-                       "examples": examples, "aliases": aliases, "english": english, "html": html, "meta": meta,
-                       "refs": refs}, ensure_ascii=False)
+    return _PAYLOAD_ENCODER.encode({"kind": kind, "number": number, "title": title, "text": text, "parent": parent,
+                                    "order": order, "examples": examples, "aliases": aliases, "english": english,
+                                    "html": html, "meta": meta, "refs": refs})
 
 
 def _migrate_1_to_2(db: sqlite3.Connection) -> None:
@@ -119,8 +123,15 @@ def _migrate_4_to_5(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS nodes_scope_kind ON nodes(version, lang, kind)")
 
 
+def _migrate_5_to_6(db: sqlite3.Connection) -> None:
+    """Schema 6 indexes references by kind and target (each ingest's link report counted them by reading every
+    reference, and found those naming a rewritten rule among all of its version's)."""
+    db.execute("CREATE INDEX IF NOT EXISTS refs_kind_target ON refs(kind, target)")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
-                                                               3: _migrate_3_to_4, 4: _migrate_4_to_5}  # N to N + 1
+                                                               3: _migrate_3_to_4, 4: _migrate_4_to_5,
+                                                               5: _migrate_5_to_6}  # N to N + 1
 
 
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:
