@@ -409,6 +409,50 @@ def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tm
                              "sudachidict-core ")
 
 
+def test_static_search_remakes_only_the_changed_documents_chunk_and_its_shards(tmp_path, monkeypatch):
+    """After one rule's edit the export makes again only the documents of that rule's chunk, and returns that chunk,
+    shards of the rule's terms and meta.js: no other chunk, no name shard (their inputs are the same)."""
+    from kb.site import search_export
+
+    made: list[str] = []
+    returned: list[str] = []
+    real_doc, real_export = search_export.search_doc, search_export.export_search
+    monkeypatch.setattr(search_export, "search_doc", lambda entry: made.append(entry.url) or real_doc(entry))
+
+    def export(*args, **kwargs):
+        files, state = real_export(*args, **kwargs)
+        returned.extend(files)
+        return files, state
+
+    monkeypatch.setattr(search_export, "export_search", export)
+    source = tmp_path / JA_CR.name
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    source.write_text(text, encoding="utf-8")
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(source)])
+        first = build_site(store, tmp_path / "site")
+        assert len(made) == len(set(made)) > search_export.CHUNK and len(returned) == first.search_files
+        made.clear()
+        returned.clear()
+        source.write_text(text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"),
+                          encoding="utf-8")
+        ingest_sources(store, [str(source)])
+        build_site(store, tmp_path / "site")
+    assert any("601.2f" in url for url in made) and len(made) <= search_export.CHUNK
+    assert [f for f in returned if f.startswith("search/d/")] == [f"search/d/{_chunk_of(tmp_path / 'site', made[0])}.js"]
+    assert not [f for f in returned if f.startswith("search/n/")]
+    assert "search/meta.js" in returned
+
+
+def _chunk_of(site: Path, url: str) -> int:
+    """The document chunk of ``url`` in a built site's static search."""
+    import marshal
+
+    from kb.site.search_export import CHUNK
+
+    return marshal.loads((site / ".kb-build" / "manifest.marshal").read_bytes())["search"]["ids"][url] // CHUNK
+
+
 def _edit_rule_and_reingest(store: Store, cr: Path, text: str, mark: str) -> None:
     old = "プレイヤーはその呪文の総コストを決定する。"
     cr.write_text(text.replace(old, old + mark), encoding="utf-8")

@@ -21,20 +21,23 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 Document ids are stable across builds (kept in the build manifest), and the analysis of each document is cached by
 its text's hash, so an incremental build analyses only changed documents (each once) and rewrites only changed
-shards. The state records the analysis and dictionary that made it (:func:`kb.search.index.index_identity`); a
-build by another one exports everything again, with a notice. Public entry: :func:`export_search`.
+shards; a hash of each document chunk's inputs and of each name shard, also kept, spares making the documents of
+an unchanged chunk and encoding unchanged chunks and name shards. The state records the analysis and dictionary
+that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again, with a
+notice. Public entry: :func:`export_search`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import marshal
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
-from kb.site.gather import SiteData
+from kb.site.gather import Entry, SiteData
 
 K1, B = 1.2, 0.75
 REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
@@ -63,22 +66,41 @@ def fnv1a(text: str) -> int:
     return h
 
 
-def search_docs(site: SiteData) -> list[SearchDoc]:
-    """One document per rule, section, glossary term and unversioned node, as the site shows them."""
-    docs = []
-    for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
-        nodes = [entry.nodes[lang] for lang in ("ja", "en") if lang in entry.nodes]
-        names = [x for n in nodes for x in (n.title, *n.aliases, n.english) if x]
-        body = "\n".join(x for n in nodes for x in (n.text, *n.examples) if x)
-        first = nodes[0]
-        snippet = " ".join((first.text or first.title or "").split())[:SNIPPET_CHARS]
-        label = entry.label if entry.kind not in (CHAPTER, SECTION) or not first.title else f"{entry.number}. {first.title}"
-        if entry.kind == GLOSSARY:
-            label = entry.label + (f" / {first.english}" if first.english else "")
-        kind = "rule" if entry.kind in RULE_KINDS else entry.kind
-        docs.append(SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body, kind,
-                              " ".join(n.lang for n in nodes)))
-    return docs
+def search_entries(site: SiteData) -> list[Entry]:
+    """What the index has a document for: each rule, section, glossary term and unversioned node."""
+    return [*site.rules.values(), *site.terms.values(), *site.others.values()]
+
+
+def search_doc(entry: Entry) -> SearchDoc:
+    """The document of one entry, as the site shows it."""
+    nodes = [entry.nodes[lang] for lang in ("ja", "en") if lang in entry.nodes]
+    names = [x for n in nodes for x in (n.title, *n.aliases, n.english) if x]
+    body = "\n".join(x for n in nodes for x in (n.text, *n.examples) if x)
+    first = nodes[0]
+    snippet = " ".join((first.text or first.title or "").split())[:SNIPPET_CHARS]
+    label = entry.label if entry.kind not in (CHAPTER, SECTION) or not first.title else f"{entry.number}. {first.title}"
+    if entry.kind == GLOSSARY:
+        label = entry.label + (f" / {first.english}" if first.english else "")
+    kind = "rule" if entry.kind in RULE_KINDS else entry.kind
+    return SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body, kind,
+                     " ".join(n.lang for n in nodes))
+
+
+def _inputs_digest(slots: list[Entry | None]) -> bytes:
+    """A hash of all that :func:`search_doc` reads of a chunk's entries (``None`` for an empty slot)."""
+    flat: list = []  # per entry a 4-tuple, then a 6-tuple per node: unambiguous
+    for entry in slots:
+        if entry is None:
+            flat.append(None)
+            continue
+        flat.append((entry.url, entry.label, entry.kind, entry.number))
+        flat += [(n.lang, n.title, n.aliases, n.english, n.text, n.examples) for n in entry.nodes.values()]
+    return _digest(flat)
+
+
+def _digest(data) -> bytes:
+    """A hash of plain data (marshal format 2 writes no back-references, so equal data gives equal bytes)."""
+    return hashlib.sha1(marshal.dumps(data, 2)).digest()
 
 
 def analyse(doc: SearchDoc) -> dict:
@@ -113,11 +135,13 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     for the next build. Files of the previous build not returned are unchanged and kept.
 
     ``previous`` is the state the last build returned (empty for a first build): stable document ids, each
-    document's text hash, the per-document analysis cache, the shard counts and the list of files (the state's
-    ``files`` lists every file of the index, written or kept); ``read_old(path)`` returns a file of
-    the previous build. Only shards holding a term of a changed document are read, patched and returned. (The
-    vocabulary only grows between full builds: a surface whose last document went away still maps to its term.)
-    A previous state made by another analysis or dictionary is dropped (``notify`` is told why).
+    document's text hash, the per-document analysis cache, a hash of each document chunk's inputs and of each name
+    shard, the shard counts and the list of files (the state's ``files`` lists every file of the index, written or
+    kept); ``read_old(path)`` returns a file of the previous build. Only the documents of chunks whose inputs
+    changed are made again; only shards whose content changes are returned, and of the posting shards only those
+    holding a term of a changed document are read and patched. (The vocabulary only grows between full builds: a
+    surface whose last document went away still maps to its term.) A previous state made by another analysis or
+    dictionary is dropped (``notify`` is told why).
     """
     from kb.search.index import index_identity, stale_reason
 
@@ -126,75 +150,98 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         if notify:
             notify(f"static search: exporting every document again ({reason})")
         previous = {}
-    docs = search_docs(site)
+    entries = search_entries(site)
     cache: dict = previous.get("cache", {})
     ids: dict[str, int] = dict(previous.get("ids", {}))
     old_keys = {int(i): k for i, k in previous.get("keys", {}).items()}
+    incremental = bool(previous.get("p")) and all(k in cache for k in old_keys.values())
+    old_chunks: dict[int, bytes] = previous.get("chunks", {}) if incremental else {}
     next_id = max(ids.values(), default=-1) + 1
-    keys: dict[int, str] = {}
-    fields_by_id: dict[int, dict] = {}
-    by_id: dict[int, SearchDoc] = {}
-    for doc in docs:
-        if doc.url not in ids:
-            ids[doc.url] = next_id
+    slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
+    for entry in entries:
+        if entry.url not in ids:
+            ids[entry.url] = next_id
             next_id += 1
-        doc_id = ids[doc.url]
-        keys[doc_id] = key = _text_key(doc)
-        by_id[doc_id] = doc
-        if key != old_keys.get(doc_id):
-            fields_by_id[doc_id] = cache.get(key) or analyse(doc)
+        doc_id = ids[entry.url]
+        slots[doc_id // CHUNK][doc_id % CHUNK] = entry
+    files: dict[str, str] = {}
+    keys: dict[int, str] = {}
+    docs: dict[int, SearchDoc] = {}
+    chunks: dict[int, bytes] = {}
+    same: set[int] = set()  # chunks of the same documents as last time
+    for chunk, chunk_entries in slots.items():
+        chunks[chunk] = digest = _inputs_digest(chunk_entries)
+        if digest == old_chunks.get(chunk):
+            same.add(chunk)
+            continue
+        first = chunk * CHUNK
+        rows: list[list[str] | None] = [None] * CHUNK
+        for j, entry in enumerate(chunk_entries):
+            if entry:
+                docs[first + j] = doc = search_doc(entry)
+                keys[first + j] = _text_key(doc)
+                rows[j] = [doc.url, doc.label, doc.snippet, doc.kind, doc.langs]
+        files[f"search/d/{chunk}.js"] = _script(f"d/{chunk}", rows)
+    keys.update({i: k for i, k in old_keys.items() if i // CHUNK in same})
     ids = {url: i for url, i in ids.items() if i in keys}
-    incremental = bool(previous.get("p")) and all(k in cache for i, k in old_keys.items() if keys.get(i) != k)
-    if not incremental:  # every document, each analysed at most once
-        fields_by_id = {i: fields_by_id.get(i) or cache.get(k) or analyse(by_id[i]) for i, k in keys.items()}
+    if not incremental:
         old_keys = {}
+    # the new and changed documents (every one when not incremental), each analysed at most once
+    fields_by_id = {i: cache.get(k) or analyse(docs[i]) for i, k in keys.items() if k != old_keys.get(i)}
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: cache[old_keys[i]] for i in changed if i in old_keys}
 
     postings, grams, vocab = _tables(fields_by_id)
+    old_postings, old_grams, _ = _tables(old_fields)
     p_count = previous.get("p") if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
     g_count = previous.get("g") if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
-    files: dict[str, str] = {}
-    for prefix, table, count, field_names in (("p", postings, p_count, ("t", "b")), ("g", grams, g_count, ("g",))):
-        touched = {fnv1a(term) % count for term in table}
-        for old in old_fields.values():
-            touched |= {fnv1a(term) % count for name in field_names for term in old[name]}
-        for shard in touched:
+    for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
+        new_parts, old_parts = _by_shard(table, count), _by_shard(old_table, count)
+        for shard in new_parts.keys() | old_parts.keys():
+            part = new_parts.get(shard, {})
+            if part == old_parts.get(shard, {}):  # the changed documents' entries are as they were
+                continue
             name = f"{prefix}/{shard}"
-            merged = _read_shard(read_old, name) if incremental else {}
-            for term in list(merged):
-                kept = [x for pair in zip(merged[term][::2], merged[term][1::2]) if pair[0] not in changed for x in pair]
-                if kept:
-                    merged[term] = kept
+            coded = _read_shard(read_old, name) if incremental else {}  # gap-coded; only a changed document's terms
+            for term in part.keys() | old_parts.get(shard, {}).keys():  # hold its entries
+                old, new = _undelta(coded.get(term, [])), part.get(term, [])
+                pairs = sorted([*((d, w) for d, w in zip(old[::2], old[1::2]) if d not in changed),
+                                *zip(new[::2], new[1::2])])
+                if pairs:
+                    coded[term] = _delta([x for pair in pairs for x in pair])
                 else:
-                    del merged[term]
-            for term, entries in table.items():
-                if fnv1a(term) % count == shard:
-                    pairs = sorted([*zip(merged.get(term, [])[::2], merged.get(term, [])[1::2]), *zip(entries[::2], entries[1::2])])
-                    merged[term] = [x for pair in pairs for x in pair]
-            files[f"search/{name}.js"] = _script(name, {term: _delta(merged[term]) for term in sorted(merged)})
-    for hex_code, entries in vocab.items():
+                    coded.pop(term, None)
+            files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
+    for hex_code, surfaces in vocab.items():
         name = f"v/{hex_code}"
         merged = _read_shard(read_old, name) if incremental else {}
-        if not incremental or any(merged.get(s) != t for s, t in entries.items()):
-            files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **entries}.items())))
-    chunks: dict[int, list] = defaultdict(lambda: [None] * CHUNK)
-    for doc_id, doc in by_id.items():
-        chunks[doc_id // CHUNK][doc_id % CHUNK] = [doc.url, doc.label, doc.snippet, doc.kind, doc.langs]
-    for i, chunk in chunks.items():
-        files[f"search/d/{i}.js"] = _script(f"d/{i}", chunk)
+        if not incremental or any(merged.get(s) != t for s, t in surfaces.items()):
+            files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **surfaces}.items())))
     names, name_cache = _names(site, ids, previous.get("names", {}))
-    for hex_code, table in names.items():
-        files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(sorted(table.items())))
-    files["search/meta.js"] = _script("meta", {"n": len(docs), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN})
-    new_cache = {k: cache.get(k) for k in keys.values() if k in cache}
-    new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
     if incremental:  # a name shard that lost its last name stays, empty
-        files.update({f: _script(f[len("search/"):-3], {}) for f in previous.get("files", [])
-                      if f.startswith("search/n/") and f not in files})
+        names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
+                      if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
+    old_name_digests: dict[str, bytes] = previous.get("name_digests", {}) if incremental else {}
+    name_digests = {}
+    for hex_code, table in names.items():
+        items = sorted(table.items())
+        name_digests[hex_code] = digest = _digest(items)
+        if digest != old_name_digests.get(hex_code):
+            files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
+    files["search/meta.js"] = _script("meta", {"n": len(entries), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN})
+    new_cache = {k: cache[k] for k in keys.values() if k in cache}
+    new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files))
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
-                   "names": name_cache, "identity": identity}
+                   "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity}
+
+
+def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:
+    """A postings table split by shard (the terms' FNV-1a hash modulo ``count``)."""
+    parts: dict[int, dict[str, list]] = defaultdict(dict)
+    for term, entries in table.items():
+        parts[fnv1a(term) % count][term] = entries
+    return parts
 
 
 def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:
@@ -212,9 +259,10 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         forms = used[name] = cache.get(name) or sorted(name_forms(name))
         return forms
 
-    def add(form: str, docs: list[int]) -> None:
+    def add(form: str, docs: list[int]) -> None:  # docs: without repeats, and not changed afterwards
         table = tables[f"{ord(form[0]):x}"]
-        table[form] = list(dict.fromkeys([*table.get(form, []), *docs]))
+        old = table.get(form)
+        table[form] = docs if old is None else list(dict.fromkeys([*old, *docs]))
 
     by_form: dict[str, list[int]] = {}
     for entry in site.terms.values():
@@ -236,11 +284,11 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         for form, english in names.english.items():
             docs = [d for name in english for f in forms_of(name) for d in by_form.get(f, [])]
             if docs:
-                add(form, docs)
+                add(form, list(dict.fromkeys(docs)))
         for reading, japanese in names.readings.items():
             docs = [d for name in japanese for f in forms_of(name) for d in tables[f"{ord(f[0]):x}"].get(f, [])]
             if docs:
-                add(reading, docs)
+                add(reading, list(dict.fromkeys(docs)))
     for number, entry in site.rules.items():
         add(number, [ids[entry.url]])
     return tables, used
@@ -269,8 +317,7 @@ def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
     if not text:
         return {}
     prefix = f'window.__kbSearch("{name}",'
-    data = json.loads(text[len(prefix):].rstrip().removesuffix(");"))
-    return {term: _undelta(pairs) for term, pairs in data.items()} if name[0] in "pg" else data
+    return json.loads(text[len(prefix):].rstrip().removesuffix(");"))
 
 
 def _delta(pairs: list[int]) -> list[int]:
