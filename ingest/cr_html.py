@@ -17,8 +17,6 @@ from __future__ import annotations
 import hashlib
 import re
 
-from lxml import etree
-
 from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
 from ingest.decode import decode_cr_html, is_utf16, sniffable_head
 from kb import rulenum
@@ -70,6 +68,8 @@ def looks_like_cr_html(data: bytes, source: str = "") -> bool:
 
 def parse_cr_html(data: bytes, source: str) -> Document:
     """Parse an HTML rules document. Raise KbError naming the source when it holds none."""
+    from lxml import etree  # here: the rules as text (the usual file) never load lxml
+
     text, diagnostics = decode_html(data, source)
     text = _XML_DECLARATION.sub("", text)
     if not text.strip():

@@ -91,17 +91,12 @@ def index_identity() -> dict[str, str]:
 @lru_cache(maxsize=1)
 def _installed_identity() -> dict[str, str]:
     """The part of :func:`index_identity` fixed for the life of a process: the analysis code and the Sudachi packages."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    def installed(name: str) -> str:
-        try:
-            return version(name)
-        except PackageNotFoundError:
-            return "none"
+    from kb.search.userdict import installed_version
 
     code = (Path(__file__).parent / "analysis.py").read_bytes()
     return {"analysis": hashlib.sha256(code).hexdigest()[:16],
-            "dictionary": f"sudachidict-core {installed('sudachidict-core')}, sudachipy {installed('sudachipy')}"}
+            "dictionary": f"sudachidict-core {installed_version('sudachidict-core', 'sudachidict_core')}, "
+                          f"sudachipy {installed_version('sudachipy', 'sudachipy')}"}
 
 
 def recorded_user_dictionary(store: Store) -> str:

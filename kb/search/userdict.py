@@ -27,7 +27,6 @@ import os
 import re
 import shutil
 import tempfile
-from importlib.metadata import version as package_version
 from pathlib import Path
 
 from kb.model import ARTICLE, GLOSSARY
@@ -42,6 +41,33 @@ POS = "名詞,普通名詞,一般,*,*,*"
 CONNECTION_ID = 5146  # the left and right connection id of 名詞,普通名詞,一般 in sudachidict-core
 COST = 3000  # below the cost of the pieces' path, so the whole word wins
 _WORD = re.compile(r"^(?:(?![\x00-\x7f])[\w])+$")  # Japanese word characters only: no spaces, dots, Latin
+
+
+def installed_version(distribution: str, package: str) -> str:
+    """The installed version of ``distribution`` (whose import name is ``package``), "none" when it is not installed:
+    read from the name of its ``<name>-<version>.dist-info`` folder beside the package, as importlib.metadata reads
+    it, which otherwise costs every kb process tens of milliseconds (it parses metadata with the email package);
+    importlib.metadata only when there is no such folder (an installation without one)."""
+    from importlib.util import find_spec
+
+    spec = find_spec(package)
+    if spec is None:
+        return "none"
+    folder = None
+    if spec.origin:  # a package's __init__.py, or a module's file
+        folder = Path(spec.origin).parent.parent if spec.submodule_search_locations is not None else Path(spec.origin).parent
+    prefix = distribution.replace("-", "_").lower() + "-"
+    if folder is not None and folder.is_dir():
+        for entry in os.scandir(folder):
+            name = entry.name.lower()
+            if name.startswith(prefix) and name.endswith(".dist-info") and entry.is_dir():
+                return entry.name[len(prefix):-len(".dist-info")]
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return "none"
 
 
 def candidate_names(store: Store) -> list[str]:
@@ -90,7 +116,7 @@ def prepare(store: Store) -> str:
         analysis.use_user_dictionary(None)
         return ""
     csv = lexicon(words)
-    digest = hashlib.sha256(f"{package_version('sudachidict-core')}\n{csv}".encode()).hexdigest()[:16]
+    digest = hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]
     folder = store.kb_dir / FOLDER
     path = folder / f"{digest}.dic"
     if not path.is_file():
@@ -109,7 +135,7 @@ def _build(csv: str, folder: Path, path: Path) -> None:
     from sudachipy import sudachipy as sudachi_core
 
     shared = os.environ.get(SHARED_ENV)
-    cached = Path(shared) / f"{path.stem}-sudachipy{package_version('sudachipy')}.dic" if shared else None
+    cached = Path(shared) / f"{path.stem}-sudachipy{installed_version('sudachipy', 'sudachipy')}.dic" if shared else None
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         source, built = Path(tmp) / "lexicon.csv", Path(tmp) / "user.dic"

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import partial
 
-from kb.site.page import Page
+from kb.site.page import Page, PageGroup
 from kb.site.paths import href
 from kb.site.where import archive_root
 from kb.store import NodeKey
@@ -30,6 +30,7 @@ STATUS_NAMES = {"changed": "変更", "moved": "番号変更", "added": "追加",
 REFERENCES_ONLY = "参照番号の変更"  # a change whose text differs only in renumbered rule references (Change.edit)
 LANG_NAMES = {"ja": "日本語", "en": "英語"}
 SHOWN_STATUSES = ("changed", "moved", "added", "removed")
+FEED_ITEMS = 50  # changes listed in a feed entry at most
 FORMAT = 1  # of a language's pages data in the diff cache: bump when what _language_changes derives changes
 
 
@@ -89,7 +90,7 @@ def history_context(site, names: dict[str, str]) -> list[dict]:
 
 
 def change_pages(site) -> Iterable:
-    """Producer: the index of updates, a page per version pair, and the Atom feed."""
+    """Producer: the index of updates, a page per version pair, and the Atom feed (a page group)."""
     changes = getattr(site, "changes", None)
     if not changes or not changes.pairs:
         return
@@ -107,8 +108,18 @@ def change_pages(site) -> Iterable:
                    f"への変更点：{_counts_text(pair['counts'], pair['edits'])}。",
                    {"site": site_ctx, "pair": _summary(pair), "items": items, "status_names": STATUS_NAMES,
                     "retargeted": pair["retargeted"], "index": INDEX_PAGE, "references_only": REFERENCES_ONLY})
-    yield Page(FEED_PAGE, "changes_feed.xml", "更新履歴フィード", "",
-               {"xml": atom_feed(changes.pairs, getattr(site, "base_url", None))}, in_sitemap=False)
+    # the feed is made (feedgen loaded) only when what it shows changed: the pairs' dates, counts and item labels
+    shown_in_feed = [{"path": p["path"], "lang": p["lang"], "counts": p["counts"], "edits": p["edits"],
+                      "old": {"version": p["old"]["version"]},
+                      "new": {"version": p["new"]["version"], "effective_date": p["new"]["effective_date"]},
+                      "items": [{k: i[k] for k in ("status", "label", "edit")} for i in p["items"]
+                                if i["status"] in SHOWN_STATUSES][:FEED_ITEMS]} for p in changes.pairs]
+    base_url = getattr(site, "base_url", None)
+    yield PageGroup("atom feed", (shown_in_feed, base_url), partial(_feed_page, shown_in_feed, base_url))
+
+
+def _feed_page(pairs: list[dict], base_url: str | None) -> Iterable[Page]:
+    yield Page(FEED_PAGE, "changes_feed.xml", "更新履歴フィード", "", {"xml": atom_feed(pairs, base_url)}, in_sitemap=False)
 
 
 def atom_feed(pairs: list[dict], base_url: str | None = None) -> str:
@@ -137,7 +148,7 @@ def atom_feed(pairs: list[dict], base_url: str | None = None) -> str:
         entry.published(date)
         lines = [f"{pair['old']['version']} → {pair['new']['version']}：{_counts_text(pair['counts'], pair['edits'])}"]
         lines += [f"{STATUS_NAMES[i['status']]} {i['label']}" + (f"（{REFERENCES_ONLY}）" if i["edit"] == "references" else "")
-                  for i in pair["items"] if i["status"] in SHOWN_STATUSES][:50]
+                  for i in pair["items"] if i["status"] in SHOWN_STATUSES][:FEED_ITEMS]
         entry.summary("\n".join(lines))
     return fg.atom_str(pretty=True).decode("utf-8")
 
