@@ -163,24 +163,17 @@ def _languages(site: SiteData) -> list[tuple[str, str]]:
     return pairs
 
 
-def _cr_nodes(store: Store, version: str, lang: str, kinds, *, meta: bool = False) -> list[Node]:
-    """Rules or glossary entries of one CR version in document order — the fields the site shows, read straight from
-    the nodes table (``Store.nodes`` also decodes every node's references and metadata: a third of a no-op rebuild;
-    the site takes references from ``Store.refs``); ``meta`` too when asked (glossary: a term's reading)."""
-    return store.light_nodes(version, lang, kinds, meta=meta)
-
-
-def _shown_nodes(store: Store, site: SiteData, kinds, *, meta: bool = False) -> list[tuple[str, str, Node]]:
+def _shown_nodes(store: Store, site: SiteData, kinds) -> list[tuple[str, str, Node]]:
     """(shown node id, lang, node) for every node of ``kinds`` shown: the English version's in document order, then
     the Japanese texts paired with them (see :mod:`kb.versions.current`)."""
     out = []
     if site.english_version:
-        out += [(n.id, "en", n) for n in _cr_nodes(store, site.english_version, "en", kinds, meta=meta)]
+        out += [(n.id, "en", n) for n in store.light_nodes(site.english_version, "en", kinds)]
     wanted: dict[str, dict[str, str]] = defaultdict(dict)  # ja version → ja id → shown id
     for shown_id, ja in site.view.ja.items():
         wanted[ja.key.version][ja.key.id] = shown_id
     for version, ids in sorted(wanted.items(), reverse=True):
-        out += [(ids[n.id], "ja", n) for n in _cr_nodes(store, version, "ja", kinds, meta=meta) if n.id in ids]
+        out += [(ids[n.id], "ja", n) for n in store.light_nodes(version, "ja", kinds) if n.id in ids]
     return out
 
 
@@ -214,7 +207,7 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
     """Glossary entries: the shown English entry with its Japanese text; the page is named by the Japanese term
     when there is one (``glossary/唱える.html``)."""
     by_shown: dict[str, Entry] = {}
-    for shown_id, lang, node in sorted(_shown_nodes(store, site, [GLOSSARY], meta=True), key=lambda x: x[1] != "ja"):
+    for shown_id, lang, node in sorted(_shown_nodes(store, site, [GLOSSARY]), key=lambda x: x[1] != "ja"):
         entry = by_shown.get(shown_id)
         if entry is None:
             entry = by_shown[shown_id] = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:])
@@ -229,7 +222,7 @@ def _gather_archives(store: Store, site: SiteData) -> list[Archive]:
     counts = store.node_counts()
 
     def nodes(version: str, lang: str) -> tuple[list[Node], list[Node]]:
-        return _cr_nodes(store, version, lang, RULE_KINDS), _cr_nodes(store, version, lang, [GLOSSARY])
+        return store.light_nodes(version, lang, RULE_KINDS), store.light_nodes(version, lang, [GLOSSARY])
 
     return [Archive(v.version, v.lang, v.effective_date, bool(counts.get((v.version, v.lang), {}).get(GLOSSARY)),
                     version_digest(store, v.version, v.lang), partial(nodes, v.version, v.lang))

@@ -98,6 +98,7 @@ class Store:
         self._db = connect(self.path, create=create)
         self._rewritten: set[NodeKey] = set()  # see take_rewritten
         self._node_counts: tuple[tuple[int, int], dict] | None = None  # (generation, counts): see node_counts
+        self._light_nodes: tuple[tuple[int, int], dict] | None = None  # (generation, nodes by scope): see light_nodes
 
     @classmethod
     def open(cls, kb_dir: str | os.PathLike | None = None, *, create: bool = True) -> Store:
@@ -366,14 +367,24 @@ class Store:
                 f" n.aliases, n.english, n.html, n.meta FROM nodes n{where} ORDER BY n.version DESC, n.lang, n.ord, n.id", args):
             yield _node(row, refs.get(row[:3], []))
 
-    def light_nodes(self, version: str, lang: str, kinds: Iterable[str], *, meta: bool = False) -> list[Node]:
-        """Nodes of one version and language in document order without references, HTML or metadata (much cheaper
-        than :meth:`nodes`; for readers that take references from :meth:`ref_rows`); with ``meta``, metadata too."""
-        kinds = list(kinds)
-        meta_column = "meta" if meta else "'{}'"
+    def light_nodes(self, version: str, lang: str, kinds: Iterable[str]) -> list[Node]:
+        """Nodes of ``kinds`` of one version and language in document order, without references or HTML (much cheaper
+        than :meth:`nodes`; for readers that take references from :meth:`ref_rows`). Each version and language is read
+        once until the store changes (:meth:`generation`): the version diff, the current view and the site read the
+        same nodes in one ``kb update``."""
+        generation = self.generation()
+        if self._light_nodes is None or self._light_nodes[0] != generation:
+            self._light_nodes = (generation, {})
+        nodes = self._light_nodes[1].get((version, lang))
+        if nodes is None:
+            nodes = self._light_nodes[1][(version, lang)] = self._read_light_nodes(version, lang)
+        kinds = set(kinds)
+        return [node for node in nodes if node.kind in kinds]
+
+    def _read_light_nodes(self, version: str, lang: str) -> list[Node]:
         rows = self._db.execute(
-            f"SELECT id, kind, number, title, text, parent, ord, examples, aliases, english, {meta_column} FROM nodes"
-            f" WHERE version=? AND lang=? AND kind IN ({','.join('?' * len(kinds))}) ORDER BY ord, id", (version, lang, *kinds))
+            "SELECT id, kind, number, title, text, parent, ord, examples, aliases, english, meta FROM nodes"
+            " WHERE version=? AND lang=? ORDER BY ord, id", (version, lang))
         return [Node(id=id_, kind=kind, lang=lang, version=version, text=text, number=number, title=title,
                      parent=parent, order=order, examples=tuple(json.loads(examples)) if examples != "[]" else (),
                      aliases=tuple(json.loads(aliases)) if aliases != "[]" else (), english=english,

@@ -48,7 +48,7 @@ from typing import TypeVar
 from weakref import WeakKeyDictionary
 
 from kb import rulenum
-from kb.model import CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, RULE, SECTION, SUBRULE, UNVERSIONED, Node, Ref
+from kb.model import CHAPTER, GLOSSARY, RULE, SECTION, SUBRULE, UNVERSIONED, Node, Ref
 from kb.store import Store
 from kb.versions.catalog import VersionInfo
 
@@ -201,13 +201,15 @@ def diff_summary(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDif
 
 
 def _diff(store: Store, old: VersionInfo, new: VersionInfo, changes: list[Change]) -> VersionDiff:
+    # only a reference to a rule renumbered or removed can be retargeted (see find_retargeted): those alone are read
+    gone = sorted({c.old_id[3:] for c in changes if c.old_id and c.old_id != c.new_id and c.old_id.startswith("cr:")})
     refs: dict[tuple[str, str], dict[str, list[Ref]]] = defaultdict(lambda: defaultdict(list))
-    for version in dict.fromkeys((old.version, new.version, UNVERSIONED)):
-        for sr in store.refs(version, kinds=(REF_RULE, REF_SECTION)):
+    for version, lang in dict.fromkeys(((old.version, old.lang), (new.version, new.lang), (UNVERSIONED, new.lang))):
+        for sr in store.rule_refs_naming(version, lang, gone) if gone else ():
             ref = sr.ref
-            refs[(version, sr.source_key.lang)][sr.source_key.id].append(Ref(ref.kind, ref.target, ref.text, version=ref.version))
-    unversioned = {i: r for (v, lang), by_id in refs.items() if v == UNVERSIONED and lang == new.lang for i, r in by_id.items()}
-    retargeted = find_retargeted(changes, refs[(old.version, old.lang)], refs[(new.version, new.lang)], unversioned, new)
+            refs[(version, lang)][sr.source_key.id].append(Ref(ref.kind, ref.target, ref.text, version=ref.version))
+    retargeted = find_retargeted(changes, refs[(old.version, old.lang)], refs[(new.version, new.lang)],
+                                 refs[(UNVERSIONED, new.lang)], new)
     return VersionDiff(old, new, tuple(changes), tuple(retargeted))
 
 
@@ -380,7 +382,8 @@ def inline_ops(old: str, new: str, lang: str) -> tuple[TextOp, ...]:
 
 def find_retargeted(changes: list[Change], old_refs: dict[str, list[Ref]], new_refs: dict[str, list[Ref]],
                     unversioned_refs: dict[str, list[Ref]], new: VersionInfo) -> list[RetargetedRef]:
-    """References (rule references by citing node id) whose rule number now names another rule (see module doc)."""
+    """References (rule references by citing node id) whose rule number now names another rule (see module doc).
+    Only the references to a rule renumbered or removed (``old_id`` ≠ ``new_id``) count: others may be left out."""
     where_now = {c.old_id: c.new_id for c in changes if c.old_id and c.old_id != c.new_id}
     if not where_now:
         return []
