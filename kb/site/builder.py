@@ -170,6 +170,7 @@ _CODE = sorted([*(_KB / "site").glob("*.py"), *(_KB / name for name in (
 
 @lru_cache(maxsize=1)
 def _code_digest() -> str:
+    """A hash of the code that makes pages (:data:`_CODE`), read once per process."""
     digest = hashlib.sha256()
     for path in _CODE:
         digest.update(path.read_bytes())
