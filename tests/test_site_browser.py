@@ -195,8 +195,8 @@ def test_browser_search_agrees_with_kb_search(browser, site):
     import json
 
     from kb.search.query import search
-    from kb.site.paths import url_for
     from kb.store import NodeKey
+    from kb.urls.paths import url_for
 
     kb_dir = site.parent / "kb"
     cases = [json.loads(line) for line in (REPO / "tests" / "fixtures" / "search" / "eval.jsonl").read_text(

@@ -10,7 +10,8 @@ import unicodedata
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kb.site.paths import (
+from kb.store import NodeKey
+from kb.urls.paths import (
     MAX_NAME_BYTES,
     href,
     legacy_name,
@@ -23,14 +24,13 @@ from kb.site.paths import (
     typed_page_for_id,
     url_for,
 )
-from kb.store import NodeKey
 
 WINDOWS_DEVICES = re.compile(r"^(con|prn|aux|nul|com[0-9¹²³]|lpt[0-9¹²³])(\..*)?$", re.I)
 WINDOWS_FORBIDDEN = set('<>:"/\\|?*') | {chr(c) for c in range(32)}
 
 
 def decode(name: str) -> str:
-    """The previous encoding (kb.site.paths.legacy_name) as documented, read backwards."""
+    """The previous encoding (kb.urls.paths.legacy_name) as documented, read backwards."""
     if name == "~_":
         return ""
     out, i = [], 0

@@ -22,7 +22,7 @@ language by default; ``V`` picks the versions equal to V or starting with ``V.``
 20231117 and the Japanese 20231117.0); unversioned nodes (wiki, notes, cards) are always searched.
 
 Each :class:`Hit` carries kind, number/title, version, language, score, the URL of the page the site shows it on
-(:class:`kb.site.where.Locator`: a translated rule is shown under its current number, ``shown_as``; older
+(:class:`kb.urls.where.Locator`: a translated rule is shown under its current number, ``shown_as``; older
 versions are in the ``v/<version>/`` archive), a snippet with highlight offsets, and the parent and section it sits
 in. A rule and its translation are two hits (Japanese first) with one URL.
 Bad queries (empty, longer than :data:`MAX_QUERY_CHARS`, unbalanced quotes, control characters) raise KbError.
@@ -76,7 +76,7 @@ class Hit:
     version: str
     lang: str
     score: float  # BM25F for word matches; 1.0 for number and term matches, which always come first
-    url: str  # site-relative: where the site shows the node (kb.site.where; older versions: the v/<version>/ archive)
+    url: str  # site-relative: where the site shows the node (kb.urls.where; older versions: the v/<version>/ archive)
     snippet: str
     highlights: tuple[tuple[int, int], ...]  # offsets into ``snippet``
     parent_number: str | None
@@ -167,7 +167,7 @@ class Searcher:
         from kb.search import userdict
         from kb.search.index import recorded_user_dictionary, shared_indexes
         from kb.search.names import name_table
-        from kb.site.where import Locator
+        from kb.urls.where import Locator
         from kb.versions.current import current_view
 
         userdict.activate(store, recorded_user_dictionary(store))  # queries are analysed as the index was

@@ -165,7 +165,7 @@ def _put(output: Output, rel: str, data: str | bytes, old_files: dict, files: di
 _KB = Path(__file__).resolve().parent.parent
 # the code pages are made by (the search analysis is not here: its results are cached by text, as before)
 _CODE = sorted([*(_KB / "site").glob("*.py"), *(_KB / name for name in (
-    "versions/history.py", "versions/diff.py", "rulenum.py", "model.py"))])
+    "urls/paths.py", "urls/where.py", "versions/history.py", "versions/diff.py", "rulenum.py", "model.py"))])
 
 
 @lru_cache(maxsize=1)
@@ -374,7 +374,7 @@ def _sitemap(paths: list[str], base_url: str | None) -> str:
     """Relative ``<loc>``s, or absolute ones under ``base_url`` (what search engines require)."""
     from xml.sax.saxutils import escape
 
-    from kb.site.paths import href
+    from kb.urls.paths import href
 
     urls = "".join(f"  <url><loc>{escape((base_url or '') + href('', path))}</loc></url>\n" for path in paths)
     return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'

@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from functools import partial
 
 from kb.site.page import Page, PageGroup
-from kb.site.paths import href
-from kb.site.where import archive_root
+from kb.urls.paths import href
+from kb.urls.where import archive_root
 from kb.store import NodeKey
 from kb.versions.catalog import VersionInfo
 from kb.versions.diff import VersionDiff, cached_derivation

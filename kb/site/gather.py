@@ -20,7 +20,7 @@ from urllib.parse import quote
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
-from kb.site.paths import page_for_id, url_for
+from kb.urls.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 from kb.versions.catalog import list_versions
 from kb.versions.current import MISSING, CurrentView, JaText, current_view
@@ -74,7 +74,7 @@ class Entry:
 
 @dataclass(frozen=True)
 class Archive:
-    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.site.where`). Its nodes
+    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.urls.where`). Its nodes
     are read only when its pages must be made again: ``digest`` names them (:func:`kb.versions.diff.version_digest`)."""
 
     version: str

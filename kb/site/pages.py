@@ -20,8 +20,8 @@ from kb.site.changes import LANG_NAMES
 from kb.site.changes import change_pages, history_context
 from kb.site.gather import Archive, Entry, Link, SiteData
 from kb.site.page import Page, PageGroup
-from kb.site.paths import legacy_page_for_id, rule_page, section_page, typed_page_for_id
-from kb.site.where import archive_glossary, archive_root, term_anchor
+from kb.urls.paths import legacy_page_for_id, rule_page, section_page, typed_page_for_id
+from kb.urls.where import archive_glossary, archive_root, term_anchor
 from kb.site.render import article_html
 from kb.versions.current import JA_STATUSES
 
@@ -359,7 +359,7 @@ def preview_pages(site: SiteData) -> Iterable[Page]:
 
 
 def archive_pages(site: SiteData) -> Iterable[PageGroup]:
-    """Every other stored version, readable as it was (plain text) under ``v/<version>/`` (:mod:`kb.site.where`):
+    """Every other stored version, readable as it was (plain text) under ``v/<version>/`` (:mod:`kb.urls.where`):
     a contents page, a page per chapter and section with each rule anchored by its number, and the glossary. Each
     version's pages are a group named by its nodes' digest: made again (its nodes read) only when they change."""
     for archive in site.archives:

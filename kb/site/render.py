@@ -18,7 +18,7 @@ from urllib.parse import quote, unquote, urlsplit
 
 from kb import rulenum
 from kb.site.gather import MTGWIKI
-from kb.site.paths import href
+from kb.urls.paths import href
 
 
 def templates_folder() -> Path:

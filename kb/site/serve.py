@@ -19,7 +19,7 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from kb.site.paths import url_for
+from kb.urls.paths import url_for
 
 IDLE_TIMEOUT = 30.0  # seconds a connection may stay silent
 

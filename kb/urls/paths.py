@@ -41,9 +41,9 @@ title of the folder has it.
 from __future__ import annotations
 
 import hashlib
-from functools import lru_cache
 import re
 import unicodedata
+from functools import lru_cache
 from urllib.parse import quote
 
 from kb import rulenum

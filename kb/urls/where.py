@@ -2,7 +2,7 @@
 pages, ``kb search``, ``kb serve`` and the static search.
 
 - Nodes of the version shown (:mod:`kb.versions.current`) and the Japanese texts shown with them: their current
-  page (:func:`kb.site.paths.url_for` of the id they are shown under: the 2023 Japanese 701.34 is at
+  page (:func:`kb.urls.paths.url_for` of the id they are shown under: the 2023 Japanese 701.34 is at
   ``cr/701.html#701.40``); a glossary entry's page is named by its Japanese term when it has one.
 - Rules and glossary entries of every other version: the archive, :func:`archive_url` (``v/<version>/…``).
 - Unversioned nodes (wiki articles, release notes, cards): their page.
@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 
 from kb.model import GLOSSARY, UNVERSIONED
-from kb.site.paths import page_for_id, safe_name, url_for
 from kb.store import NodeKey
+from kb.urls.paths import page_for_id, safe_name, url_for
 from kb.versions.current import CurrentView
 
 ARCHIVE = "v"
