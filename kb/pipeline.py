@@ -21,7 +21,7 @@ from ingest.kinds import authority, kinds_of_site, parse_source
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import UNVERSIONED, Diagnostic, Document
-from kb.store import Store, default_kb_dir
+from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.lock import writer_lock
 
 if TYPE_CHECKING:
@@ -44,7 +44,9 @@ class IngestReport:
 
 
 def gather(sources: Iterable[str]) -> list[str]:
-    """Expand folders to the files in them (sorted); keep files and URLs as given."""
+    """Expand folders to the files in them (sorted); keep files and URLs as given. Inside a folder, hidden files and
+    folders (``.kb/``, ``.git/``) and any kb folder (one holding a ``kb.sqlite``: its cache pages and index files are
+    kb's own) are left out."""
     out: list[str] = []
     for s in sources:
         if "://" in s:
@@ -52,10 +54,18 @@ def gather(sources: Iterable[str]) -> list[str]:
             continue
         p = Path(s)
         if p.is_dir():
-            out += [str(f) for f in sorted(p.rglob("*")) if f.is_file() and not f.name.startswith(".")]
+            out += [str(f) for f in _folder_files(p)]
         else:
             out.append(s)
     return out
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    files = []
+    for parent, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.exists(os.path.join(parent, d, DB_NAME))]
+        files += [Path(parent, name) for name in names if not name.startswith(".") and Path(parent, name).is_file()]
+    return sorted(files)
 
 
 def read_source(source: str, kb_dir: Path | None = None) -> bytes:
