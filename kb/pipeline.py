@@ -12,7 +12,7 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -113,7 +113,27 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
     A rules text that would replace the newest version of its language while incomplete or far smaller
     (:mod:`kb.versions.guard`) is not stored but reported as failed, unless ``force``."""
     with writer_lock(store.kb_dir):
-        return _ingest_documents(store, _guarded(store, documents, report, force), report, strict)
+        return _ingest_documents(store, _guarded(store, _bounded(documents), report, force), report, strict)
+
+
+MAX_REFS_PER_NODE = 5_000  # the real sources' most: ~410 (an MTG Wiki decklist page); the English CR's glossary: < 60
+
+
+def _bounded(documents: list[Document]) -> list[Document]:
+    """Each document with at most :data:`MAX_REFS_PER_NODE` references per node (the first ones), and a warning
+    naming each node cut: a hostile page of 25,000 ``rule 601.2a-z`` would otherwise store 600,000 references."""
+    out = []
+    for doc in documents:
+        over = [node for node in doc.nodes if len(node.refs) > MAX_REFS_PER_NODE]
+        if over:
+            cut = {node.id for node in over}
+            doc = replace(doc, nodes=tuple(replace(node, refs=node.refs[:MAX_REFS_PER_NODE]) if node.id in cut else node
+                                           for node in doc.nodes),
+                          diagnostics=doc.diagnostics + tuple(
+                              Diagnostic(doc.source, node.id, f"{len(node.refs):,} references; only the first "
+                                                              f"{MAX_REFS_PER_NODE:,} are kept") for node in over))
+        out.append(doc)
+    return out
 
 
 def _guarded(store: Store, documents: list[Document], report: IngestReport, force: bool) -> list[Document]:
