@@ -4,7 +4,8 @@ file and the site it would replace. Entry point: :func:`replacement_refusal`.
 A rules text (``cr-text``) that would become the newest stored version of its language — a new version dated no
 earlier than the newest, or the newest version's own source ingested again — is refused when it holds fewer than
 :data:`MIN_SHARE` of the rules and glossary entries of the version it replaces, or fewer than that version at all
-while incomplete (its parse says so: cut short, or an excerpt; the caller tells): one excerpt may follow another.
+while incomplete (its parse says so: cut short, or an excerpt; the caller tells) and of another version: one excerpt
+may follow another, and an edited excerpt replace itself.
 Consecutive real releases differ by a few percent; a file cut at 60 % or a six-line fake differ by far more.
 ``--force`` stores it all the same.
 """
@@ -30,7 +31,7 @@ def replacement_refusal(doc: Document, stored: list[VersionInfo], *, incomplete:
         return None
     size = sum(node.kind in SIZED_KINDS for node in doc.nodes)
     replaced_size = replaced.rules + replaced.glossary
-    if incomplete and size < replaced_size:
+    if incomplete and size < replaced_size and replaced.version != doc.version:
         why = incomplete
     elif size < MIN_SHARE * replaced_size:
         why = f"it has {size} rules and glossary entries, fewer than {MIN_SHARE:.0%} of its {replaced_size}"

@@ -105,3 +105,5 @@ def test_the_guard_weighs_share_date_and_source():
     # the newest version's own file ingested again, cut short; another file of that version (a second source) is not
     assert replacement_refusal(_doc("20251114", "2025-11-14", 500, "old.txt"), stored, incomplete=None) is not None
     assert replacement_refusal(_doc("20251114", "2025-11-14", 500, "other.txt"), stored, incomplete=None) is None
+    # an edited excerpt, one rule less, replaces itself
+    assert replacement_refusal(_doc("20251114", "2025-11-14", 999, "old.txt"), stored, incomplete=excerpt) is None
