@@ -618,3 +618,34 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
             seen.append({b for b in report.broken if b.startswith("x/")})  # the link and the canonical URL
     assert seen == [{"x/a.html: x/b.html#b1 (no such page)"}, set(), {"x/a.html: x/b.html#b1 (no such anchor)"},
                     {"x/a.html: x/b.html#b1 (no such anchor)"}, set()]
+
+
+def test_a_change_to_any_module_of_kb_renders_every_page_again(sample_kb, tmp_path):
+    """The site's identity is derived from all of kb's code (kb.codedigest), not from a list: a copy of the package
+    whose sanitiser (a module no list of the builder named) differs by one line makes the next build render every
+    page again, where an unchanged copy renders nothing."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "checkout"
+    for part in ("kb", "ingest", "site_templates"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "site"
+
+    def build() -> tuple[int, int]:
+        done = subprocess.run([sys.executable, "-m", "kb.cli", "--kb-dir", str(sample_kb), "build", "--out", str(out)],
+                              capture_output=True, text=True, cwd=copy, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(copy)})
+        assert done.returncode == 0, done.stderr
+        found = re.search(r"(\d+) pages \((\d+) rendered", done.stdout)
+        assert found, done.stdout
+        return int(found[1]), int(found[2])
+
+    pages, _ = build()
+    assert build() == (pages, 0)
+    sanitizer = copy / "kb" / "sanitize.py"
+    sanitizer.write_text(sanitizer.read_text(encoding="utf-8") + "\nNOTHING_ELSE = None\n", encoding="utf-8")
+    assert build() == (pages, pages)
+    assert build() == (pages, 0)

@@ -29,6 +29,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urlsplit
 
+from kb.codedigest import code_digest
 from kb.errors import KbError
 from kb.site.gather import gather_site
 from kb.site.output import Output, in_place_suits, recover
@@ -40,7 +41,7 @@ from kb.store.lock import writer_lock
 
 MANIFEST = ".kb-build/manifest.marshal"  # marshal: loads and dumps plain data many times faster than JSON
 STAMP = ".kb-build/stamp.marshal"  # the inputs fingerprint, the files and the report: all a build with nothing to do reads
-MANIFEST_FORMAT = 4  # 4: links and ids kept marshalled in each file's record
+MANIFEST_FORMAT = 5  # 5: pages and groups hashed with the digest of all of kb's code (kb.codedigest)
 
 
 @dataclass
@@ -89,11 +90,11 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     site = gather_site(store)
     site.base_url = base_url
     renderer = Renderer.for_templates(templates)
-    template_key = f"{renderer.template_hash}|{base_url or ''}"
+    render_key = f"{code_digest()}|{renderer.template_hash}|{base_url or ''}"  # what renders every page
     old_files = previous.get("files", {})
-    pages, groups, sitemap = _produce(site, producers, template_key, previous.get("groups", {}), old_files, out)
+    pages, groups, sitemap = _produce(site, producers, render_key, previous.get("groups", {}), old_files, out)
     kept = [rel for group in groups.values() if group.get("kept") for rel in group["paths"]]
-    digests = [_page_hash(template_key, page) for page in pages]
+    digests = [_page_hash(render_key, page) for page in pages]
     paths = {page.path for page in pages} | set(kept)
     changed = sum(1 for page, digest in zip(pages, digests, strict=True)
                   if (old_files.get(page.path) or {}).get("hash") != digest)
@@ -162,21 +163,6 @@ def _put(output: Output, rel: str, data: str | bytes, old_files: dict, files: di
     files[rel] = _file_record(digest)
 
 
-_KB = Path(__file__).resolve().parent.parent
-# the code pages are made by (the search analysis is not here: its results are cached by text, as before)
-_CODE = sorted([*(_KB / "site").glob("*.py"), *(_KB / name for name in (
-    "urls/paths.py", "urls/where.py", "versions/history.py", "versions/diff.py", "rulenum.py", "model.py"))])
-
-
-@lru_cache(maxsize=1)
-def _code_digest() -> str:
-    """A hash of the code that makes pages (:data:`_CODE`), read once per process."""
-    digest = hashlib.sha256()
-    for path in _CODE:
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
-
-
 def normalize_base_url(base_url: str | None) -> str | None:
     """``base_url`` checked (http or https, a host, no query or fragment) and ending with ``/``; None stays None."""
     if not base_url:
@@ -189,16 +175,16 @@ def normalize_base_url(base_url: str | None) -> str | None:
 
 def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer], base_url: str | None = None) -> str:
     """A hash of everything a build reads: every node's content hash, the references, the documents (versions, dates,
-    when ingested), the templates, the page producers, the code that makes pages, the search analysis and dictionary
-    and the base URL. Equal to the previous
-    build's: nothing to do."""
+    when ingested), the templates, the page producers, all of kb's code (:func:`kb.codedigest.code_digest`: no list
+    of modules to keep), the search analysis and dictionary and the base URL. Equal to the previous build's: nothing
+    to do."""
     from kb.search.index import index_identity  # the static search's analysis and dictionary
 
     identity = sorted(index_identity().items())
-    digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
+    digest = hashlib.sha256(
+        f"{MANIFEST_FORMAT}|{code_digest()}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
     for producer in producers:
         digest.update(producer_identity(producer).encode())
-    digest.update(_code_digest().encode())
     digest.update(store.content_digest().encode())  # nodes, documents, and the references' count and newest row
     return digest.hexdigest()[:32]
 
@@ -206,7 +192,8 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
 def producer_identity(producer, depth: int = 0) -> str:
     """What a page producer is, as text that is the same in every process: its name, its code, and the values it
     closes over and its defaults (two lambdas share a name; two producers made by one factory differ only in what
-    they close over)."""
+    they close over). kb's own code is in :func:`kb.codedigest.code_digest`; a producer passed by a caller may be
+    defined anywhere, so its code is part of its identity."""
     code = getattr(producer, "__code__", None)
     cells = []
     for cell in getattr(producer, "__closure__", None) or ():
@@ -271,7 +258,7 @@ def _check_out(out: Path) -> None:
         raise KbError(f"{out}: exists and is not a site built by kb; choose another --out or remove it")
 
 
-def _produce(site, producers: list[Producer], template_key: str, old_groups: dict, old_files: dict,
+def _produce(site, producers: list[Producer], render_key: str, old_groups: dict, old_files: dict,
              out: Path) -> tuple[list[Page], dict[str, dict], list[str]]:
     """The pages to render, every group ({hash, paths, sitemap, kept}: ``kept`` when the previous build's files of
     the group stand, its pages not made), and the sitemap's paths in order."""
@@ -290,7 +277,7 @@ def _produce(site, producers: list[Producer], template_key: str, old_groups: dic
             if isinstance(item, PageGroup):
                 if item.name in groups:
                     raise KbError(f"page group {item.name!r}: produced twice")
-                digest = _group_hash(template_key, item)
+                digest = _group_hash(render_key, item)
                 old = old_groups.get(item.name)
                 if old and old["hash"] == digest and all(rel in old_files for rel in old["paths"]) \
                         and _site_whole(out, old["paths"]):
@@ -312,16 +299,16 @@ def _produce(site, producers: list[Producer], template_key: str, old_groups: dic
     return pages, groups, sitemap
 
 
-def _page_hash(template_hash: str, page: Page) -> str:
-    """Hash of everything the page is made from (marshal format 2: fast, and without back-references, so the bytes
-    depend on the values only)."""
-    payload = marshal.dumps((template_hash, page.path, page.template, page.title, page.description, page.context), 2)
+def _page_hash(render_key: str, page: Page) -> str:
+    """Hash of everything the page is made from: ``render_key`` (kb's code, the templates, the base URL) and the
+    page's record (marshal format 2: fast, and without back-references, so the bytes depend on the values only)."""
+    payload = marshal.dumps((render_key, page.path, page.template, page.title, page.description, page.context), 2)
     return hashlib.sha256(payload).hexdigest()[:24]
 
 
-def _group_hash(template_hash: str, group: PageGroup) -> str:
-    """Hash of what a page group is made from: its inputs, the templates and the code that makes pages."""
-    payload = marshal.dumps((template_hash, _code_digest(), group.name, group.inputs), 2)
+def _group_hash(render_key: str, group: PageGroup) -> str:
+    """Hash of what a page group is made from: ``render_key`` (kb's code, the templates, the base URL) and its inputs."""
+    payload = marshal.dumps((render_key, group.name, group.inputs), 2)
     return hashlib.sha256(payload).hexdigest()[:24]
 
 

@@ -11,12 +11,12 @@ would make the browser fetch from another site.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
 from urllib.parse import quote, unquote, urlsplit
 
 from kb import rulenum
+from kb.codedigest import tree_digest
 from kb.site.gather import MTGWIKI
 from kb.urls.paths import href
 
@@ -103,11 +103,9 @@ _RENDERERS: dict[Path, Renderer] = {}
 
 
 def templates_hash(templates: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(templates.rglob("*")):
-        if path.is_file():
-            digest.update(str(path.relative_to(templates)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    """A hash of every file under ``templates`` (names and bytes): with :func:`kb.codedigest.code_digest`, what
+    renders a page."""
+    return tree_digest(templates, [path for path in templates.rglob("*") if path.is_file()])[:16]
 
 
 _RULE_IN_TEXT = re.compile(rf"(?<![\d.])({rulenum.RULE}{rulenum.LETTER}?)(?!\d)")
