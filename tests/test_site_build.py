@@ -220,7 +220,7 @@ def test_strict_failure_leaves_previous_site_untouched(sample_kb, tmp_path):
             build_site(store, out, strict=True)  # the sample cites rules outside its excerpt
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert not list(tmp_path.glob(".site.*"))
+    assert [p.name for p in tmp_path.glob(".site.*")] == [".site.lock"]  # no staging folder left: only the lock
 
 
 def test_refuses_to_replace_a_foreign_folder(sample_kb, tmp_path):
@@ -483,7 +483,7 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
         assert large.rendered == large.pages
         assert site.stat().st_ino != folder  # a new folder, swapped in
         build_site(store, tmp_path / "full", base_url="https://example.org/rules/")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".site.staging-", ".site.old-"))]
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
         if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
@@ -520,7 +520,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
         again = build_site(store, site)  # completes the journal: the stamp is the stopped build's, nothing to do
         assert again.rendered == 0 and (site / ".kb-build" / "stamp.marshal").read_bytes() != stamp
         build_site(store, tmp_path / "full")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".site.staging-", ".site.old-"))]
     assert "竜巻ミョルニル" in (site / "cr" / "601.2f.html").read_text(encoding="utf-8")
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")

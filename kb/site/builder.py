@@ -32,7 +32,7 @@ from urllib.parse import unquote, urlsplit
 from kb.codedigest import code_digest
 from kb.errors import KbError
 from kb.site.gather import gather_site
-from kb.site.output import Output, in_place_suits, recover
+from kb.site.output import Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import PAGE_PRODUCERS, Producer
 from kb.site.render import TEMPLATES, Renderer, page_links, templates_hash
@@ -68,7 +68,8 @@ def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, pr
     # meanwhile: scanning them again and again was a large part of a small rebuild
     gc.freeze()
     try:
-        with writer_lock(store.kb_dir):  # the store must not change under the build, nor two builds swap at once
+        # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
+        with writer_lock(store.kb_dir), output_lock(out):
             return _build(store, out, strict, producers, templates, base_url)
     finally:
         gc.unfreeze()

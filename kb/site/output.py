@@ -1,5 +1,6 @@
-"""Writing a build into its output folder, all or nothing. Entry points: :func:`recover` (first, before reading
-what the previous build left in ``out``), then :class:`Output`.
+"""Writing a build into its output folder, all or nothing. Entry points: :func:`output_lock` (held by every build
+and ``kb update --out`` for its whole run), :func:`recover` (first, before reading what the previous build left in
+``out``), then :class:`Output`.
 
 A build says, file by file, whether it keeps the previous build's copy (:meth:`Output.keep`) or writes a new one
 (:meth:`Output.write`), then :meth:`Output.commit` s (or :meth:`Output.abort` s). Two ways, chosen per build:
@@ -25,12 +26,32 @@ import marshal
 import os
 import shutil
 import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from kb.errors import KbError
+from kb.store.lock import exclusive_lock
 
 JOURNAL = ".kb-journal-2.marshal"  # in the staging folder of an in-place build being applied: {written: [[staged
 # name, place]…], deleted: [place…]} (an older build's journal, another format and name, is dropped with its folder)
 RECORDS = ".kb-build/"  # the build's own records: applied last
 IN_PLACE_MAX_SHARE = 10  # in place when at most 1/10 of the files change
+
+
+@contextmanager
+def output_lock(out: str | os.PathLike) -> Iterator[None]:
+    """One build at a time per output folder, whichever knowledge base it comes from (two writer locks do not exclude
+    each other): the lock file ``.<name>.lock`` beside ``out`` (inside, it would be swapped away with the old site),
+    held with :func:`kb.store.lock.exclusive_lock` — a second build waits up to ``$KB_WRITER_WAIT`` seconds, then
+    fails with "another kb is building OUT (pid N)". Re-entrant: ``kb update`` holds it around its build."""
+    out = Path(out).resolve()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise KbError(f"{out}: cannot make the folder it goes in ({error.strerror}); choose another --out") from None
+    with exclusive_lock(out.parent / f".{out.name}.lock", f"another kb is building {out}"):
+        yield
 
 
 def in_place_suits(changed: int, total: int) -> bool:
