@@ -12,13 +12,13 @@ Paths: ``changes/index.html``, ``changes/<lang>-<old>-<new>.html``, ``changes/fe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import partial
 
 from kb.site.page import Page, PageGroup
+from kb.site.records import ChangesData
+from kb.store import NodeKey
 from kb.urls.paths import href
 from kb.urls.where import archive_root
-from kb.store import NodeKey
 from kb.versions.catalog import VersionInfo
 from kb.versions.diff import VersionDiff, cached_derivation
 from kb.versions.history import changed_histories
@@ -32,12 +32,6 @@ LANG_NAMES = {"ja": "日本語", "en": "英語"}
 SHOWN_STATUSES = ("changed", "moved", "added", "removed")
 FEED_ITEMS = 50  # changes listed in a feed entry at most
 FORMAT = 1  # of a language's pages data in the diff cache: bump when what _language_changes derives changes
-
-
-@dataclass
-class ChangesData:
-    pairs: list[dict] = field(default_factory=list)  # one per diff, newest first (see _pair)
-    history: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # (lang, rule number or term id) → entries
 
 
 def change_page(lang: str, old: str, new: str) -> str:

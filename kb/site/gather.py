@@ -2,114 +2,33 @@
 same effective date), its rules merged by number across the two languages, glossary terms paired by English name,
 every unversioned node (wiki articles, release notes, cards…), and every reference resolved to a site URL.
 
-Public entry: :func:`gather_site` → :class:`SiteData`. Links are computed here once per node as :class:`Link`
-records (offsets into the node's text, a site-relative target) so page producers only arrange them. A link carries
-the target's URL only, never its text, so changing a rule re-renders the pages showing it, not every page citing it.
+Public entry: :func:`gather_site` → :class:`~kb.site.records.SiteData`. Links are computed here once per node as
+:class:`~kb.site.records.Link` records (offsets into the node's text, a site-relative target) so page producers only
+arrange them. A link carries the target's URL only, never its text, so changing a rule re-renders the pages showing
+it, not every page citing it.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
-from kb.urls.paths import page_for_id, url_for
+from kb.site.records import Archive, Entry, Link, Mention, SiteData
 from kb.store import NodeKey, Store
+from kb.urls.paths import page_for_id, url_for
 from kb.versions.catalog import list_versions
-from kb.versions.current import MISSING, CurrentView, JaText, current_view
+from kb.versions.current import current_view
 from kb.versions.diff import version_digest
 from kb.versions.history import consecutive_summaries
-
-if TYPE_CHECKING:
-    from kb.search.names import NameTable
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
 # Reference kinds whose target lies outside the site by nature (MTG Wiki articles not ingested link to mtgwiki.com):
 # never counted as unresolved.
 OUTSIDE_KINDS = frozenset(["external", "redlink", "category", "wiki"])
-
-
-class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
-    start: int
-    end: int
-    target: str | None  # site-relative URL (with anchor), None when the reference names nothing on the site
-    kind: str = "rule"
-
-
-@dataclass
-class Entry:
-    """One thing with a page or an anchor: a rule (both languages), a glossary term (both languages), an article…"""
-
-    id: str  # node id (the primary language's)
-    kind: str
-    url: str
-    label: str
-    nodes: dict[str, Node] = field(default_factory=dict)  # lang → node
-    links: dict[str, list[Link]] = field(default_factory=dict)  # lang → links into nodes[lang].text
-    children: list[str] = field(default_factory=list)  # ids of child entries in order (rules)
-    cited_by: list[tuple[str, str]] = field(default_factory=list)  # (url, label), in order, unique
-    number: str | None = None  # rule number (rules only)
-    mentions: list[dict] = field(default_factory=list)  # cards: {url, label, before, name, after} per citing sentence
-    ja: JaText | None = None  # rules and terms: the Japanese text shown and its status (None: 未翻訳)
-
-    @property
-    def ja_status(self) -> str:
-        return self.ja.status if self.ja else MISSING
-
-    def main_node(self) -> Node:
-        """The node whose title names the entry: the Japanese one when there is one."""
-        return self.nodes.get("ja") or self.nodes.get("en") or next(iter(self.nodes.values()))
-
-    def text(self, lang: str) -> str:
-        node = self.nodes.get(lang)
-        return node.text if node else ""
-
-
-@dataclass(frozen=True)
-class Archive:
-    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.urls.where`). Its nodes
-    are read only when its pages must be made again: ``digest`` names them (:func:`kb.versions.diff.version_digest`)."""
-
-    version: str
-    lang: str
-    effective_date: str | None
-    has_glossary: bool
-    digest: str
-    nodes: Callable[[], tuple[list[Node], list[Node]]] = field(compare=False)  # (rules, terms), document order
-
-
-@dataclass
-class SiteData:
-    primary_lang: str | None = None  # the language and version of the rules shown (kb.versions.current)
-    primary_version: str | None = None
-    english_version: str | None = None  # the English version shown (the primary one, or the same date's)
-    effective_date: str | None = None
-    translation_version: str | None = None  # the newest Japanese translation, and its effective date
-    translation_date: str | None = None
-    view: CurrentView | None = None
-    sync_date: str | None = None
-    cr_title: str | None = None
-    rules: dict[str, Entry] = field(default_factory=dict)  # by rule number, document order
-    chapters: list[str] = field(default_factory=list)
-    terms: dict[str, Entry] = field(default_factory=dict)  # by node id
-    others: dict[str, Entry] = field(default_factory=dict)  # unversioned nodes by id
-    unresolved: list[str] = field(default_factory=list)  # "rule 601.2 refers to rule 728" …
-    changes: object = None  # kb.site.changes.ChangesData: version diffs and rule histories
-    base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
-    shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
-    archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
-    names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
-
-    def entry_for(self, key: NodeKey) -> Entry | None:
-        """The entry that shows the stored node ``key`` (None: the site does not show it)."""
-        return self.shown.get(key)
 
 
 def gather_site(store: Store) -> SiteData:

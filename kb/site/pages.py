@@ -16,15 +16,13 @@ from functools import lru_cache, partial
 from kb.fold import fold
 from kb.model import CHAPTER, SECTION
 from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
-from kb.site.changes import LANG_NAMES
-from kb.site.changes import change_pages, history_context
-from kb.site.gather import Archive, Entry, Link, SiteData
+from kb.site.changes import LANG_NAMES, change_pages, history_context
 from kb.site.page import Page, PageGroup
+from kb.site.records import Archive, Entry, Link, SiteData
+from kb.site.render import article_html
 from kb.urls.paths import legacy_page_for_id, rule_page, section_page, typed_page_for_id
 from kb.urls.where import archive_glossary, archive_root, term_anchor
-from kb.site.render import article_html
 from kb.versions.current import JA_STATUSES
-
 
 CARDS_INDEX = "cards/index.html"
 

@@ -200,14 +200,3 @@ def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]])
         return href(page_path, ours[0]), ours[1]
     anchor = f"#{parts.fragment}" if parts.fragment else ""
     return MTGWIKI + quote(title.replace(" ", "_"), safe="/:()") + anchor, None
-
-
-_ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')
-
-
-def page_links(html: str) -> tuple[list[str], list[str]]:
-    """(hrefs and srcs, ids) written in ``html`` — what the link check verifies."""
-    links, ids = [], []
-    for attr, value in _ATTR_RE.findall(html):
-        (ids if attr == "id" else links).append(value.replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'"))
-    return links, ids

@@ -37,7 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
-from kb.site.gather import Entry, SiteData
+from kb.site.records import Entry, SiteData
 
 K1, B = 1.2, 0.75
 REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
