@@ -11,6 +11,7 @@ it, not every page citing it.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from functools import partial
 from urllib.parse import quote
 
@@ -20,9 +21,9 @@ from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, R
 from kb.site.records import Archive, Entry, Link, Mention, SiteData
 from kb.store import NodeKey, Store
 from kb.urls.paths import page_for_id, url_for
-from kb.versions.catalog import list_versions
+from kb.versions.catalog import VersionInfo, list_versions
 from kb.versions.current import current_view
-from kb.versions.diff import version_digest
+from kb.versions.diff import VersionDiff, version_digest
 from kb.versions.history import consecutive_summaries
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
@@ -59,7 +60,8 @@ def gather_site(store: Store) -> SiteData:
     return site
 
 
-def _choose_versions(store: Store, site: SiteData, english_steps) -> None:
+def _choose_versions(store: Store, site: SiteData,
+                     english_steps: tuple[list[VersionInfo], list[VersionDiff]]) -> None:
     view = site.view = current_view(store, english_steps)
     if view.shown is None:
         return
@@ -82,14 +84,14 @@ def _languages(site: SiteData) -> list[tuple[str, str]]:
     return pairs
 
 
-def _shown_nodes(store: Store, site: SiteData, kinds) -> list[tuple[str, str, Node]]:
+def _shown_nodes(store: Store, site: SiteData, kinds: Iterable[str]) -> list[tuple[str, str, Node]]:
     """(shown node id, lang, node) for every node of ``kinds`` shown: the English version's in document order, then
     the Japanese texts paired with them (see :mod:`kb.versions.current`)."""
-    out = []
+    out: list[tuple[str, str, Node]] = []
     if site.english_version:
         out += [(n.id, "en", n) for n in store.light_nodes(site.english_version, "en", kinds)]
     wanted: dict[str, dict[str, str]] = defaultdict(dict)  # ja version → ja id → shown id
-    for shown_id, ja in site.view.ja.items():
+    for shown_id, ja in (site.view.ja if site.view else {}).items():
         wanted[ja.key.version][ja.key.id] = shown_id
     for version, ids in sorted(wanted.items(), reverse=True):
         out += [(ids[n.id], "ja", n) for n in store.light_nodes(version, "ja", kinds) if n.id in ids]
@@ -105,21 +107,26 @@ def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
         entry.nodes[lang] = node
         shown[NodeKey(node.version, lang, node.id)] = entry
     parsed = {number: rulenum.parse(number) for number in site.rules}
-    ordered = sorted(site.rules.values(), key=lambda e: parsed[e.number].sort_key() if parsed[e.number] else (99, e.number))
-    site.rules = {e.number: e for e in ordered}
-    for entry in ordered:
-        number = parsed[entry.number]
+
+    def order(number: str) -> tuple[object, ...]:
+        rule = parsed[number]
+        return rule.sort_key() if rule else (99, number)
+
+    site.rules = {number: site.rules[number] for number in sorted(site.rules, key=order)}
+    ja = site.view.ja if site.view else {}
+    for number, entry in site.rules.items():
+        rule = parsed[number]
         entry.url = url_for(entry)
-        entry.ja = site.view.ja.get(entry.id)
+        entry.ja = ja.get(entry.id)
         node = entry.main_node()
         title = node.title or entry.nodes[next(iter(entry.nodes))].title
         if title:
-            entry.label = f"{entry.number}. {title}"
-        parent = str(number.parent) if number and number.parent else None
-        if parent in site.rules:
-            site.rules[parent].children.append(entry.number)
+            entry.label = f"{number}. {title}"
+        parent = str(rule.parent) if rule and rule.parent else None
+        if parent is not None and parent in site.rules:
+            site.rules[parent].children.append(number)
         elif entry.kind == CHAPTER:
-            site.chapters.append(entry.number)
+            site.chapters.append(number)
 
 
 def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
@@ -130,7 +137,7 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
         entry = by_shown.get(shown_id)
         if entry is None:
             entry = by_shown[shown_id] = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:])
-            entry.ja = site.view.ja.get(shown_id)
+            entry.ja = site.view.ja.get(shown_id) if site.view else None
             site.terms[node.id] = entry
         entry.nodes[lang] = node
         shown[NodeKey(node.version, lang, node.id)] = entry
@@ -174,7 +181,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
             held = spans.get(span)
             spans[span] = ref if held is None else [held, ref] if isinstance(held, tuple) else [*held, ref]
     cited: dict[int, dict[str, str]] = defaultdict(dict)
-    mentions: dict[int, list[dict]] = defaultdict(list)
+    mentions: dict[int, list[Mention]] = defaultdict(list)
     for (source_key, start, end), held in spans.items():
         source, source_lang = by_key[source_key], source_key[1]
         refs = [held] if isinstance(held, tuple) else held
@@ -216,7 +223,7 @@ SENTENCE_ENDS = "。！？\n"
 MENTION_CONTEXT = 90  # characters on each side of a mention at most
 
 
-def _mention(source: Entry, lang: str, start: int, end: int) -> dict:
+def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
     """The sentence of ``source`` around the reference at ``start:end`` (cut at ``MENTION_CONTEXT`` characters)."""
     text = source.text(lang)
     left = max((text.rfind(ch, 0, start) for ch in SENTENCE_ENDS), default=-1) + 1
@@ -243,7 +250,6 @@ def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: t
             now = renumbered[(source_key[0], f"cr:{number}")]
             return site.rules.get(now.partition(":")[2]) if now else None
         return site.rules.get(number)
-    if key is not None:  # resolved into a version the site does not show: find the same thing by name
-        if key[2].startswith("gl:"):
-            return by_title.get((GLOSSARY, key[2].partition(":")[2].casefold()))
+    if key is not None and key[2].startswith("gl:"):  # resolved into a version the site does not show: by name
+        return by_title.get((GLOSSARY, key[2].partition(":")[2].casefold()))
     return None

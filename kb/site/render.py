@@ -13,12 +13,19 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
 from kb import rulenum
 from kb.codedigest import tree_digest
 from kb.site.gather import MTGWIKI
 from kb.urls.paths import href
+
+if TYPE_CHECKING:
+    from jinja2.runtime import Context
+
+    from kb.site.contexts import Segment
+    from kb.site.page import Page
 
 
 def templates_folder() -> Path:
@@ -55,15 +62,15 @@ class Renderer:
                                bytecode_cache=FileSystemBytecodeCache())
 
         @pass_context
-        def rel(ctx, target: str) -> str:
+        def rel(ctx: Context, target: str) -> str:
             return href(ctx["page_path"], target)
 
         @pass_context
-        def linked(ctx, segments: list) -> str:
+        def linked(ctx: Context, segments: list[Segment]) -> str:
             return self.linked(ctx["page_path"], segments)
 
         @pass_context
-        def absolute(ctx, target: str) -> str:
+        def absolute(ctx: Context, target: str) -> str:
             return ctx["base_url"] + href("", target)
 
         self.env.filters.update(rel=rel, linked=linked, absolute=absolute)
@@ -79,11 +86,11 @@ class Renderer:
             renderer = _RENDERERS[templates] = cls(templates)
         return renderer
 
-    def render(self, page, template_vars: dict) -> str:
+    def render(self, page: Page, template_vars: dict[str, object]) -> str:
         variables = {"base_url": None, **template_vars, **page.context}
         return self.env.get_template(page.template).render(page_path=page.path, page=page, **variables)
 
-    def linked(self, page_path: str, segments: list) -> str:
+    def linked(self, page_path: str, segments: list[Segment]) -> str:
         from markupsafe import Markup, escape
 
         out = []
@@ -149,7 +156,7 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
     return str(escape(root.text or "")) + "".join(lxml_html.tostring(child, encoding="unicode") for child in root)
 
 
-def _link_rules(holder, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
+def _link_rules(holder: Any, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
     from lxml import html as lxml_html
 
     pieces, pos = [], 0
