@@ -35,7 +35,7 @@ from kb.site.fingerprint import group_hash, inputs_fingerprint, page_hash, rende
 from kb.site.gather import gather_site
 from kb.site.linkcheck import check_links, page_links, resolve_links
 from kb.site.manifest import MANIFEST, MANIFEST_FORMAT, STAMP, FileRecord, file_record, load_record
-from kb.site.output import Output, in_place_suits, output_lock, recover
+from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import PAGE_PRODUCERS, Producer
 from kb.site.records import SiteData
@@ -125,6 +125,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         _put_static(templates, old_files, output, files)
         _put_sitemap(produced.sitemap, base_url, previous, old_files, output, files)
         search_state = _export_search(site, previous, out, output, files, report)
+        _keep_foreign(output, previous, old_files, files, report)  # last: every file kb makes is known
         broken = check_links(files, old_files if previous else None, previous.get("broken"))
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
@@ -164,6 +165,24 @@ def _render(produced: _Produced, renderer: Renderer, base_url: str | None, old_f
         links, ids = page_links(html)
         files[page.path] = file_record(digest, resolve_links(page.path, links), ids)
         report.rendered += 1
+
+
+def _keep_foreign(output: Output, previous: dict[str, Any], old_files: dict[str, FileRecord],
+                  files: dict[str, FileRecord], report: BuildReport) -> None:
+    """Keep the files someone added to the site (``CNAME``, ``.htaccess``, a verification page: in ``out`` but made
+    by no build of kb) unless a page now takes their place; they are not kb's, so they stay out of the manifest.
+    Without the previous build's records nothing tells them apart: the site is made whole, and the notice says what
+    goes."""
+    foreign = sorted(rel for rel in output.existing if rel not in old_files and not rel.startswith(RECORDS))
+    if not previous:
+        if foreign:
+            report.notices.append(f"{output.out}: no records of a previous build of this kb version; the site is "
+                                  f"made again whole, without the {len(foreign)} file(s) kb does not make "
+                                  f"(first: {foreign[0]})")
+        return
+    for rel in foreign:
+        if rel not in files:
+            output.keep(rel)
 
 
 def _put_static(templates: Path, old_files: dict[str, FileRecord], output: Output, files: dict[str, FileRecord]) -> None:

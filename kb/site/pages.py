@@ -206,8 +206,8 @@ def _row(label: str) -> str:
 
 
 def glossary_pages(site: SiteData) -> Iterable[Page]:
-    if not site.terms:
-        return
+    """The glossary's index (always: every page's navigation links it; without terms it says so) and a page per
+    term."""
     site_ctx = _site_context(site)
     entries = sorted(site.terms.values(), key=lambda e: _kana_key(_term_reading(e)))
     articles = term_articles(site)

@@ -87,8 +87,9 @@ class Renderer:
         return renderer
 
     def render(self, page: Page, template_vars: dict[str, object]) -> str:
+        """The page's file, without control characters (a NUL or an escape in a stored text is no text to show)."""
         variables = {"base_url": None, **template_vars, **page.context}
-        return self.env.get_template(page.template).render(page_path=page.path, page=page, **variables)
+        return without_controls(self.env.get_template(page.template).render(page_path=page.path, page=page, **variables))
 
     def linked(self, page_path: str, segments: list[Segment]) -> str:
         from markupsafe import Markup, escape
@@ -107,6 +108,13 @@ class Renderer:
         return Markup("".join(out))
 
 _RENDERERS: dict[Path, Renderer] = {}
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` without C0 and C1 control characters (but tab, line feed and carriage return): what a page or a
+    search result shows of a stored text (a NUL or an escape sequence is no text to show)."""
+    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
 
 
 def templates_hash(templates: Path) -> str:

@@ -39,6 +39,7 @@ from typing import Any
 
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.site.records import Entry, SiteData
+from kb.site.render import without_controls
 
 K1, B = 1.2, 0.75
 REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
@@ -83,7 +84,7 @@ def search_doc(entry: Entry) -> SearchDoc:
     if entry.kind == GLOSSARY:
         label = entry.label + (f" / {first.english}" if first.english else "")
     kind = "rule" if entry.kind in RULE_KINDS else entry.kind
-    return SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body, kind,
+    return SearchDoc(entry.url, without_controls(label), without_controls(snippet), "\n".join(dict.fromkeys(names)), body, kind,
                      " ".join(n.lang for n in nodes))
 
 
