@@ -22,6 +22,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,7 +63,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
     sources, sites = list(sources), list(sites)
     network = bool(sites) or any("://" in source for source in sources)
     politeness = _politeness(delay, contact) if network else None  # the fetcher (httpx) is loaded only to fetch
-    with writer_lock(folder):
+    with writer_lock(folder), _site_lock(out):
         staging = folder / STAGING
         shutil.rmtree(staging, ignore_errors=True)  # left by an update that was killed
         stage("fetch")
@@ -95,6 +96,16 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
         finally:
             shutil.rmtree(staging, ignore_errors=True)
     return result
+
+
+def _site_lock(out: str | os.PathLike | None) -> AbstractContextManager[None]:
+    """The output folder's lock (:func:`kb.site.output.output_lock`) when there is a site to build, from before
+    staging to after the commit."""
+    if out is None:
+        return nullcontext()
+    from kb.site.output import output_lock
+
+    return output_lock(out)
 
 
 def _politeness(delay: float | None, contact: str | None):
