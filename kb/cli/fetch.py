@@ -1,4 +1,4 @@
-"""``kb fetch``: crawl a site into the cache of the kb folder (see :mod:`ingest.fetch`), with a progress bar and a
+"""``kb fetch``: crawl a site into the cache of the kb folder (see :mod:`ingest.net.fetch`), with a progress bar and a
 summary of what was fetched, unchanged, failed and skipped by robots.txt."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, trie
         kb fetch mtg-jp https://mtg-jp.com/gameplay/rules/docs/0000000/
         kb ingest --from-cache
     """
-    from ingest.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl
+    from ingest.net.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl
     from kb.store import default_kb_dir
     from kb.store.lock import writer_lock
 

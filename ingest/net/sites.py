@@ -2,7 +2,7 @@
 
 A profile turns the command-line arguments into seed :class:`Target` s and, for each fetched body, names the further
 targets to fetch (:meth:`SiteProfile.discover`). Every URL a profile produces stays under the crawl's base URL.
-Profiles never touch the network; :mod:`ingest.fetch` does. Pages (role ``page``) are what ``kb ingest --from-cache``
+Profiles never touch the network; :mod:`ingest.net.fetch` does. Pages (role ``page``) are what ``kb ingest --from-cache``
 parses, as the source kinds that name the site in :mod:`ingest.kinds`; listings (role ``listing``: an index page, a
 category member list) are only
 read for their links.

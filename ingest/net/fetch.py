@@ -1,7 +1,7 @@
 """Fetching: the only stage of kb that touches the network. A polite, resumable crawler over one site profile.
 
-:func:`crawl` walks a profile (:mod:`ingest.sites`) from its seeds, breadth first, and stores every response in the
-cache (:mod:`ingest.cache`). Politeness: robots.txt is obeyed (Protego), including ``Crawl-delay`` and
+:func:`crawl` walks a profile (:mod:`ingest.net.sites`) from its seeds, breadth first, and stores every response in the
+cache (:mod:`ingest.net.cache`). Politeness: robots.txt is obeyed (Protego), including ``Crawl-delay`` and
 ``Request-rate``; requests to a host are sequential on one connection and spaced by at least the delay (default one
 second, longer when robots.txt asks, up to ``max_crawl_delay`` — five minutes — with a note in the report); the
 User-Agent names kb and a contact URL; connect and read timeouts, and an overall deadline per request
@@ -33,9 +33,9 @@ from pathlib import Path
 from urllib.parse import urljoin, urlsplit
 
 from ingest import MAX_BYTES
-from ingest.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser
 from ingest.decode import http_charset, meta_charset
-from ingest.sites import PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
+from ingest.net.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser
+from ingest.net.sites import PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
 from kb.errors import KbError
 
 DEFAULT_DELAY = 1.0
@@ -386,7 +386,7 @@ class PoliteClient:
 def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, depth: int | None = None,
           politeness: Politeness = Politeness(),
           on_progress: Callable[[CrawlReport, str], None] | None = None) -> CrawlReport:
-    """Crawl ``site`` (a :data:`ingest.sites.PROFILES` name) from ``args`` (titles, URLs or versions, as the profile
+    """Crawl ``site`` (a :data:`ingest.net.sites.PROFILES` name) from ``args`` (titles, URLs or versions, as the profile
     reads them) into the cache of ``kb_dir``. ``on_progress(report, url)`` is called after each URL.
     Raises :class:`CrawlInterrupted` on Ctrl-C, KbError on bad arguments."""
     if site not in PROFILES:
@@ -454,7 +454,7 @@ def _visit(target: Target, profile: SiteProfile, cache: SiteCache, client: Polit
 
 def fetch_url(url: str, *, kb_dir: Path, politeness: Politeness | None = None) -> bytes:
     """Fetch one URL politely (robots.txt, conditional request against the cache) and return its bytes as a parser
-    should see them (see :func:`ingest.cache.bytes_for_parser`), cached under the kb folder ``kb_dir``. Raises
+    should see them (see :func:`ingest.net.cache.bytes_for_parser`), cached under the kb folder ``kb_dir``. Raises
     KbError naming the URL on failure."""
     refuse_credentials(url)
     url = canonical_url(url)
