@@ -28,6 +28,7 @@ from kb.model import Diagnostic
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _STRAY = re.compile(r"[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape decodes it
 _STRAY_SHARE = 100  # at most one stray byte in this many
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff\ud800-\udfff]")
 
 BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 # labels as pages spell them (lower case, "_" read as "-"), and the codec they mean
@@ -184,8 +185,12 @@ def decode_cr_html(data: bytes, source: str) -> tuple[str, tuple[Diagnostic, ...
 
 
 def decode_wiki_html(data: bytes, source: str, diagnostics: list[Diagnostic]) -> str:
-    """A wiki page as text: BOM, then the declared charset, then UTF-8 / CP932 / EUC-JP; a mismatch is reported,
-    undecodable bytes are replaced."""
+    """A wiki page (or a release-notes article) as text: BOM, then the declared charset, then UTF-8 / CP932 / EUC-JP;
+    a mismatch is reported, undecodable bytes are replaced, control characters (not allowed in HTML text) dropped."""
+    return _CONTROL_CHARS.sub("", _wiki_html_text(data, source, diagnostics))
+
+
+def _wiki_html_text(data: bytes, source: str, diagnostics: list[Diagnostic]) -> str:
     found = bom(data)
     if found:
         return data[len(found[0]) :].decode(found[1], errors="replace")
