@@ -70,12 +70,14 @@ def parse_cr_html(data: bytes, source: str) -> Document:
     """Parse an HTML rules document. Raise KbError naming the source when it holds none."""
     from lxml import etree  # here: the rules as text (the usual file) never load lxml
 
+    from ingest.htmltree import html_root
+
     text, diagnostics = decode_html(data, source)
     text = _XML_DECLARATION.sub("", text)
     if not text.strip():
         raise KbError(f"{source}: empty page")
     try:
-        root = etree.fromstring(text, etree.HTMLParser())
+        root = html_root(text)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
         raise KbError(f"{source}: not readable as HTML ({exc})") from None
     if root is None:

@@ -1,7 +1,7 @@
 """The one way kb reads HTML: every parser, the crawl's link discovery and the site's article rewriting get their trees
 here, and nowhere else names a parser.
 
-The design's reader is BeautifulSoup over the lxml parser (:func:`soup`: the Wisdom Guild viewer, whose parser walks
+The design's reader is BeautifulSoup over the lxml parser (:func:`html_soup`: the Wisdom Guild viewer, whose parser walks
 strings and tags). lxml's own tree (:func:`html_document`, :func:`html_root`, :func:`html_fragment`) is used where a
 benchmark shows the need: ``bench/bench_wiki.py`` (400 pages) parses whole MTG Wiki pages — text, sections,
 references, sanitised HTML — in 0.83x the time BeautifulSoup takes only to build its tree and call ``get_text()``,
@@ -18,13 +18,16 @@ still is kept up to there with a warning saying the rest is lost. Tree edits sha
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import lxml.html
-from bs4 import BeautifulSoup
 from lxml import etree
 from lxml.html import HtmlElement
 
 from kb.model import Diagnostic
+
+if TYPE_CHECKING:
+    from bs4 import BeautifulSoup
 
 MAX_DEPTH = 2048
 
@@ -61,13 +64,20 @@ def element_html(element: HtmlElement) -> str:
     return html
 
 
+def children_html(element: HtmlElement) -> str:
+    """The HTML of ``element``'s children, each with its tail (its own text is not included)."""
+    return "".join(lxml.html.tostring(child, encoding="unicode") for child in element)
+
+
 def new_element(tag: str, attributes: Mapping[str, str] | None = None) -> HtmlElement:
     element: HtmlElement = lxml.html.Element(tag, dict(attributes or {}))
     return element
 
 
-def soup(text: str) -> BeautifulSoup:
+def html_soup(text: str) -> BeautifulSoup:
     """``text`` as BeautifulSoup reads it with the lxml parser."""
+    from bs4 import BeautifulSoup  # here: importing bs4 costs 94 ms, which the lxml readers' users need not pay
+
     return BeautifulSoup(text, "lxml")
 
 

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
+from ingest.htmltree import html_document
+from ingest.wikititle import WIKI_HOST, WIKI_HOSTS
 from kb import rulenum
 from kb.errors import KbError
 
@@ -51,11 +53,9 @@ def under_base(url: str, base: str) -> bool:
 
 def html_links(body: bytes, page_url: str, *, container_xpath: str | None = None) -> list[str]:
     """Absolute URLs of the ``<a href>`` links in an HTML body (inside ``container_xpath`` when it matches)."""
-    import lxml.html
-
     if not body.strip():
         return []
-    root = lxml.html.document_fromstring(body)
+    root = html_document(body, page_url, [])  # a page's warnings are the parser's to give, when it is ingested
     scope = (root.xpath(container_xpath) if container_xpath else None) or [root]
     out = []
     for element in scope:
@@ -82,6 +82,10 @@ class SiteProfile:
 
     def seeds(self, base: str, args: list[str]) -> list[Target]:
         return [Target(_resolve(a, base)) for a in args]
+
+    def hosts(self) -> frozenset[str]:
+        """The hosts whose URLs are this site's (for a single URL fetched outside a crawl)."""
+        return frozenset({urlsplit(self.default_base).netloc})
 
     def discover(self, target: Target, final_url: str, body: bytes, base: str, max_depth: int | None) -> list[Target]:
         return []
@@ -133,6 +137,9 @@ _CATEGORY_PREFIXES = ("カテゴリ:", "category:")
 class MtgWiki(SiteProfile):
     """Articles by title (``/wiki/<title>``); a ``Category:``/``カテゴリ:`` title lists its members via ``api.php``;
     with ``--depth N`` the article links of each page are followed N steps."""
+
+    def hosts(self) -> frozenset[str]:
+        return WIKI_HOSTS
 
     def page_url(self, base: str, title: str) -> str:
         return canonical_url(base + "wiki/" + quote(title.strip().replace(" ", "_"), safe=":/()!,'"))
@@ -236,7 +243,7 @@ PROFILES: dict[str, SiteProfile] = {
     p.name: p for p in (
         WisdomGuild("wisdom-guild", "http://whisper.wisdom-guild.net/", True,
                     "Wisdom Guild rules viewer: /cr/ and the chapter and section pages /cr/r/NNN/"),
-        MtgWiki("mtgwiki", "http://mtgwiki.com/", True,
+        MtgWiki("mtgwiki", f"http://{WIKI_HOST}/", True,
                 "MTG Wiki articles by title, Category:NAME members, links followed to --depth N"),
         Mjmj("mjmj", "https://mjmj.info/data/docs/", False, "the Japanese CR file JPN_CR_YYYYMMDD_N.txt of a version"),
         MtgJp("mtg-jp", "https://mtg-jp.com/", True, "mtg-jp.com release notes and rules documents by URL"),
@@ -246,4 +253,4 @@ PROFILES: dict[str, SiteProfile] = {
 
 def profile_for_url(url: str) -> SiteProfile | None:
     host = urlsplit(url).netloc.lower()
-    return next((p for p in PROFILES.values() if urlsplit(p.default_base).netloc == host), None)
+    return next((p for p in PROFILES.values() if host in p.hosts()), None)
