@@ -223,10 +223,11 @@ def decode_wisdom_guild(data: bytes, source: str, diagnostics: list[Diagnostic],
     """A Wisdom Guild page as text: byte-order mark, else ``<meta charset>`` / ``http-equiv`` / XML declaration, else
     UTF-8, EUC-JP or Shift_JIS, whichever reads and ``fits`` (reads as a rules page); a declaration that does not fit
     the bytes gives a warning."""
+    declared: str | None
     found = bom(data)
     if found:
-        data, label = data[len(found[0]) :], f"{found[1].upper()} (byte-order mark)"
-        declared: str | None = found[1]
+        label: str | None = f"{found[1].upper()} (byte-order mark)"
+        data, declared = data[len(found[0]) :], found[1]
     else:
         label = meta_charset(data, xml=True)
         declared = codec_for(label) if label else None

@@ -35,6 +35,7 @@ import html as html_lib
 import re
 from dataclasses import dataclass
 from pathlib import PurePosixPath
+from typing import NotRequired, TypedDict
 from urllib.parse import unquote, urlsplit
 
 from lxml import etree
@@ -76,7 +77,7 @@ WANTED_IDS = {"firstHeading", "catlinks", "mw-hidden-catlinks", "footer-info-las
 WANTED_CLASSES = {"mw-parser-output", "mw-redirectedfrom"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class _PageIndex:
     """One pass over the page: elements by id and by class (the few we read), and the chrome to drop."""
 
@@ -85,10 +86,10 @@ class _PageIndex:
     chrome: list[HtmlElement]
 
     @classmethod
-    def build(cls, tree) -> _PageIndex:
+    def build(cls, tree: HtmlElement) -> _PageIndex:
         by_id: dict[str, HtmlElement] = {}
         by_class: dict[str, list[HtmlElement]] = {}
-        chrome = []
+        chrome: list[HtmlElement] = []
         for el in tree.iter():
             tag = el.tag
             if not isinstance(tag, str):  # comments, processing instructions
@@ -106,7 +107,6 @@ class _PageIndex:
         return cls(by_id, by_class, chrome)
 
 
-
 # -- the parser ------------------------------------------------------------------------------------------
 
 LASTMOD_JA = re.compile(r"(\d{4})年\s*(\d{1,2})月\s*(\d{1,2})日")
@@ -118,6 +118,42 @@ QUOTED_RULE_LINE_RE = re.compile(rf"^(?:- )?({rulenum.NUMBER})\.?(?=[ 　])", re
 BRACKET_CARD_RE = re.compile(r"《([^《》\]\[\n]{1,80}?)(?:》|\]\])")
 DECK_ROW_RE = re.compile(r"\|(\d{1,3})\|\|([^|\n]+?)(?=\s*\|\d{1,3}\|\||\s+\d{1,3}:《|\s*$)", re.M)
 COUNTED_CARD_RE = re.compile(r"(?<![\d|])(\d{1,3}):《([^《》\]\[\n]{1,80}?)(?:》|\]\])")
+
+
+class _Block(TypedDict):
+    """A block of a section in ``meta``: its sanitised HTML and its span (and text) in the article's text."""
+
+    tag: str
+    html: str
+    start: int
+    end: int
+    text: NotRequired[str]
+
+
+class _Section(TypedDict):
+    """A section in ``meta`` (the lead is one without a title or a start), with its blocks and sub-sections."""
+
+    title: str | None
+    level: int
+    anchor: str | None
+    start: NotRequired[int]
+    blocks: list[_Block]
+    sections: list[_Section]
+
+
+class _DeckCard(TypedDict):
+    count: int
+    name: str
+    english: str | None
+
+
+class _Deck(TypedDict):
+    section: str | None
+    start: int
+    cards: list[_DeckCard]
+    total: NotRequired[int]
+
+
 LEAD_ENGLISH_RE = re.compile(r"^\s*(?P<ja>[^/／\n]{1,60}?)\s*[/／]\s*"
                              r"(?P<en>[A-Za-z0-9][A-Za-z0-9 ,.'’\-:!?&+]*?)\s*(?=は|とは|、|。|\(|（|$)")
 
@@ -166,7 +202,7 @@ def _with(doc: Document, diagnostics: list[Diagnostic], extra: Diagnostic) -> Do
     return dataclasses.replace(doc, diagnostics=(*diagnostics, extra))
 
 
-def _page_title(tree, page: _PageIndex, source: str, diagnostics: list[Diagnostic]) -> str:
+def _page_title(tree: HtmlElement, page: _PageIndex, source: str, diagnostics: list[Diagnostic]) -> str:
     heading = page.by_id.get("firstHeading")
     if heading is not None and heading.text_content().strip():
         return normalize_title(heading.text_content())
@@ -218,7 +254,7 @@ def _last_modified(page: _PageIndex) -> str | None:
     return None
 
 
-def _content_root(tree, page: _PageIndex):
+def _content_root(tree: HtmlElement, page: _PageIndex) -> HtmlElement | None:
     if page.by_class.get("mw-parser-output"):
         return page.by_class["mw-parser-output"][0]
     for id_ in ("mw-content-text", "bodyContent", "content"):
@@ -227,13 +263,13 @@ def _content_root(tree, page: _PageIndex):
     return tree.find(".//body")
 
 
-def _first(el, xpath: str):
-    found = el.xpath(xpath)
+def _first(el: HtmlElement, xpath: str) -> HtmlElement | None:
+    found: list[HtmlElement] = el.xpath(xpath)
     return found[0] if found else None
 
 
 class _ArticleBuilder:
-    def __init__(self, source: str, title: str, diagnostics: list[Diagnostic]):
+    def __init__(self, source: str, title: str, diagnostics: list[Diagnostic]) -> None:
         self.source = source
         self.title = title
         self.diagnostics = diagnostics
@@ -241,15 +277,15 @@ class _ArticleBuilder:
         self.block_starts: list[int] = []  # start offset of each block in the text, ascending
         self.block_info: list[tuple[int, str | None]] = []  # (start, title of its section)
 
-    def build(self, root, aliases, categories, last_modified) -> Node:
+    def build(self, root: HtmlElement, aliases: tuple[str, ...], categories: list[str], last_modified: str | None) -> Node:
         card_boxes = root.xpath(f".//div[{class_xpath('card')}]")
         card_names = [_first(box, f".//*[{class_xpath('card-name')}]|.//b|.//strong|.//a") for box in card_boxes]
         anchors = [a for a in root.iter("a") if a.get("href")]
         tracked = set(anchors) | {el for el in card_names if el is not None}
-        lead = {"title": None, "level": 1, "anchor": None, "blocks": [], "sections": []}
+        lead: _Section = {"title": None, "level": 1, "anchor": None, "blocks": [], "sections": []}
         stack = [lead]
         html_parts: list[str] = []
-        blocks: list[tuple[HtmlElement, dict]] = []
+        blocks: list[tuple[HtmlElement, _Block]] = []
         for el in content_blocks(root):
             heading = heading_of(el)
             if heading:
@@ -259,7 +295,8 @@ class _ArticleBuilder:
                 self.out.newline()
                 start = self.out.pos
                 self.out.inline(name)
-                section = {"title": name, "level": level, "anchor": anchor, "start": start, "blocks": [], "sections": []}
+                section: _Section = {"title": name, "level": level, "anchor": anchor, "start": start, "blocks": [],
+                                     "sections": []}
                 self.out.newline()
                 while len(stack) > 1 and stack[-1]["level"] >= level:
                     stack.pop()
@@ -274,7 +311,7 @@ class _ArticleBuilder:
             self.out.render(el, tracked)
             self.out.newline()
             block_html = sanitize_html(element_html(el))
-            block = {"tag": el.tag, "html": block_html, "start": start, "end": self.out.pos}
+            block: _Block = {"tag": el.tag, "html": block_html, "start": start, "end": self.out.pos}
             stack[-1]["blocks"].append(block)
             blocks.append((el, block))
             self.block_starts.append(start)
@@ -285,7 +322,10 @@ class _ArticleBuilder:
             block["end"] = min(block["end"], len(text))
             block["text"] = text[block["start"]:block["end"]].strip("\n")
         spans = {el: (s, min(e, len(text))) for el, s, e in self.out.spans}
-        refs, footnotes, decklists, quotes = [], [], [], []
+        refs: list[Ref] = []
+        footnotes: list[dict[str, str | None]] = []
+        decklists: list[_Deck] = []
+        quotes: list[dict[str, object]] = []
         refs += self._link_refs(anchors, spans, text)
         refs += self._card_box_refs(card_names, spans, text, refs)
         refs += self._text_rule_refs(text, quotes)
@@ -296,8 +336,9 @@ class _ArticleBuilder:
             footnotes.append({"id": el.get("id"), "text": note})
         english = _english_name(self.title, lead, text)
         redirect = _first(root, f".//*[{class_xpath('redirectMsg')}]//a|.//ul[{class_xpath('redirectText')}]//a")
-        meta = {"lead": lead["blocks"], "sections": lead["sections"], "categories": categories, "footnotes": footnotes,
-                "last_modified": last_modified, "decklists": decklists, "quoted_rules": quotes}
+        meta: dict[str, object] = {"lead": lead["blocks"], "sections": lead["sections"], "categories": categories,
+                                   "footnotes": footnotes, "last_modified": last_modified, "decklists": decklists,
+                                   "quoted_rules": quotes}
         if redirect is not None:
             link = parse_wiki_href(redirect.get("href", ""))
             if link and link.kind == REF_WIKI:
@@ -305,7 +346,7 @@ class _ArticleBuilder:
         return Node(id=f"wiki:{self.title}", kind=ARTICLE, lang="ja", version=UNVERSIONED, text=text, title=self.title,
                     refs=tuple(refs), aliases=aliases, english=english, html="\n".join(html_parts), meta=meta)
 
-    def _link_refs(self, anchors, spans, text) -> list[Ref]:
+    def _link_refs(self, anchors: list[HtmlElement], spans: dict[HtmlElement, tuple[int, int]], text: str) -> list[Ref]:
         refs = []
         for a in anchors:
             link = parse_wiki_href(a.get("href", ""))
@@ -326,7 +367,8 @@ class _ArticleBuilder:
                 refs.append(Ref(link.kind, target, surface, start, end))
         return refs
 
-    def _card_box_refs(self, card_names, spans, text, refs) -> list[Ref]:
+    def _card_box_refs(self, card_names: list[HtmlElement | None], spans: dict[HtmlElement, tuple[int, int]], text: str,
+                       refs: list[Ref]) -> list[Ref]:
         out = []
         for el in card_names:
             if el is None or el not in spans:
@@ -337,7 +379,7 @@ class _ArticleBuilder:
                 out.append(Ref(REF_CARD, names[1] or names[0], text[start:end], start, end))
         return out
 
-    def _text_rule_refs(self, text: str, quotes: list[dict]) -> list[Ref]:
+    def _text_rule_refs(self, text: str, quotes: list[dict[str, object]]) -> list[Ref]:
         """CR references in the text; inside a quoted rule block every rule line (and reference) cites its version."""
         quoted: list[tuple[int, int, str]] = []
         refs: list[Ref] = []
@@ -364,7 +406,7 @@ class _ArticleBuilder:
             refs.append(Ref(ref.kind, ref.target, ref.text, ref.start, ref.end, version))
         return refs
 
-    def _text_card_refs(self, text: str, refs: list[Ref], decklists: list[dict]) -> list[Ref]:
+    def _text_card_refs(self, text: str, refs: list[Ref], decklists: list[_Deck]) -> list[Ref]:
         taken = [(r.start, r.end) for r in refs if r.kind == REF_CARD and r.start >= 0]
         out: list[Ref] = []
 
@@ -378,7 +420,7 @@ class _ArticleBuilder:
             taken.append((start, end))
             return names
 
-        rows: list[tuple[int, dict]] = []
+        rows: list[tuple[int, _DeckCard]] = []
         for m in [*DECK_ROW_RE.finditer(text), *COUNTED_CARD_RE.finditer(text)]:
             names = add(m.group(2), m.start(2), m.end(2))
             if names:
@@ -388,9 +430,9 @@ class _ArticleBuilder:
         decklists += self._group_decks(sorted(rows, key=lambda r: r[0]))
         return out
 
-    def _group_decks(self, rows: list[tuple[int, dict]]) -> list[dict]:
+    def _group_decks(self, rows: list[tuple[int, _DeckCard]]) -> list[_Deck]:
         """Deck rows in one block (a ``<pre>`` or paragraph) form one deck list."""
-        decks: dict[int, dict] = {}
+        decks: dict[int, _Deck] = {}
         for pos, row in rows:
             i = bisect.bisect_right(self.block_starts, pos) - 1
             start, section = self.block_info[i] if i >= 0 else (0, None)
@@ -401,7 +443,7 @@ class _ArticleBuilder:
         return list(decks.values())
 
 
-def _heading_anchor(h) -> str | None:
+def _heading_anchor(h: HtmlElement) -> str | None:
     """The heading's anchor: its MediaWiki id decoded (``.E5.AE.9A.E7.BE.A9`` → ``定義``), else its text."""
     headline = next((el for el in h.iter("span") if "mw-headline" in el.get("class", "").split()), None)
     for el in (headline, h):
@@ -418,7 +460,7 @@ def _element_id(anchor: str) -> str:
 _EMPHASIS_QUOTES = re.compile(r"(?<![’'])(?:[’']{5}|[’']{3}|[’']{2})(?![’'])")
 
 
-def _repair_wikitext(root, title: str) -> None:
+def _repair_wikitext(root: HtmlElement, title: str) -> None:
     """In-page links point at the decoded anchors the headings carry (``#.E5.AE.9A.E7.BE.A9``, ``/wiki/<this page>#…``
     → ``#定義``); wikitext the page shows as text is repaired: emphasis quotes (``’’’``) are dropped, and ``#見出し``
     naming a heading of this page becomes an in-page link to it (the ``#`` dropped)."""
@@ -429,7 +471,7 @@ def _repair_wikitext(root, title: str) -> None:
             a.set("href", "#" + _element_id(decode_anchor(href[1:])))
         elif link is not None and link.kind == REF_WIKI and link.target == title and link.fragment:
             a.set("href", "#" + _element_id(link.fragment))
-    headings = {}
+    headings: dict[str, str] = {}
     for h in root.iter(*HEADINGS):
         anchor = _heading_anchor(h)
         name = clean_text(h)
@@ -453,7 +495,7 @@ def _repair_wikitext(root, title: str) -> None:
                                     for m in section_link.finditer(value)])
 
 
-def _english_name(title: str, lead: dict, text: str) -> str | None:
+def _english_name(title: str, lead: _Section, text: str) -> str | None:
     names = split_card_name(title)
     if names:
         return names[1]

@@ -24,13 +24,19 @@ page confirmed since that moment from the cache without asking the server again.
 from __future__ import annotations
 
 import random
+import ssl
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlsplit
+
+import httpcore
+import httpx
+from protego import Protego
 
 from ingest import MAX_BYTES
 from ingest.decode import http_charset, meta_charset
@@ -89,7 +95,7 @@ class CrawlReport:
 class CrawlInterrupted(Exception):
     """Ctrl-C during a crawl; carries what was done so far (the crawl resumes when run again)."""
 
-    def __init__(self, report: CrawlReport):
+    def __init__(self, report: CrawlReport) -> None:
         super().__init__("interrupted")
         self.report = report
 
@@ -109,14 +115,11 @@ class _Response:
     body: bytes
 
 
-class _DeadlineNetwork:
+class _DeadlineNetwork(httpcore.NetworkBackend):
     """httpcore's network, each socket read, write and handshake bounded by the current request's deadline as well
     as by its own timeout: a server sending one byte a second never stays within the read timeout long enough."""
 
-    def __init__(self):
-        import httpcore
-
-        self._httpcore = httpcore
+    def __init__(self) -> None:
         self._backend = httpcore.SyncBackend()
         self.until: float | None = None  # time.monotonic() by which the current request must be done
 
@@ -128,10 +131,11 @@ class _DeadlineNetwork:
             return timeout
         left = self.until - time.monotonic()
         if left <= 0:
-            raise self._httpcore.ReadTimeout("request deadline passed")
+            raise httpcore.ReadTimeout("request deadline passed")
         return left if timeout is None else min(timeout, left)
 
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
         return _DeadlineStream(self._backend.connect_tcp(host, port, self.limit(timeout), local_address,
                                                          socket_options), self)
 
@@ -139,10 +143,10 @@ class _DeadlineNetwork:
         self._backend.sleep(seconds)
 
 
-class _DeadlineStream:
+class _DeadlineStream(httpcore.NetworkStream):
     """A network stream of :class:`_DeadlineNetwork`."""
 
-    def __init__(self, stream, network: _DeadlineNetwork):
+    def __init__(self, stream: httpcore.NetworkStream, network: _DeadlineNetwork) -> None:
         self._stream = stream
         self._network = network
 
@@ -155,11 +159,12 @@ class _DeadlineStream:
     def close(self) -> None:
         self._stream.close()
 
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
         return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, self._network.limit(timeout)),
                                self._network)
 
-    def get_extra_info(self, info: str):
+    def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
 
 
@@ -176,14 +181,10 @@ def refuse_credentials(url: str) -> None:
 class PoliteClient:
     """One HTTP client per crawl: robots.txt per origin, request spacing per host, retries, size/type limits."""
 
-    def __init__(self, politeness: Politeness, base: str, report: CrawlReport | None = None):
-        import httpcore
-        import httpx
-
+    def __init__(self, politeness: Politeness, base: str, report: CrawlReport | None = None) -> None:
         self.politeness = politeness
         self.base = base
         self.report = report
-        self._httpx = httpx
         self._network = _DeadlineNetwork()
         transport = httpx.HTTPTransport()
         # httpx's transport, on a connection pool whose network bounds every request by its deadline
@@ -196,7 +197,7 @@ class PoliteClient:
             transport=transport,
             follow_redirects=False,
         )
-        self._robots: dict[str, object] = {}
+        self._robots: dict[str, Protego | FetchFailed] = {}
         self._ready_at: dict[str, float] = {}  # host → monotonic time of its next allowed request
         self._noted: set[str] = set()
 
@@ -204,9 +205,7 @@ class PoliteClient:
         self.client.close()
 
     # -- politeness ------------------------------------------------------------------------------------------
-    def _robots_for(self, url: str):
-        from protego import Protego
-
+    def _robots_for(self, url: str) -> Protego | FetchFailed:
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self._robots:
@@ -224,7 +223,8 @@ class PoliteClient:
         robots = self._robots_for(url)
         if isinstance(robots, FetchFailed):
             raise robots
-        return robots.can_fetch(url, ROBOTS_AGENT)
+        allowed: bool = robots.can_fetch(url, ROBOTS_AGENT)
+        return allowed
 
     def _delay(self, url: str) -> float:
         """Seconds between requests to the host of ``url``: ``--delay``, or longer when its robots.txt asks, up to
@@ -276,12 +276,11 @@ class PoliteClient:
                  headers: dict[str, str] | None = None) -> _Response:
         """One GET with retries. Returns the final response of any status but 5xx/429 (those are retried). The
         whole request, body included, must be done within ``request_deadline``; one that is not fails at once."""
-        httpx = self._httpx
         host = urlsplit(url).netloc
         reason = ""
         for attempt in range(1, self.politeness.max_tries + 1):
             self._wait_turn(host)
-            retry_wait = None
+            retry_wait: float | None = None
             self._network.until = time.monotonic() + self.politeness.request_deadline
             try:
                 with self.client.stream("GET", url, headers=headers or {}) as r:
@@ -320,7 +319,7 @@ class PoliteClient:
         except (TypeError, ValueError):
             return None
 
-    def _check(self, r, target: Target | None, profile: SiteProfile | None) -> None:
+    def _check(self, r: httpx.Response, target: Target | None, profile: SiteProfile | None) -> None:
         limit = self.politeness.max_bytes
         length = r.headers.get("content-length", "")
         if length.isdigit() and int(length) > limit:
@@ -330,11 +329,12 @@ class PoliteClient:
             if why:
                 raise FetchFailed(why)
 
-    def _read(self, r) -> bytes:
-        chunks, size = [], 0
+    def _read(self, r: httpx.Response) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
         for chunk in r.iter_bytes():
             if self._network.expired():  # bytes keep coming, but too slowly
-                raise self._httpx.ReadTimeout("request deadline passed")
+                raise httpx.ReadTimeout("request deadline passed")
             size += len(chunk)
             if size > self.politeness.max_bytes:
                 raise FetchFailed(f"response too large (over {self.politeness.max_bytes / 1e6:g} MB)")
@@ -347,7 +347,7 @@ class PoliteClient:
         cached = cache.get(target.url)
         cached_body = cache.body(cached) if cached else None
         headers = {}
-        if cached_body is not None:
+        if cached is not None and cached_body is not None:
             if cached.etag:
                 headers["If-None-Match"] = cached.etag
             if cached.last_modified:
@@ -366,7 +366,7 @@ class PoliteClient:
                     raise FetchFailed(f"redirect to {url} leaves {self.base}; not followed")
                 continue
             now = time.time()
-            if response.status == 304 and cached_body is not None:
+            if response.status == 304 and cached is not None and cached_body is not None:
                 entry = replace(cached, checked_at=now, etag=response.headers.get("etag", cached.etag),
                                 last_modified=response.headers.get("last-modified", cached.last_modified))
                 cache.update(entry)
@@ -383,7 +383,7 @@ class PoliteClient:
         raise FetchFailed(f"more than {MAX_REDIRECTS} redirects")
 
 
-def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, depth: int | None = None,
+def crawl(site: str, args: list[str], *, kb_dir: Path | str, base_url: str | None = None, depth: int | None = None,
           politeness: Politeness = Politeness(),
           on_progress: Callable[[CrawlReport, str], None] | None = None) -> CrawlReport:
     """Crawl ``site`` (a :data:`ingest.net.sites.PROFILES` name) from ``args`` (titles, URLs or versions, as the profile

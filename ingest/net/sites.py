@@ -115,7 +115,7 @@ class WisdomGuild(SiteProfile):
             targets.append(Target(url, LISTING if url == base + "cr/" else PAGE))
         return targets
 
-    def discover(self, target, final_url, body, base, max_depth):
+    def discover(self, target: Target, final_url: str, body: bytes, base: str, max_depth: int | None) -> list[Target]:
         if max_depth is not None and target.depth >= max_depth:
             return []
         found = []
@@ -151,7 +151,7 @@ class MtgWiki(SiteProfile):
             params["cmcontinue"] = cont
         return canonical_url(base + "api.php?" + urlencode(params))
 
-    def seeds(self, base, args):
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
         out = []
         for arg in args:
             if "://" in arg or arg.startswith("/"):  # a URL: an article, or a category listing (a re-crawl's seed)
@@ -173,7 +173,7 @@ class MtgWiki(SiteProfile):
             return None
         return title
 
-    def discover(self, target, final_url, body, base, max_depth):
+    def discover(self, target: Target, final_url: str, body: bytes, base: str, max_depth: int | None) -> list[Target]:
         if target.role == LISTING:
             return self._category_members(target, body, base)
         if max_depth is None or target.depth >= max_depth:
@@ -185,7 +185,7 @@ class MtgWiki(SiteProfile):
                 found.append(Target(self.page_url(base, title), PAGE, target.depth + 1))
         return found
 
-    def _category_members(self, target, body, base):
+    def _category_members(self, target: Target, body: bytes, base: str) -> list[Target]:
         try:
             data = json.loads(body)
         except ValueError:
@@ -233,7 +233,7 @@ class MtgJp(SiteProfile):
     """mtg-jp.com pages by URL (or a path under the base URL): release-notes articles and the official rules
     document ``/gameplay/rules/docs/<id>/`` (told apart by their content when ingested)."""
 
-    def seeds(self, base, args):
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
         if not args:
             raise KbError("mtg-jp: give the URL of each release-notes article or rules document")
         return super().seeds(base, args)
