@@ -23,11 +23,12 @@ page confirmed since that moment from the cache without asking the server again.
 
 from __future__ import annotations
 
+import contextlib
 import random
 import ssl
 import time
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from pathlib import Path
@@ -41,7 +42,7 @@ from protego import Protego
 from ingest import MAX_BYTES
 from ingest.decode import http_charset, meta_charset
 from ingest.net.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser
-from ingest.net.sites import PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
+from ingest.net.sites import LISTING, PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
 from kb.errors import KbError
 
 DEFAULT_DELAY = 1.0
@@ -62,6 +63,7 @@ class Politeness:
     backoff_cap: float = 60.0
     max_retry_after: float = 600.0  # a longer Retry-After fails the URL instead of stalling the crawl
     max_crawl_delay: float = 300.0  # a longer robots.txt Crawl-delay or Request-rate is capped here, with a note
+    max_listing_pages: int = 1000  # listing pages (category members, 500 a page) one crawl fetches at most
     max_bytes: int = MAX_BYTES
 
     @property
@@ -191,11 +193,13 @@ class PoliteClient:
         transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), max_connections=1,
                                                   max_keepalive_connections=1, keepalive_expiry=5.0,
                                                   network_backend=self._network)
+        # requests go to the transport itself: kb follows redirects one request at a time (:meth:`_following`,
+        # :meth:`fetch`), so httpx's own redirect handling, which chokes on a Location it cannot parse, never runs
+        self._transport = transport
         self.client = httpx.Client(
             headers={"User-Agent": politeness.user_agent},
             timeout=httpx.Timeout(politeness.read_timeout, connect=politeness.connect_timeout),
             transport=transport,
-            follow_redirects=False,
         )
         self._robots: dict[str, Protego | FetchFailed] = {}
         self._ready_at: dict[str, float] = {}  # host → monotonic time of its next allowed request
@@ -267,9 +271,7 @@ class PoliteClient:
             location = response.headers.get("location")
             if response.status not in REDIRECT_CODES or not location:
                 return response
-            url = canonical_url(urljoin(url, location))
-            if urlsplit(url).scheme not in ("http", "https"):
-                raise FetchFailed(f"redirect to {url}, not an http(s) URL")
+            url = _redirect_target(url, location)
         raise FetchFailed(f"more than {MAX_REDIRECTS} redirects")
 
     def _request(self, url: str, target: Target | None, *, profile: SiteProfile | None = None,
@@ -283,7 +285,7 @@ class PoliteClient:
             retry_wait: float | None = None
             self._network.until = time.monotonic() + self.politeness.request_deadline
             try:
-                with self.client.stream("GET", url, headers=headers or {}) as r:
+                with self._get(url, headers or {}) as r:
                     if r.status_code == 200:
                         self._check(r, target, profile)
                     body = self._read(r)  # read even error bodies, so the connection can be reused
@@ -306,6 +308,17 @@ class PoliteClient:
             if attempt < self.politeness.max_tries:
                 self._hold(host, retry_wait if retry_wait is not None else self._backoff(attempt))
         raise FetchFailed(f"{reason} after {self.politeness.max_tries} tries")
+
+    @contextlib.contextmanager
+    def _get(self, url: str, headers: dict[str, str]) -> Iterator[httpx.Response]:
+        """The response to one GET of ``url`` (its body still to be read), whatever its status."""
+        request = self.client.build_request("GET", url, headers=headers)
+        response = self._transport.handle_request(request)
+        response.request = request
+        try:
+            yield response
+        finally:
+            response.close()
 
     @staticmethod
     def _retry_after(value: str | None) -> float | None:
@@ -347,10 +360,10 @@ class PoliteClient:
         cached = cache.get(target.url)
         cached_body = cache.body(cached) if cached else None
         headers = {}
-        if cached is not None and cached_body is not None:
-            if cached.etag:
+        if cached is not None and cached_body is not None:  # validators go back as sent: only ASCII ones can
+            if cached.etag and cached.etag.isascii():
                 headers["If-None-Match"] = cached.etag
-            if cached.last_modified:
+            if cached.last_modified and cached.last_modified.isascii():
                 headers["If-Modified-Since"] = cached.last_modified
         url = target.url
         for _ in range(MAX_REDIRECTS + 1):
@@ -361,7 +374,7 @@ class PoliteClient:
                 location = response.headers.get("location")
                 if not location:
                     raise FetchFailed(f"HTTP {response.status} without a Location header")
-                url = canonical_url(urljoin(url, location))
+                url = _redirect_target(url, location)
                 if not url.startswith(self.base):
                     raise FetchFailed(f"redirect to {url} leaves {self.base}; not followed")
                 continue
@@ -381,6 +394,18 @@ class PoliteClient:
                 charset=http_charset(content_type), meta_charset=meta_charset(response.body)), response.body)
             return "fetched", entry, response.body
         raise FetchFailed(f"more than {MAX_REDIRECTS} redirects")
+
+
+def _redirect_target(url: str, location: str) -> str:
+    """The canonical URL a redirect from ``url`` names; FetchFailed when it is no http(s) URL."""
+    try:
+        target = canonical_url(urljoin(url, location.strip()))
+        scheme, host = urlsplit(target).scheme, urlsplit(target).hostname
+    except ValueError:  # an unparsable Location (``http://[::1``)
+        raise FetchFailed(f"redirect to {location!r}, not a valid URL; not followed") from None
+    if scheme not in ("http", "https") or not host:
+        raise FetchFailed(f"redirect to {target[:200]!r}, not an http(s) URL; not followed")
+    return target
 
 
 def crawl(site: str, args: list[str], *, kb_dir: Path | str, base_url: str | None = None, depth: int | None = None,
@@ -406,10 +431,17 @@ def crawl(site: str, args: list[str], *, kb_dir: Path | str, base_url: str | Non
     queue = deque(seeds)
     seen = {s.url for s in seeds}
     client = PoliteClient(politeness, base, report)
+    listings = 0
     try:
         while queue:
             report.pending = len(queue)
             target = queue.popleft()
+            if target.role == LISTING:
+                listings += 1
+                if listings > politeness.max_listing_pages:
+                    report.failed[target.url] = (f"more than {politeness.max_listing_pages} listing pages in one crawl "
+                                                 "(a listing that never ends?); the rest not fetched")
+                    continue
             body, final_url = _visit(target, profile, cache, client, state, report)
             if body is not None:
                 try:

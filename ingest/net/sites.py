@@ -33,11 +33,29 @@ class Target:
 
 
 def canonical_url(url: str) -> str:
-    """One spelling per URL: no fragment, lower-case scheme and host, percent-encoding normalised."""
+    """One spelling per URL: no fragment, lower-case scheme and host, percent-encoding normalised, and no dot segments
+    (``/docs/%2e%2e/x`` is ``/x``, where a server takes it), so a URL under the base path is there."""
     parts = urlsplit(url.strip())
-    path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=-._~") or "/"
+    path = quote(_without_dot_segments(unquote(parts.path)), safe="/:@!$&'()*+,;=-._~") or "/"
     query = urlencode(parse_qsl(parts.query, keep_blank_values=True), quote_via=quote, safe=":/")
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
+
+
+def _without_dot_segments(path: str) -> str:
+    """RFC 3986's remove_dot_segments for an absolute path: ``.`` dropped, ``..`` drops the segment before it."""
+    if not path.startswith("/"):
+        return path
+    segments = path.split("/")
+    kept: list[str] = []
+    for i, segment in enumerate(segments):
+        if segment in (".", ".."):
+            if segment == ".." and len(kept) > 1:
+                kept.pop()
+            if i == len(segments) - 1:
+                kept.append("")  # "/a/.." is the folder "/"
+            continue
+        kept.append(segment)
+    return "/".join(kept)
 
 
 def normalise_base(base_url: str) -> str:
