@@ -17,6 +17,8 @@ still is kept up to there with a warning saying the rest is lost. Tree edits sha
 
 from __future__ import annotations
 
+import bisect
+import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
@@ -30,6 +32,9 @@ if TYPE_CHECKING:
     from bs4 import BeautifulSoup
 
 MAX_DEPTH = 2048
+_READING_START = re.compile(r"<(rt|rp)\b", re.I)
+_READING_END = re.compile(r"</(rt|rp)\s*>", re.I)
+_TAG = re.compile(r"<[^>]*>")
 
 
 def html_document(markup: str | bytes, source: str, diagnostics: list[Diagnostic]) -> HtmlElement:
@@ -123,3 +128,35 @@ def drop_keeping_tail(element: HtmlElement) -> None:
         else:
             parent.text = (parent.text or "") + tail
     parent.remove(element)
+
+
+def markup_text(text: str) -> str:
+    """The text of HTML markup without building a tree, for sniffing a page: ruby readings (``<rt>…</rt>``,
+    ``<rp>…</rp>``) dropped, every tag a line break. Linear in the length of ``text`` however its ``<`` are left
+    open: the same as ``<[^>]*>`` replaced by ``"\\n"`` after ``<(rt|rp)\\b[^>]*>.*?</\\1\\s*>`` removed, which
+    takes quadratic time on unclosed tags."""
+    closings: dict[str, tuple[list[int], list[int]]] = {"rt": ([], []), "rp": ([], [])}
+    for m in _READING_END.finditer(text):
+        starts, ends = closings[m.group(1).lower()]
+        starts.append(m.start())
+        ends.append(m.end())
+    kept: list[str] = []
+    pos = 0
+    tag_end = -1  # the first ">" at or after the last opening looked at (-1: not looked for yet, or none)
+    for m in _READING_START.finditer(text):
+        if m.start() < pos:
+            continue  # inside a reading already dropped
+        if tag_end < m.end():
+            tag_end = text.find(">", m.end())
+            if tag_end == -1:
+                break  # no ">" after here: no reading opens from here on
+        starts, ends = closings[m.group(1).lower()]
+        i = bisect.bisect_left(starts, tag_end + 1)
+        if i == len(starts):
+            continue  # never closed: not a reading
+        kept.append(text[pos:m.start()])
+        pos = ends[i]
+    kept.append(text[pos:])
+    without_readings = "".join(kept)
+    last = without_readings.rfind(">") + 1  # past the last ">", a "<" starts no tag: the pattern would try in vain
+    return _TAG.sub("\n", without_readings[:last]) + without_readings[last:]

@@ -6,6 +6,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ingest.htmltree import (
     MAX_DEPTH,
     children_html,
@@ -15,6 +18,7 @@ from ingest.htmltree import (
     html_root,
     html_soup,
     insert_links,
+    markup_text,
 )
 from ingest.net.sites import PROFILES, profile_for_url
 from ingest.wikititle import WIKI_HOST, WIKI_HOSTS, parse_wiki_href
@@ -107,3 +111,14 @@ def test_every_wiki_host_is_the_wiki_for_the_parser_and_the_fetch():
         assert profile is PROFILES["mtgwiki"]
     link = parse_wiki_href("https://example.org/wiki/X")
     assert link is not None and link.kind == "external"
+
+
+_OLD_READINGS = re.compile(r"<(rt|rp)\b[^>]*>.*?</\1\s*>", re.I | re.S)
+_OLD_TAGS = re.compile(r"<[^>]*>")
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["<", ">", "rt", "RP", "rp", "</", "/", " ", "x", "<rt>", "</rt>", "</RT >", "<rp x>",
+                                 "\n", "<rtc>", "唱"]), max_size=16).map("".join))
+def test_markup_text_is_the_two_patterns_in_linear_time(text):
+    assert markup_text(text) == _OLD_TAGS.sub("\n", _OLD_READINGS.sub("", text))
