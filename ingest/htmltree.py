@@ -4,7 +4,8 @@ here, and nowhere else names a parser.
 The design's reader is BeautifulSoup over the lxml parser (:func:`html_soup`: the Wisdom Guild viewer, whose parser walks
 strings and tags). lxml's own tree (:func:`html_document`, :func:`html_root`, :func:`html_fragment`) is used where a
 benchmark shows the need: ``bench/bench_wiki.py`` (400 pages) parses whole MTG Wiki pages — text, sections,
-references, sanitised HTML — in 0.83x the time BeautifulSoup takes only to build its tree and call ``get_text()``,
+references, sanitised HTML — in 0.83x–0.92x (two runs) the time BeautifulSoup takes only to build its tree and
+call ``get_text()``,
 and ``parse_cr_html`` reads the 3.8 MB rules page of ``bench/bench_cr_html.py`` in 1.25 s against 8.89 s for
 BeautifulSoup's ``get_text()`` alone (0.14x); so the wiki, the release notes (the wiki's tree helpers), the rules
 pages and the site's article HTML are read with lxml.
