@@ -75,7 +75,7 @@ class SourceKind:
     recognise: Callable[[str, bytes], int]  # CONTENT, NAME or NO for (source, data)
     authority: int = 0
     rules: bool = False  # its documents hold rules: forced on a source that gives none, it is an error
-    fetch_sites: tuple[str, ...] = ()  # ingest.sites profiles whose pages are of this kind
+    fetch_sites: tuple[str, ...] = ()  # ingest.net.sites profiles whose pages are of this kind
 
     def parse(self, data: bytes, source: str) -> Document:
         module, function = self.parser.split(":")
