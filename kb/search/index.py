@@ -491,8 +491,8 @@ class SharedIndexes:
                 self._searchers[scopes] = None
             elif len(indexes) == 1:
                 self._searchers[scopes] = indexes[0].searcher(weighting=scoring.BM25F())
-            else:
-                reader = MultiReader([ix.reader() for ix in indexes])
+            else:  # over the segments: each sub-searcher atomic (see _segment_readers)
+                reader = MultiReader([leaf for ix in indexes for leaf in _segment_readers(ix)])
                 self._searchers[scopes] = WhooshSearcher(reader, weighting=scoring.BM25F())
         return self._searchers[scopes]
 
@@ -502,6 +502,15 @@ class SharedIndexes:
                 searcher.close()
         self._searchers.clear()
         self.filters.clear()
+
+
+def _segment_readers(ix) -> list:
+    """The readers of each segment of ``ix``. A Whoosh searcher gives each reader of a ``MultiReader`` its own
+    sub-searcher and expects it atomic: a scope's own ``MultiReader`` there (once its index has two segments) hands
+    its collector a ``MultiMatcher``, which cannot skip blocks by quality (``NotImplementedError: MultiMatcher`` as
+    soon as a search holds ``limit`` hits)."""
+    reader = ix.reader()
+    return [leaf for leaf, _ in reader.leaf_readers()] if not reader.is_atomic() else [reader]
 
 
 _SHARED: dict[Path, SharedIndexes] = {}
