@@ -35,6 +35,7 @@ from kb.site.output import Output, in_place_suits, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import PAGE_PRODUCERS, Producer
 from kb.site.render import TEMPLATES, Renderer, page_links, templates_hash
+from kb.splitter import JapaneseSplitter
 from kb.store import Store
 from kb.store.lock import writer_lock
 
@@ -58,7 +59,8 @@ class BuildReport:
 
 
 def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, producers: list[Producer] | None = None,
-               templates: Path = TEMPLATES, base_url: str | None = None) -> BuildReport:
+               templates: Path = TEMPLATES, base_url: str | None = None,
+               splitter: JapaneseSplitter | None = None) -> BuildReport:
     """Build the site for ``store`` into ``out``; raises KbError (leaving ``out`` untouched) when it cannot, or when
     ``strict`` and a link is broken or a reference unresolved. With ``base_url`` (where the site will be served,
     e.g. ``https://example.org/rules/``) the sitemap, the Atom feed, ``<link rel="canonical">`` and the 404 page use
@@ -68,13 +70,13 @@ def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, pr
     gc.freeze()
     try:
         with writer_lock(store.kb_dir):  # the store must not change under the build, nor two builds swap at once
-            return _build(store, out, strict, producers, templates, base_url)
+            return _build(store, out, strict, producers, templates, base_url, splitter)
     finally:
         gc.unfreeze()
 
 
 def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[Producer] | None, templates: Path,
-           base_url: str | None) -> BuildReport:
+           base_url: str | None, splitter: JapaneseSplitter | None) -> BuildReport:
     started = time.perf_counter()
     out = Path(out).resolve()
     _check_out(out)
@@ -86,7 +88,7 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     if stamp.get("inputs") == inputs and _site_whole(out, stamp["files"]):
         return _unchanged(out, stamp, strict, started)
     previous = _load_manifest(out, MANIFEST)
-    site = gather_site(store)
+    site = gather_site(store, splitter)
     site.base_url = base_url
     renderer = Renderer.for_templates(templates)
     template_key = f"{renderer.template_hash}|{base_url or ''}"
@@ -192,9 +194,10 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
     when ingested), the templates, the page producers, the code that makes pages, the search analysis and dictionary
     and the base URL. Equal to the previous
     build's: nothing to do."""
-    from kb.search.index import index_identity  # the static search's analysis and dictionary
+    from kb.search.index import installed_identity  # the static search's code and Sudachi (its user dictionary
+    # is made from the store's content, hashed below)
 
-    identity = sorted(index_identity().items())
+    identity = sorted(installed_identity().items())
     digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
     for producer in producers:
         digest.update(producer_identity(producer).encode())

@@ -20,6 +20,7 @@ from urllib.parse import quote
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
+from kb.splitter import JapaneseSplitter
 from kb.urls.paths import page_for_id, url_for
 from kb.store import NodeKey, Store
 from kb.versions.catalog import list_versions
@@ -106,18 +107,20 @@ class SiteData:
     shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
     archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
     names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
+    splitter: JapaneseSplitter = field(default_factory=JapaneseSplitter)  # with the store's user dictionary
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""
         return self.shown.get(key)
 
 
-def gather_site(store: Store) -> SiteData:
+def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteData:
+    """``splitter``: the command's (one is made when None)."""
     from kb.search import userdict  # on first use: a build with nothing to do loads no search code
     from kb.search.names import name_table
 
-    userdict.prepare(store)  # the static search and the 五十音 readings analyse with the store's user dictionary
-    site = SiteData()
+    # the static search and the 五十音 readings analyse with the store's user dictionary
+    site = SiteData(splitter=userdict.prepare(store, splitter or JapaneseSplitter()))
     # each language's consecutive version diffs (summaries, cached per version pair): read once, for the current
     # view's renumbering and the 更新履歴
     steps = {lang: consecutive_summaries(store, lang) for lang in ("en", "ja")}
@@ -132,7 +135,7 @@ def gather_site(store: Store) -> SiteData:
         shown[NodeKey(node.version, node.lang, node.id)] = entry
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
-    site.names = name_table(store)
+    site.names = name_table(store, site.splitter)
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
