@@ -129,7 +129,7 @@ class JapaneseSplitter:
 
 def system_dictionary_path() -> Path:
     """The file of ``sudachidict-core``'s system dictionary (a user dictionary is compiled against it)."""
-    import sudachidict_core
+    import sudachidict_core  # type: ignore[import-untyped]
 
     return Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
 

@@ -58,9 +58,11 @@ from __future__ import annotations
 import operator
 import pickle
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
+from typing import Any
 
 from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
@@ -145,7 +147,7 @@ def runs(text: str, *, offsets: bool = True) -> list[tuple]:
     if not offsets:
         return [(NUMBER, number) if number else (WORD, word) if word else (JAPANESE_RUN, japanese)
                 for number, word, japanese in _RUN.findall(folded)]
-    if starts is None:
+    if starts is None or ends is None:
         return [(m.lastgroup, m.group(), m.start(), m.end(), None) for m in _RUN.finditer(folded)]
     out = []
     for m in _RUN.finditer(folded):
@@ -155,16 +157,16 @@ def runs(text: str, *, offsets: bool = True) -> list[tuple]:
     return out
 
 
-def japanese_words(splitter: JapaneseSplitter, run, *, index: bool) -> list[tuple[str, str, int, int, None]]:
+def japanese_words(splitter: JapaneseSplitter, run: tuple, *, index: bool) -> list[tuple[str, str, int, int, None]]:
     """Step 4 on one Japanese run: Sudachi mode-C normalized forms (katakana-folded) as FORM pieces, particles and
     the like (:data:`DROPPED_POS`) as FUNCTION pieces; with ``index``, mode-A parts and the parts of a dotted
     katakana compound as PART pieces. A dotted compound's joined word is a FORM at its first part."""
     _, chunk, start, _, offsets = run
     if offsets is None:
-        def span(b, e):
+        def span(b: int, e: int) -> tuple[int, int]:
             return start + b, start + e
     else:
-        def span(b, e):
+        def span(b: int, e: int) -> tuple[int, int]:
             return offsets[0][b], offsets[1][e - 1]
     mode_a, mode_c = splitter.modes
     dotted = [(m.start(), m.end(), re.sub(f"[{MIDDLE_DOTS}]", "", m.group(0)))
@@ -240,7 +242,7 @@ class PreAnalysed(tuple):
     text once and hands Whoosh these instead of the text (see :func:`kb.search.index.node_fields`)."""
 
     @classmethod
-    def of(cls, pairs) -> PreAnalysed:
+    def of(cls, pairs: Iterable[tuple[str, int]]) -> PreAnalysed:
         """From (term, position) pairs in position order."""
         positions: dict[str, list[int]] = {}
         for term, pos in pairs:
@@ -257,7 +259,7 @@ class PreAnalysedPositions(Positions):
     value as it is, without running the field's analyzer again; the encoded postings are Whoosh's, byte for byte
     (the number of positions, then the pickled position deltas)."""
 
-    def word_values(self, value, analyzer, **kwargs):
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[tuple[str, int, float, bytes]]:
         if not isinstance(value, PreAnalysed):
             yield from super().word_values(value, analyzer, **kwargs)
             return
@@ -280,8 +282,9 @@ class RunTokenizer(Tokenizer):
     """Steps 1–2 (:func:`runs`): one token per run, ``kind`` and ``runoffsets`` beside Whoosh's attributes;
     ``startchar``/``endchar`` are offsets into ``value`` until :class:`PositionFilter`."""
 
-    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
-                 start_char=0, tokenize=True, mode="", **kwargs):
+    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
+                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
+                 mode: str = "", **kwargs: Any) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, start_pos=start_pos,
                       start_char=start_char, **kwargs)
         for token.kind, token.text, token.startchar, token.endchar, token.runoffsets in runs(value):
@@ -299,7 +302,7 @@ class JapaneseFormFilter(Filter):
     def __eq__(self, other: object) -> bool:
         return type(other) is type(self)
 
-    def __call__(self, tokens):
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         for t in tokens:
             if t.kind != JAPANESE_RUN:
                 yield t
@@ -313,7 +316,7 @@ class JapaneseFormFilter(Filter):
 class StopWordFilter(Filter):
     """Drops (:func:`kept`): English stop words, one-letter words, function words, Japanese stop forms."""
 
-    def __call__(self, tokens):
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         for t in tokens:
             if kept(t.kind, t.text):
                 yield t
@@ -322,7 +325,7 @@ class StopWordFilter(Filter):
 class EnglishStemFilter(Filter):
     """Step 3 (:func:`stemmed`): light stemming of Latin words."""
 
-    def __call__(self, tokens):
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         for t in tokens:
             t.text = stemmed(t.kind, t.text)
             yield t
@@ -331,7 +334,7 @@ class EnglishStemFilter(Filter):
 class PositionFilter(Filter):
     """Positions (:func:`next_position`) counting the kept words, from ``start_pos``; offsets from ``start_char``."""
 
-    def __call__(self, tokens):
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         pos = -1
         for t in tokens:
             pos = next_position(pos, t.kind)
@@ -344,8 +347,9 @@ class PositionFilter(Filter):
 class BigramTokenizer(Tokenizer):
     """Tokenizer of the fallback field (:func:`bigrams`)."""
 
-    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
-                 start_char=0, tokenize=True, mode="", **kwargs):
+    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
+                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
+                 mode: str = "", **kwargs: Any) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         for text, pos, start, end in _bigrams(value):
             token.text, token.pos = text, start_pos + pos
@@ -353,13 +357,13 @@ class BigramTokenizer(Tokenizer):
             yield token
 
 
-def text_analyzer(splitter: JapaneseSplitter):
+def text_analyzer(splitter: JapaneseSplitter) -> Any:
     """The analyzer of the ``title`` and ``body`` fields: the steps as a Whoosh chain splitting with ``splitter``
     (picklable: see :mod:`kb.splitter`), giving what :func:`analyze` gives, in ``"index"`` or ``"query"`` mode."""
     return RunTokenizer() | JapaneseFormFilter(splitter) | StopWordFilter() | EnglishStemFilter() | PositionFilter()
 
 
-def bigram_analyzer():
+def bigram_analyzer() -> BigramTokenizer:
     """The analyzer of the ``grams`` field."""
     return BigramTokenizer()
 
@@ -428,8 +432,8 @@ def _bigrams(text: str) -> list[tuple[str, int, int, int]]:
     folded, starts, ends = fold_with_offsets_or_none(text)
     if not _JAPANESE_CHAR.search(folded):
         return []
-    if starts is None:
-        starts, ends = range(len(folded)), range(1, len(folded) + 1)
+    if starts is None or ends is None:
+        starts, ends = list(range(len(folded))), list(range(1, len(folded) + 1))
     out: list[tuple[str, int, int, int]] = []
     for m in _RUN.finditer(folded):
         if m.lastgroup != JAPANESE_RUN:

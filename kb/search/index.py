@@ -54,6 +54,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kb.codedigest import code_digest
@@ -61,6 +62,9 @@ from kb.errors import KbError
 from kb.model import GLOSSARY, Node
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
+
+if TYPE_CHECKING:
+    from kb.search.analysis import PreAnalysed
 
 INDEX_DIR = "index"
 INDEX_NAME = "nodes"
@@ -122,7 +126,7 @@ def scope_dir(root: Path, version: str, lang: str) -> Path:
     return root / quote(f"{lang}-{version or '_'}", safe="")
 
 
-def schema(splitter: JapaneseSplitter):
+def schema(splitter: JapaneseSplitter) -> Any:
     from whoosh.fields import ID, KEYWORD, STORED, Schema
 
     from kb.search.analysis import bigram_analyzer, text_analyzer
@@ -139,7 +143,7 @@ def schema(splitter: JapaneseSplitter):
     )
 
 
-def _text_field(analyzer):
+def _text_field(analyzer: Any) -> Any:
     """A phrase-searchable text field that also takes pre-analysed values (see :func:`node_fields`)."""
     from whoosh.fields import TEXT
 
@@ -154,7 +158,7 @@ def key_string(key: NodeKey) -> str:
     return f"{key.version}\t{key.lang}\t{key.id}"
 
 
-def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> dict:
+def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> dict[str, str | PreAnalysed]:
     """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
     :class:`kb.search.analysis.PreAnalysed` terms."""
     from kb.search import analysis
@@ -162,7 +166,8 @@ def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> di
 
     names = [x for x in (node.title, *node.aliases, node.english) if x]
     body = "\n".join([node.text, *node.examples])
-    fields = dict(key=key_string(NodeKey(node.version, node.lang, node.id)), kind=node.kind, hash=content_hash)
+    fields: dict[str, str | PreAnalysed] = dict(key=key_string(NodeKey(node.version, node.lang, node.id)),
+                                                kind=node.kind, hash=content_hash)
     grams = analysis.bigram_pairs("\n".join([*names, body]))
     if grams:
         fields["grams"] = grams
@@ -178,7 +183,7 @@ def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> di
     return fields
 
 
-def open_index(store: Store, version: str, lang: str):
+def open_index(store: Store, version: str, lang: str) -> Any:
     """The index of one scope (KbError when there is none yet, or it was written by an older kb)."""
     path = scope_dir(index_dir(store), version, lang)
     ix = _open_existing(path)
@@ -192,7 +197,7 @@ def indexed_scopes(store: Store) -> list[tuple[str, str]]:
     return [(info[0], info[1]) for info in _read_state(index_dir(store)).get("scopes", {}).values()]
 
 
-def _open_existing(path: Path):
+def _open_existing(path: Path) -> Any:
     """The index in ``path``, None when there is none; KbError when it cannot be read (written by an older kb)."""
     from whoosh import index
 
@@ -380,7 +385,7 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
     return len(changed) - updated, updated, len(gone)
 
 
-def _delete_keys(writer, keys: list[str]) -> None:
+def _delete_keys(writer: Any, keys: list[str]) -> None:
     """Delete the documents of these node keys: Whoosh's ``delete_by_term`` for each, read from the writer's own
     postings without loading Whoosh's query and search modules (about 25 ms of a one-rule update's index update)."""
     with writer.reader() as reader:
@@ -399,7 +404,7 @@ def _recorded_checksums(path: Path) -> dict[str, list]:
     return recorded if isinstance(recorded, dict) else {}
 
 
-def _indexed_hashes(ix, path: Path, recorded: dict[str, list]) -> dict[str, str]:
+def _indexed_hashes(ix: Any, path: Path, recorded: dict[str, list]) -> dict[str, str]:
     """Each indexed node's key → content hash: from :data:`HASHES` when the ``recorded`` checksums vouch for it,
     else read from the index's stored fields."""
     try:
@@ -510,7 +515,7 @@ class SharedIndexes:
         self.root = root
         self.lock = threading.RLock()
         self._stamp: tuple | None = None
-        self._searchers: dict[frozenset, object] = {}
+        self._searchers: dict[frozenset, Any] = {}
         self.filters: dict[tuple, set[int]] = {}  # (scopes, kinds) → document numbers (kb.search.query)
 
     def _current_stamp(self) -> tuple | None:
@@ -527,7 +532,7 @@ class SharedIndexes:
             self.close()
             self._stamp = stamp
 
-    def searcher(self, scopes: frozenset[tuple[str, str]]):
+    def searcher(self, scopes: frozenset[tuple[str, str]]) -> Any:
         """A Whoosh searcher (BM25F) over the indexes of ``scopes`` that exist; None when none does."""
         from whoosh import scoring
         from whoosh.reading import MultiReader
@@ -552,7 +557,7 @@ class SharedIndexes:
         self.filters.clear()
 
 
-def _segment_readers(ix) -> list:
+def _segment_readers(ix: Any) -> list[Any]:
     """The readers of each segment of ``ix``. A Whoosh searcher gives each reader of a ``MultiReader`` its own
     sub-searcher and expects it atomic: a scope's own ``MultiReader`` there (once its index has two segments) hands
     its collector a ``MultiMatcher``, which cannot skip blocks by quality (``NotImplementedError: MultiMatcher`` as

@@ -75,10 +75,10 @@ def name_table(store: Store, splitter: JapaneseSplitter) -> NameTable:
 
 def source_readings(store: Store) -> dict[str, str]:
     """Japanese glossary terms → the reading their source gives (ruby), as a reading form."""
-    out = {}
+    out: dict[str, str] = {}
     for _key, title, _aliases, _english, _text, meta in store.glossary_rows(lang="ja"):
         form = reading_form(meta.get("reading") or "") if title else None
-        if form:
+        if form and title:
             out.setdefault(title, form)
     return out
 

@@ -37,6 +37,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import islice
+from typing import Any
 
 from kb import rulenum
 from kb.errors import KbError
@@ -199,7 +200,7 @@ class Searcher:
     def __enter__(self) -> Searcher:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def search(self, query: str, *, limit: int = 10, kind: str | None = None, lang: str | None = None,
@@ -222,7 +223,7 @@ class Searcher:
 
         return damaged_index_error(self.store, error)
 
-    def _search(self, q, limit: int) -> list[Hit]:
+    def _search(self, q: ParsedQuery, limit: int) -> list[Hit]:
         versions = self._chosen_versions(q)
         english = () if q.numbers or q.phrases else self.names.english_names(self.splitter, q.text)
         scopes = frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
@@ -238,7 +239,10 @@ class Searcher:
             for name in english if ws is not None else ():  # the English names of a Japanese name reach English text
                 words += self._by_words(ws, scopes, ParsedQuery("", (name,), q.kinds, q.lang, q.version), limit)
         seen = {k for k, _, _ in found}
-        found += [f for f in words if f[0] not in seen and not seen.add(f[0])]
+        for f in words:
+            if f[0] not in seen:
+                seen.add(f[0])
+                found.append(f)
         terms = set() if q.numbers else set(analysis.query_terms(self.splitter, " ".join([q.text, *q.phrases, *english])))
         hits = (self._hit(key, score, match, terms, q, english) for key, score, match in found)
         return list(islice((hit for hit in hits if hit is not None), limit))
@@ -259,7 +263,7 @@ class Searcher:
             raise KbError(f"version {q.version}: not in the knowledge base (have: {', '.join(known) or 'none'})")
         return chosen
 
-    def _allowed(self, key: NodeKey, kind: str | None, q: ParsedQuery, versions) -> bool:
+    def _allowed(self, key: NodeKey, kind: str | None, q: ParsedQuery, versions: set[tuple[str, str]]) -> bool:
         """Whether a node is in the query's scope (``kind`` None: ignore the kind filter)."""
         if kind is not None and q.kinds and kind not in q.kinds:
             return False
@@ -268,14 +272,14 @@ class Searcher:
         return key.version == UNVERSIONED or (key.version, key.lang) in versions
 
     # 1. rule numbers ---------------------------------------------------------------------------------------------
-    def _by_number(self, q: ParsedQuery, versions, limit: int) -> list[tuple[NodeKey, float, str]]:
+    def _by_number(self, q: ParsedQuery, versions: set[tuple[str, str]], limit: int) -> list[tuple[NodeKey, float, str]]:
         rows = []
         for number in q.numbers:
             pattern = None
             if q.with_subrules:
                 parsed = rulenum.parse(number)
                 pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*",
-                           "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind)
+                           "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind) if parsed else None
             for key, kind, order in self.store.keys_numbered(number, pattern=pattern):
                 if self._allowed(key, kind, q, versions):
                     rows.append((LANG_ORDER.get(key.lang, 9), key.version, order, key))
@@ -283,7 +287,8 @@ class Searcher:
         return [(key, 1.0, "number") for *_, key in rows[:limit]]
 
     # 2. glossary terms -------------------------------------------------------------------------------------------
-    def _by_term(self, ws, q: ParsedQuery, versions, english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
+    def _by_term(self, ws: Any, q: ParsedQuery, versions: set[tuple[str, str]],
+                 english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
         """The glossary entries the whole query names — in Japanese, in English, by reading, or through the English
         name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it."""
         from whoosh import query as wq
@@ -315,7 +320,7 @@ class Searcher:
         return self.store.kind_of(key)
 
     # 3. words ------------------------------------------------------------------------------------------------------
-    def _by_words(self, ws, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
+    def _by_words(self, ws: Any, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
         from whoosh import query as wq
 
         groups = [self._term_query(ws, term, q.text) for term in _unique(analysis.analyze(self.splitter, q.text, index=False))]
@@ -338,7 +343,7 @@ class Searcher:
                     found.append((_key(hit["key"]), hit.score, "some words"))
         return found
 
-    def _kind_docs(self, ws, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
+    def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
         """Document numbers of the given kinds in the searcher of ``scopes``, computed once per open searcher."""
         from whoosh import query as wq
 
@@ -348,10 +353,10 @@ class Searcher:
         return self.indexes.filters[key]
 
     @staticmethod
-    def _known(ws, term: str) -> bool:
+    def _known(ws: Any, term: str) -> bool:
         return bool(ws.doc_frequency("title", term) or ws.doc_frequency("body", term))
 
-    def _term_query(self, ws, term: analysis.Term, text: str):
+    def _term_query(self, ws: Any, term: analysis.Term, text: str) -> Any:
         from whoosh import query as wq
 
         if self._known(ws, term.text):
@@ -364,7 +369,7 @@ class Searcher:
             surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
         return _grams_query(surface) or wq.Term("body", term.text)
 
-    def _phrase_query(self, ws, phrase: str):
+    def _phrase_query(self, ws: Any, phrase: str) -> Any:
         from whoosh import query as wq
 
         words = analysis.analyze(self.splitter, phrase, index=False)
@@ -461,7 +466,7 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 # -- helpers ------------------------------------------------------------------------------------------------------
-def _grams_query(surface: str):
+def _grams_query(surface: str) -> Any:
     from whoosh import query as wq
 
     grams = analysis.bigram_terms(surface)

@@ -25,9 +25,15 @@ from functools import partial
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
 from kb.urls.paths import url_for
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from kb.search.query import Hit, Searcher
 
 IDLE_TIMEOUT = 30.0  # seconds a connection may stay silent
 SEARCH_WORKERS = 4  # threads answering searches at once (Sudachi and SQLite release the GIL for part of the work)
@@ -68,7 +74,7 @@ class LiveSearch:
             return HTTPStatus.BAD_REQUEST, {"query": query[:MAX_QUERY_CHARS], "error": str(exc)}
         return HTTPStatus.OK, {"query": query, "results": [_result(hit) for hit in hits]}
 
-    def _searcher(self):
+    def _searcher(self) -> Searcher:
         from kb.search.query import Searcher
         from kb.store import Store
 
@@ -117,7 +123,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
             return refused
         return str(real)
 
-    def list_directory(self, path):
+    def list_directory(self, path: str | os.PathLike[str]) -> None:
         self.send_error(HTTPStatus.NOT_FOUND)
         return None
 
@@ -127,7 +133,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
-    def send_error(self, code, message=None, explain=None):
+    def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         if code == HTTPStatus.NOT_FOUND and (self.site_root / "404.html").is_file():
             body = (self.site_root / "404.html").read_bytes()
             self.send_response(code)
@@ -152,11 +158,11 @@ class SiteHandler(SimpleHTTPRequestHandler):
         self.end_headers()
         self.wfile.write(body)
 
-    def log_message(self, format, *args):  # quiet: one line per request only with --verbose (not offered)
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: one line per request only with --verbose (not offered)
         pass
 
 
-def _result(hit) -> dict:
+def _result(hit: Hit) -> dict:
     return {"url": url_for(hit.key), "label": " ".join(x for x in (hit.number, hit.title) if x) or hit.id,
             "snippet": hit.snippet, "id": hit.id, "version": hit.version, "lang": hit.lang}
 
@@ -182,7 +188,8 @@ def make_server(site_dir: str | os.PathLike, *, host: str = "127.0.0.1", port: i
     return server
 
 
-def serve_site(site_dir: str | os.PathLike, *, host: str, port: int, kb_dir: str | None, on_ready=None) -> None:
+def serve_site(site_dir: str | os.PathLike, *, host: str, port: int, kb_dir: str | None,
+               on_ready: Callable[[SiteServer], None] | None = None) -> None:
     server = make_server(site_dir, host=host, port=port, kb_dir=kb_dir)
     if on_ready:
         on_ready(server)
