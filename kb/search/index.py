@@ -60,6 +60,7 @@ from urllib.parse import quote
 from kb.codedigest import code_digest
 from kb.errors import KbError
 from kb.model import GLOSSARY, Node
+from kb.search.userdict import dictionary_path, intact
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -244,7 +245,8 @@ def index_lag(store: Store) -> str | None:
     wrote it; or it was last brought in line with another generation of the store's content
     (:meth:`kb.store.Store.content_generation`, changed in the transaction of every content change: a writer killed
     after its commit and before its index update — or before ``kb update`` swapped its new index in — left the two
-    apart). What every writer checks first (the user dictionary is made from the content: the generation covers it)."""
+    apart); or the user dictionary it was built with is missing or damaged (:func:`kb.search.userdict.intact`). What
+    every writer checks first."""
     state = _read_state(index_dir(store))
     if not state:
         return "there is no search index"
@@ -254,6 +256,9 @@ def index_lag(store: Store) -> str | None:
         return reason
     if state.get("generation") != store.content_generation():
         return "the store changed since it was indexed"
+    recorded = recorded_user_dictionary(store)
+    if recorded and not intact(dictionary_path(store, recorded)):
+        return f"its user dictionary {recorded} is missing or damaged"
     return None
 
 
@@ -264,7 +269,7 @@ def reader_staleness(store: Store, splitter: JapaneseSplitter) -> str | None:
     Readers never write: ``kb index`` (or any writer) brings it up to date."""
     recorded = recorded_user_dictionary(store)
     if recorded and splitter.dictionary_id != recorded:
-        return f"its user dictionary {recorded} is missing"
+        return f"its user dictionary {recorded} is missing or damaged"
     return check_freshness(store, splitter) or index_lag(store)
 
 

@@ -12,6 +12,10 @@ it and is rebuilt when it changes, and the static search's analysis cache is key
 user word's pieces of two or more characters (状況起因処理
 → 起因), as it holds a system word's mode-A parts.
 
+Damage: each compiled dictionary has its SHA-256 beside it (``<digest>.sha256``, written after it); a dictionary
+whose file is missing, cut or changed is not :func:`intact`: a writer compiles it again (:func:`prepare`), a reader
+splits without it and says so (:func:`kb.search.index.reader_staleness`), instead of failing inside Sudachi.
+
 Entry points: :func:`prepare` (build if needed; called by the index update and the site build) and
 :func:`recorded` (the dictionary an index recorded, for a searcher). Both take the command's splitter and return
 the splitter with the dictionary (the same one when it already has it); nothing is switched in the process.
@@ -31,12 +35,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kb.fold import fold
 from kb.model import ARTICLE, GLOSSARY
-from kb.search import analysis
 from kb.splitter import JapaneseSplitter, system_dictionary_path
 from kb.store import Store
 
 FOLDER = "userdict"
+CHECKSUM_SUFFIX = ".sha256"  # beside each compiled dictionary: its SHA-256
 SHARED_ENV = "KB_USERDICT_CACHE"  # a folder of compiled dictionaries shared by knowledge bases (see the module doc)
 KEEP = 4  # dictionaries kept (a searcher of another process may still use an older one)
 COMPOUND_POS = frozenset(["名詞", "接頭辞", "接尾辞"])
@@ -79,7 +84,7 @@ def candidate_names(store: Store) -> list[str]:
     for _key, _kind, title, aliases, _english in store.name_rows(lang="ja", kinds=(GLOSSARY, ARTICLE)):
         if title:
             names.update([title, *aliases])
-    return sorted({analysis.fold(n) for n in names})
+    return sorted({fold(n) for n in names})
 
 
 def user_words(splitter: JapaneseSplitter, names: list[str],
@@ -115,7 +120,7 @@ def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
     one: the system dictionary alone); its :attr:`~kb.splitter.JapaneseSplitter.dictionary_id` is the digest."""
     from kb.search.names import source_readings
 
-    given = {analysis.fold(name): reading for name, reading in source_readings(store).items()}
+    given = {fold(name): reading for name, reading in source_readings(store).items()}
     words = user_words(splitter, candidate_names(store), given)
     if not words:
         return splitter.with_user_dictionary(None)
@@ -123,16 +128,30 @@ def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
     digest = hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]
     folder = store.kb_dir / FOLDER
     path = folder / f"{digest}.dic"
-    if not path.is_file():
+    if not intact(path):
         _build(csv, folder, path)
     return splitter.with_user_dictionary(path)
 
 
 def recorded(store: Store, digest: str, splitter: JapaneseSplitter) -> JapaneseSplitter:
     """``splitter`` with the dictionary ``digest`` of ``store`` (as recorded by the index; '' = none), or with none
-    when its file is missing (:func:`kb.search.index.reader_staleness` then says so)."""
-    path = store.kb_dir / FOLDER / f"{digest}.dic"
-    return splitter.with_user_dictionary(path if digest and path.is_file() else None)
+    when its file is missing or damaged (:func:`kb.search.index.reader_staleness` then says so)."""
+    path = dictionary_path(store, digest)
+    return splitter.with_user_dictionary(path if digest and intact(path) else None)
+
+
+def dictionary_path(store: Store, digest: str) -> Path:
+    """The compiled dictionary ``digest`` of ``store``."""
+    return store.kb_dir / FOLDER / f"{digest}.dic"
+
+
+def intact(path: Path) -> bool:
+    """Whether the compiled dictionary ``path`` is as it was written: its SHA-256 is the one recorded beside it."""
+    try:
+        recorded = path.with_suffix(CHECKSUM_SUFFIX).read_text(encoding="ascii").strip()
+        return recorded == hashlib.sha256(path.read_bytes()).hexdigest()
+    except (OSError, ValueError):
+        return False
 
 
 def _build(csv: str, folder: Path, path: Path) -> None:
@@ -154,6 +173,10 @@ def _build(csv: str, folder: Path, path: Path) -> None:
                 part = cached.with_name(f".{cached.name}.{os.getpid()}")
                 shutil.copyfile(built, part)
                 os.replace(part, cached)
+        checksum = Path(tmp) / "user.sha256"
+        checksum.write_text(hashlib.sha256(built.read_bytes()).hexdigest() + "\n", encoding="ascii")
         built.replace(path)
+        checksum.replace(path.with_suffix(CHECKSUM_SUFFIX))  # after the dictionary: without it, not intact
     for stale in sorted(folder.glob("*.dic"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
         stale.unlink(missing_ok=True)
+        stale.with_suffix(CHECKSUM_SUFFIX).unlink(missing_ok=True)
