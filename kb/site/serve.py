@@ -171,6 +171,8 @@ class SiteServer(ThreadingHTTPServer):
     """A thread per connection; the searches go to the :class:`LiveSearch` workers, stopped with the server."""
 
     live_search: LiveSearch
+    request_queue_size = 128  # the listen backlog (socketserver's 5 reset connections at concurrency 32)
+    daemon_threads = True
 
     def server_close(self) -> None:
         super().server_close()
