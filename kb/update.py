@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kb.errors import KbError
+from kb.splitter import JapaneseSplitter
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.lock import writer_lock
 from kb.versions.catalog import list_versions, previous_version
@@ -63,9 +64,11 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
     sources, sites = list(sources), list(sites)
     network = bool(sites) or any("://" in source for source in sources)
     politeness = _politeness(delay, contact) if network else None  # the fetcher (httpx) is loaded only to fetch
+    splitter = JapaneseSplitter()  # the update's one: its ingest, index and build split Japanese with it
     with writer_lock(folder), _site_lock(out):
         staging = folder / STAGING
         shutil.rmtree(staging, ignore_errors=True)  # left by an update that was killed
+        _heal_index(folder, splitter)
         stage("fetch")
         for site in sites:
             result.crawls.append(_recrawl(folder, site, politeness))
@@ -75,7 +78,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
             try:
                 with staged.transaction():  # committed at the end of the block, or never
                     before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                    _ingest(staged, staging, sources, sites, folder, politeness, strict, force, result)
+                    _ingest(staged, staging, sources, sites, folder, politeness, strict, force, result, splitter)
                     after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
                     touched = {(version, lang) for (source, version, lang), digest in after.items()
                                if before.get((source, version, lang)) != digest}
@@ -88,7 +91,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
                         stage("build")
                         from kb.site.builder import build_site
 
-                        result.build = build_site(staged, out, strict=strict, base_url=base_url)
+                        result.build = build_site(staged, out, strict=strict, base_url=base_url, splitter=splitter)
                     stage("commit")
             finally:
                 staged.close()
@@ -106,6 +109,17 @@ def _site_lock(out: str | os.PathLike | None) -> AbstractContextManager[None]:
     from kb.site.output import output_lock
 
     return output_lock(out)
+
+
+def _heal_index(folder: Path, splitter: JapaneseSplitter) -> None:
+    """The live index brought in line with the live store when it lags (an update killed after its commit and
+    before its index swap, or between moving the old index aside and the new one in; an index deleted): first, so
+    that "already up to date" is true of the index too (:func:`kb.search.index.heal_index`)."""
+    if (folder / DB_NAME).is_file():
+        from kb.search.index import heal_index
+
+        with Store(folder / DB_NAME) as live:
+            heal_index(live, splitter)
 
 
 def _politeness(delay: float | None, contact: str | None):
@@ -167,7 +181,7 @@ def _site_folder(folder: Path, site: str) -> Path:
 
 
 def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path, politeness, strict: bool,
-            force: bool, result: UpdateResult) -> None:
+            force: bool, result: UpdateResult, splitter: JapaneseSplitter) -> None:
     from ingest.kinds import parse_source
     from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, read_source
 
@@ -182,7 +196,7 @@ def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], 
             else:
                 data = read_source(source)
             documents.append(parse_source(source, data))
-        reports.append(ingest_documents(staged, documents, report, strict=strict, force=force))
+        reports.append(ingest_documents(staged, documents, report, strict=strict, force=force, splitter=splitter))
     for site in sites:
         reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict, force=force))
     for report in reports:

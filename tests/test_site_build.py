@@ -381,7 +381,7 @@ def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tm
 
     analysed: list[str] = []
     real = search_export.analyse
-    monkeypatch.setattr(search_export, "analyse", lambda doc: analysed.append(doc.url) or real(doc))
+    monkeypatch.setattr(search_export, "analyse", lambda splitter, doc: analysed.append(doc.url) or real(splitter, doc))
     source = tmp_path / JA_CR.name
     source.write_bytes(JA_CR.read_bytes())
     out = tmp_path / "site"

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 
 from kb.cli.terminal import json_text, terminal_safe
@@ -16,7 +18,8 @@ from kb.cli.terminal import json_text, terminal_safe
 @click.option("--lang", type=click.Choice(["ja", "en"]), default=None, help="Only this language.")
 @click.option("--version", "version", default=None, help="CR version to search (default: the newest of each language).")
 @click.pass_context
-def search(ctx, query, as_json, limit, kind, lang, version):
+def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str | None, lang: str | None,
+           version: str | None) -> None:
     """Search rules, glossary and articles for QUERY.
 
     QUERY is words (唱えた, マナコスト, "呪文を唱える"), a rule number in any form (601.2f, ６０１．２ｆ, CR:601.2f;
@@ -54,7 +57,7 @@ def search(ctx, query, as_json, limit, kind, lang, version):
         click.echo("    " + _highlighted(hit.snippet.replace("\n", " "), hit.highlights))
 
 
-def _highlighted(snippet: str, spans) -> str:
+def _highlighted(snippet: str, spans: Iterable[tuple[int, int]]) -> str:
     out, at = [], 0
     for start, end in spans:
         out += [terminal_safe(snippet[at:start]), click.style(terminal_safe(snippet[start:end]), fg="yellow", bold=True)]
@@ -66,7 +69,7 @@ def _highlighted(snippet: str, spans) -> str:
 @click.command("index")
 @click.option("--rebuild", is_flag=True, help="Drop the index and build it again from the store.")
 @click.pass_context
-def index_command(ctx, rebuild):
+def index_command(ctx: click.Context, rebuild: bool) -> None:
     """Check the search index against the knowledge base and bring it up to date ('kb ingest' already does this):
     a damaged index is rebuilt, documents missing or stale are indexed again.
 

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Iterable
 from kb.link import graph, termlinks
 from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport
 from kb.model import REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store, StoredRef
 
 
@@ -36,7 +37,7 @@ RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_r
                                   termlinks.REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
                                   **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/link/graph.py
 def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
-         nodes: Collection[NodeKey] | None = None) -> LinkReport:
+         nodes: Collection[NodeKey] | None = None, *, splitter: JapaneseSplitter | None = None) -> LinkReport:
     """Resolve the stored references and write the results. Call inside the ingest's transaction.
 
     With ``scopes`` — the (version, lang) pairs of the CR versions whose documents changed, never an unversioned
@@ -55,7 +56,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     if scopes is None:
         graph.prepare(store)  # card entities from all card references; drop derived references
         index = LinkIndex(store)
-        termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
+        termlinks.link_terms(store, index, splitter=splitter)  # glossary terms found in CR text, recomputed on every link
         report, resolved = _resolve(store, index, store.refs())
         graph.derive_links(store, index, report, resolved)  # glossary-term links also to the article of that term
         store.take_rewritten()  # all linked
@@ -71,7 +72,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     reached = {(versions[0], lang) for lang in langs if (versions := store.versions(lang))}
     reached |= {(sr.ref.version, lang) for sr in loose if sr.ref.version for lang in langs}
     index = LinkIndex(store, scopes | unversioned | reached)
-    termlinks.link_terms(store, index, scopes, touched)
+    termlinks.link_terms(store, index, scopes, touched, splitter=splitter)
     if touched is None:
         changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
     else:  # the rewritten nodes' references, and the rule references naming a rewritten node

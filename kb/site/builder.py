@@ -41,6 +41,7 @@ from kb.site.pages import PAGE_PRODUCERS, Producer
 from kb.site.records import SiteData
 from kb.site.render import TEMPLATES, Renderer
 from kb.site.sitemap import sitemap_key, sitemap_xml
+from kb.splitter import JapaneseSplitter
 from kb.store import Store
 from kb.store.lock import writer_lock
 
@@ -61,7 +62,7 @@ class BuildReport:
 
 def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = False,
                producers: list[Producer] | None = None, templates: Path = TEMPLATES,
-               base_url: str | None = None) -> BuildReport:
+               base_url: str | None = None, splitter: JapaneseSplitter | None = None) -> BuildReport:
     """Build the site for ``store`` into ``out``; raises KbError (leaving ``out`` untouched) when it cannot, or when
     ``strict`` and a link is broken or a reference unresolved. With ``base_url`` (where the site will be served,
     e.g. ``https://example.org/rules/``) the sitemap, the Atom feed, ``<link rel="canonical">`` and the 404 page use
@@ -73,7 +74,7 @@ def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = Fals
         # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
         with writer_lock(store.kb_dir), output_lock(out):
             return _build(store, Path(out).resolve(), strict, producers if producers is not None else PAGE_PRODUCERS,
-                          templates, normalize_base_url(base_url))
+                          templates, normalize_base_url(base_url), splitter)
     finally:
         gc.unfreeze()
 
@@ -101,7 +102,7 @@ class _Produced:
 
 
 def _build(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,
-           base_url: str | None) -> BuildReport:
+           base_url: str | None, splitter: JapaneseSplitter | None) -> BuildReport:
     started = time.perf_counter()
     _check_out(out)
     recover(out)  # a build killed while applying its files is completed before anything is read
@@ -111,7 +112,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         return _unchanged(out, stamp, strict, started)
     previous = load_record(out, MANIFEST)
     old_files: dict[str, FileRecord] = previous.get("files", {})
-    site = gather_site(store)
+    site = gather_site(store, splitter)
     site.base_url = base_url
     renderer = Renderer.for_templates(templates)
     produced = _produce(site, producers, render_key(renderer.template_hash, base_url), previous.get("groups", {}),

@@ -34,9 +34,10 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
     when ingested), the templates, the page producers, all of kb's code (:func:`kb.codedigest.code_digest`: no list
     of modules to keep), the search analysis and dictionary and the base URL. Equal to the previous build's: nothing
     to do."""
-    from kb.search.index import index_identity  # the static search's analysis and dictionary
+    from kb.search.index import installed_identity  # the static search's code and Sudachi (its user dictionary
+    # is made from the store's content, hashed below)
 
-    identity = sorted(index_identity().items())
+    identity = sorted(installed_identity().items())
     digest = hashlib.sha256(
         f"{MANIFEST_FORMAT}|{code_digest()}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
     for producer in producers:

@@ -19,6 +19,7 @@ from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
 from kb.site.records import Archive, Entry, Link, Mention, SiteData
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 from kb.urls.paths import page_for_id, url_for
 from kb.versions.catalog import VersionInfo, list_versions
@@ -32,12 +33,13 @@ MTGWIKI = "https://mtgwiki.com/wiki/"
 OUTSIDE_KINDS = frozenset(["external", "redlink", "category", "wiki"])
 
 
-def gather_site(store: Store) -> SiteData:
+def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteData:
+    """``splitter``: the command's (one is made when None)."""
     from kb.search import userdict  # on first use: a build with nothing to do loads no search code
     from kb.search.names import name_table
 
-    userdict.prepare(store)  # the static search and the 五十音 readings analyse with the store's user dictionary
-    site = SiteData()
+    # the static search and the 五十音 readings analyse with the store's user dictionary
+    site = SiteData(splitter=userdict.prepare(store, splitter or JapaneseSplitter()))
     # each language's consecutive version diffs (summaries, cached per version pair): read once, for the current
     # view's renumbering and the 更新履歴
     steps = {lang: consecutive_summaries(store, lang) for lang in ("en", "ja")}
@@ -52,7 +54,7 @@ def gather_site(store: Store) -> SiteData:
         shown[NodeKey(node.version, node.lang, node.id)] = entry
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
-    site.names = name_table(store)
+    site.names = name_table(store, site.splitter)
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 

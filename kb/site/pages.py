@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable
-from functools import lru_cache, partial
+from functools import partial
 from typing import Any
 
 from kb.fold import fold
@@ -134,7 +134,7 @@ def _other_lists(site: SiteData) -> dict[str, list[LinkContext]]:
             continue  # many, and named in passing: the card index lists them
         lists.setdefault(entry.kind, []).append({"label": entry.label, "url": entry.url})
     for items in lists.values():
-        items.sort(key=lambda i: _kana_key(i["label"]))
+        items.sort(key=lambda i: _kana_key(site, i["label"]))
     return lists
 
 
@@ -171,19 +171,10 @@ def _walk(site: SiteData, entry: Entry, out: list[RuleContext], memo: dict[str, 
         _walk(site, site.rules[child], out, memo, include_self=True)
 
 
-def _kana_key(label: str) -> str:
-    """五十音 order: the reading (Sudachi's, for kanji), katakana folded to hiragana, NFKC — so 唱える sorts as
-    となえる, and ア and あ together before か."""
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(_reading(label)))
-
-
-@lru_cache(maxsize=8192)
-def _reading(label: str) -> str:
-    if not any("\u3400" <= c <= "\u9fff" or c in "々〆" for c in label):
-        return label
-    from kb.search.analysis import sudachi_words
-
-    return "".join(m.reading_form() if m.reading_form() else m.surface() for _, m in sudachi_words(label))
+def _kana_key(site: SiteData, label: str) -> str:
+    """五十音 order: the reading (Sudachi's, for kanji: the site's splitter), katakana folded to hiragana, NFKC — so
+    唱える sorts as となえる, and ア and あ together before か."""
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(site.splitter.reading(label)))
 
 
 def _term_reading(entry: Entry) -> str:
@@ -194,8 +185,8 @@ def _term_reading(entry: Entry) -> str:
 GOJUON_ROWS = ("あ", "か", "さ", "た", "な", "は", "ま", "や", "ら", "わ")
 
 
-def _row(label: str) -> str:
-    first = _kana_key(label)[:1]
+def _row(site: SiteData, label: str) -> str:
+    first = _kana_key(site, label)[:1]
     base = unicodedata.normalize("NFD", first)[:1]
     if "ぁ" <= base <= "ゖ":
         row = [r for r in GOJUON_ROWS if r <= base]
@@ -209,11 +200,11 @@ def glossary_pages(site: SiteData) -> Iterable[Page]:
     """The glossary's index (always: every page's navigation links it; without terms it says so) and a page per
     term."""
     site_ctx = _site_context(site)
-    entries = sorted(site.terms.values(), key=lambda e: _kana_key(_term_reading(e)))
+    entries = sorted(site.terms.values(), key=lambda e: _kana_key(site, _term_reading(e)))
     articles = term_articles(site)
     groups: dict[str, list[dict[str, str | None]]] = {}
     for entry in entries:
-        groups.setdefault(_row(_term_reading(entry)), []).append(
+        groups.setdefault(_row(site, _term_reading(entry)), []).append(
             {"label": entry.label, "english": _english_name(entry), "url": entry.url})
     yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の五十音順索引。",
                {"site": site_ctx, "groups": list(groups.items())})
@@ -331,7 +322,7 @@ def other_pages(site: SiteData) -> Iterable[Page]:
             "mentions": entry.mentions, "cited_by": entry.cited_by}
         yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
                    f"{entry.label}：{' '.join(node.text.split())[:120]}", {"site": site_ctx, "node": shown})
-    cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(e.label))
+    cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
                   "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]

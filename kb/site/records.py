@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from kb.model import Node
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey
 from kb.versions.current import MISSING, CurrentView, JaText
 
@@ -109,6 +110,7 @@ class SiteData:
     shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
     archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
     names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
+    splitter: JapaneseSplitter = field(default_factory=JapaneseSplitter)  # with the store's user dictionary
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""

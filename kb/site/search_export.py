@@ -44,6 +44,7 @@ from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
+from kb.splitter import JapaneseSplitter
 
 K1, B = 1.2, 0.75
 REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
@@ -130,14 +131,14 @@ def _digest(data: Any) -> bytes:
     return hashlib.sha1(marshal.dumps(data, 2)).digest()
 
 
-def analyse(doc: SearchDoc) -> dict[str, Any]:
+def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
     """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
     from kb.search.analysis import analyze, bigram_terms, fold
 
     vocab: dict[str, str] = {}
     fields: dict[str, Any] = {}
     for name, text in (("t", doc.title), ("b", doc.body)):
-        terms = analyze(text, index=True) if text else []
+        terms = analyze(splitter, text, index=True) if text else []
         fields[name] = [t.text for t in terms]
         for t in terms:
             surface = fold(text[t.start:t.end])
@@ -172,7 +173,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     """
     from kb.search.index import index_identity, stale_reason
 
-    identity = index_identity()
+    identity = index_identity(site.splitter)
     if previous and (reason := stale_reason(previous.get("identity", {}), identity)):
         if notify:
             notify(f"static search: exporting every document again ({reason})")
@@ -214,7 +215,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     if not incremental:
         old_keys = {}
     # the new and changed documents (every one when not incremental), each analysed at most once
-    fields_by_id = {i: cache.get(k) or analyse(docs[i]) for i, k in keys.items() if k != old_keys.get(i)}
+    fields_by_id = {i: cache.get(k) or analyse(site.splitter, docs[i]) for i, k in keys.items() if k != old_keys.get(i)}
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: cache[old_keys[i]] for i in changed if i in old_keys}
 
@@ -284,7 +285,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     used: dict[str, list[str]] = {}
 
     def forms_of(name: str) -> list[str]:
-        forms = used[name] = cache.get(name) or sorted(name_forms(name))
+        forms = used[name] = cache.get(name) or sorted(name_forms(site.splitter, name))
         return forms
 
     def add(form: str, docs: list[int]) -> None:  # docs: without repeats, and not changed afterwards

@@ -338,6 +338,16 @@ class Store:
         connection (SQLite's ``data_version``). What read caches are keyed by."""
         return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
 
+    def content_generation(self) -> str:
+        """A token of the stored content, changed by :meth:`new_content_generation` in the transaction of every
+        content change ('' before the first): the search index records the one it was brought in line with."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return row[0] if row else ""
+
+    def new_content_generation(self) -> None:
+        """Mark the content as changed (see :meth:`content_generation`); call inside the transaction that changes it."""
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (os.urandom(8).hex(),))
+
     def content_digest(self) -> str:
         """A hash that changes whenever a node, a document or the references change (relinking rewrites references:
         their count and newest row id are enough, and much cheaper than reading them all)."""
