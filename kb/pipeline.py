@@ -20,7 +20,7 @@ from ingest import MAX_BYTES
 from ingest.kinds import authority, kinds_of_site, parse_source
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
-from kb.model import UNVERSIONED, Diagnostic, Document
+from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document
 from kb.splitter import JapaneseSplitter
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.lock import writer_lock
@@ -153,7 +153,8 @@ def _guarded(store: Store, documents: list[Document], report: IngestReport, forc
     for doc in documents:
         incomplete = next((d.message.removeprefix(INCOMPLETE).split(";")[0].strip() for d in doc.diagnostics
                            if d.message.startswith(INCOMPLETE)), None)
-        refusal = replacement_refusal(doc, stored, incomplete=incomplete)
+        refusal = replacement_refusal(doc, stored, incomplete=incomplete, chapters=lambda v: {
+            node.number or "" for node in store.light_nodes(v.version, v.lang, [CHAPTER])})
         if refusal is None:
             kept.append(doc)
         else:
