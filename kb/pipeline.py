@@ -94,16 +94,20 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
 INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit until its index update is done
 
 
-def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
+def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False,
+                     index: bool = True) -> IngestReport:
     """Store parsed documents and link what they changed in one transaction, then update the search index — and
     when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
     :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
-    node missing from the index or stale in it is indexed again. All of it holding the kb folder's writer lock."""
+    node missing from the index or stale in it is indexed again. All of it holding the kb folder's writer lock.
+    ``index=False``: no index update; the index is left pending as after an interrupted one (:data:`INDEX_PENDING`),
+    for the next ingest or ``kb index`` to bring up to date."""
     with writer_lock(store.kb_dir):
-        return _ingest_documents(store, documents, report, strict)
+        return _ingest_documents(store, documents, report, strict, index)
 
 
-def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool) -> IngestReport:
+def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool,
+                      index: bool) -> IngestReport:
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
@@ -131,10 +135,10 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
                           + f"; first: {refused[0]}")
         if report.stored:
             pending.touch()  # committed with the store; removed once the index has caught up
+    if not index or (not report.stored and not lagging):
+        return report  # the index is left for later, or the store is as it was and so is its search index
     from kb.search.index import update_index
 
-    if not report.stored and not lagging:
-        return report  # the store is as it was, and so is its search index
     try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
         report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
                                     else changed)
@@ -159,15 +163,16 @@ def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[
 
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
-                   progress: Callable[[str], None] | None = None) -> IngestReport:
+                   progress: Callable[[str], None] | None = None, index: bool = True) -> IngestReport:
     """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`. Holds the kb folder's
-    writer lock throughout (URL sources are fetched into its cache)."""
+    writer lock throughout (URL sources are fetched into its cache). ``index=False``: the search index is left
+    pending (see :func:`ingest_documents`)."""
     with writer_lock(store.kb_dir):
-        return _ingest_sources(store, sources, kind, strict, progress)
+        return _ingest_sources(store, sources, kind, strict, progress, index)
 
 
 def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, strict: bool,
-                    progress: Callable[[str], None] | None) -> IngestReport:
+                    progress: Callable[[str], None] | None, index: bool) -> IngestReport:
     report = IngestReport()
     documents = []
     for source in gather(sources):
@@ -183,7 +188,7 @@ def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, stri
             report.failed.append(str(exc))
     if strict and report.failed:
         raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
-    return ingest_documents(store, documents, report, strict=strict)
+    return ingest_documents(store, documents, report, strict=strict, index=index)
 
 
 def remove_sources(store: Store, sources: Iterable[str]) -> IngestReport:
