@@ -59,13 +59,13 @@ def gather(sources: Iterable[str]) -> list[str]:
 
 
 def read_source(source: str, kb_dir: Path | None = None) -> bytes:
-    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir``. A file must be a
-    regular file (not a FIFO or a device such as /dev/zero) of at most :data:`ingest.MAX_BYTES`, as a
-    fetched response must."""
+    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir`` (None: the default
+    one, :func:`kb.store.default_kb_dir`). A file must be a regular file (not a FIFO or a device such as /dev/zero)
+    of at most :data:`ingest.MAX_BYTES`, as a fetched response must."""
     if "://" in source:
         from ingest.fetch import fetch_url
 
-        return fetch_url(source, kb_dir=kb_dir)
+        return fetch_url(source, kb_dir=default_kb_dir(kb_dir))
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
     except FileNotFoundError:
@@ -228,7 +228,8 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
         raise KbError(f"{folder / CACHE_DIR}: nothing cached; run 'kb fetch SITE' first")
     report = IngestReport()
     stored_sources = {d.source for d in store.documents()}
-    documents, new_hashes = [], {}
+    documents: list[Document] = []
+    new_hashes: dict[str, dict[str, str]] = {}  # site → URL → content hash of the pages parsed now
     for name in [site] if site else sites:
         cache = SiteCache(folder, name)
         done = cache.ingested()
