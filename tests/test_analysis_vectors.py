@@ -22,6 +22,7 @@ def with_user_dictionary(bilingual_kb):
         assert userdict.prepare(store)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["input"] for v in VECTORS])
 def test_python_analysis(with_user_dictionary, vector):
     assert analysis.query_terms(vector["input"]) == vector["terms"], vector["why"]

@@ -46,6 +46,7 @@ def refs_from(store, key, kind):
     return [sr for sr in store.refs_from(key) if sr.ref.kind == kind]
 
 
+@pytest.mark.slow
 def test_wiki_cr_references_resolve_to_rules(store):
     rules = refs_from(store, CAST, "rule")
     plain = next(sr for sr in rules if sr.ref.target == "601.2f" and sr.ref.version is None)

@@ -31,6 +31,7 @@ def every_ref(store: Store) -> list[tuple]:
                   for sr in store.refs())
 
 
+@pytest.mark.slow
 def test_linking_one_version_at_a_time_equals_linking_everything(tmp_path):
     (tmp_path / "a").mkdir()
     later = later_version(tmp_path / "a")
@@ -73,6 +74,7 @@ def whole_refs_from_unversioned(kb_dir):
         return [sr for sr in store.refs() if sr.source_key.version == UNVERSIONED]
 
 
+@pytest.mark.slow
 def test_a_scoped_link_leaves_other_versions_alone(tmp_path):
     """Linking the scope of the newer version rewrites no reference of the older one (their term links stay as
     they were even when deleted by hand, which only a full link would redo)."""

@@ -4,6 +4,7 @@ stands beside its English original, chapter references are links, ruby readings 
 from __future__ import annotations
 
 import lxml.html as lxml_html
+import pytest
 from conftest import DATA, FIXTURES
 
 from kb.pipeline import ingest_sources
@@ -16,6 +17,7 @@ RULES_PAGE = FIXTURES / "cr_html" / "mtg_jp_rules_doc.html"
 RUBY = FIXTURES / "cr_html" / "JPN_CR_20250725_0.rb.html"
 
 
+@pytest.mark.slow
 def test_a_translation_is_shown_beside_the_english_rules_it_translates(tmp_path):
     """JPN_CR_20250725_0.txt is 和訳 20250726.0 版, translated 2025-07-25: its original is the CR of 2025-07-25."""
     japanese = tmp_path / "JPN_CR_20250725_0.txt"

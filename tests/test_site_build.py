@@ -269,6 +269,7 @@ def english_site(corpus_dir, tmp_path_factory) -> Path:
     return out
 
 
+@pytest.mark.slow
 def test_english_cr_site_links_all_resolve(english_site):
     broken, checked = site_links(english_site)
     assert broken == []
@@ -292,6 +293,7 @@ def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
     assert "英語原文 20231117" in home
 
 
+@pytest.mark.slow
 def test_unchanged_inputs_touch_nothing_and_a_deleted_file_is_rebuilt(sample_kb, tmp_path):
     out = tmp_path / "site"
     with Store.open(sample_kb) as store:
@@ -305,6 +307,7 @@ def test_unchanged_inputs_touch_nothing_and_a_deleted_file_is_rebuilt(sample_kb,
     assert repaired.rendered == 1 and (out / "cr" / "601.html").is_file()
 
 
+@pytest.mark.slow
 def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
     """With histories and 更新履歴 pages in: editing one rule and one glossary entry of the newer version re-renders
     a few pages (the term's preview shard among them), and the result equals a full build."""
@@ -349,6 +352,7 @@ def test_another_producer_is_not_mistaken_for_unchanged_inputs(sample_kb, tmp_pa
     assert third.rendered == fourth.rendered == 1 and "four |" in (out / "extra.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_build_with_nothing_changed_is_recognised_by_another_process(sample_kb, tmp_path):
     """The inputs fingerprint is the same in every process (string hashing differs per process: PYTHONHASHSEED), so
     a second ``kb build`` as a new process takes the fast path and renders nothing."""
@@ -490,6 +494,7 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
             assert filecmp.cmp(path, site / rel, shallow=False), rel
 
 
+@pytest.mark.slow
 def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_path, monkeypatch):
     """The journal decides: a build that stops after putting one new page in place (the others still staged) leaves
     its staging folder; the next build completes it first, and then has nothing left to do."""
@@ -528,6 +533,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
             assert filecmp.cmp(path, site / rel, shallow=False), rel
 
 
+@pytest.mark.slow
 def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     """An in-place build deletes the pages its predecessor wrote and it does not (a rule gone from the rules text),
     and the site it leaves equals a full build of the same store."""
@@ -555,6 +561,7 @@ def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     assert checked > 0 and broken == []
 
 
+@pytest.mark.slow
 def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, monkeypatch):
     """An older version's pages (``v/<version>/``) are one page group: a rebuild after the newer version changed does
     not read or make them (their files stay, equal to a full build's); editing the older version makes them again."""

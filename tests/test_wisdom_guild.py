@@ -325,6 +325,7 @@ def test_ingest_resolves_term_links_to_the_glossary_of_the_same_version(tmp_path
         assert list(store.refs()) == before_refs
 
 
+@pytest.mark.slow
 def test_real_urls_without_the_final_slash_and_pages_of_different_versions(httpserver, tmp_path):
     """/cr/r/100 and /cr/r/108/ are both section pages; a page synced at 20201120.0 beside pages at 20231117.0 keeps
     its own version and sync date."""
