@@ -70,13 +70,13 @@ def _folder_files(folder: Path) -> list[Path]:
 
 
 def read_source(source: str, kb_dir: Path | None = None) -> bytes:
-    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir``. A file must be a
-    regular file (not a FIFO or a device such as /dev/zero) of at most :data:`ingest.MAX_BYTES`, as a
-    fetched response must."""
+    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir`` (None: the default
+    one, :func:`kb.store.default_kb_dir`). A file must be a regular file (not a FIFO or a device such as /dev/zero)
+    of at most :data:`ingest.MAX_BYTES`, as a fetched response must."""
     if "://" in source:
         from ingest.net.fetch import fetch_url
 
-        return fetch_url(source, kb_dir=kb_dir)
+        return fetch_url(source, kb_dir=default_kb_dir(kb_dir))
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
     except FileNotFoundError:
@@ -106,7 +106,7 @@ INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit unt
 
 
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False,
-                     force: bool = False, splitter: JapaneseSplitter | None = None) -> IngestReport:
+                     force: bool = False, splitter: JapaneseSplitter | None = None, index: bool = True) -> IngestReport:
     """Store parsed documents and link what they changed in one transaction, then update the search index — and
     when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
     :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
@@ -114,10 +114,12 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
     left behind by a killed writer: :func:`kb.search.index.index_lag`). All of it holding the kb folder's writer
     lock. A rules text that would replace the newest version of its language while incomplete or far smaller
     (:mod:`kb.versions.guard`) is not stored but reported as failed, unless ``force``. ``splitter``: the command's
-    Japanese splitter (for the term links and the index); one is made when None."""
+    Japanese splitter (for the term links and the index); one is made when None. ``index=False``: no index update;
+    the index is left pending as after an interrupted one (:data:`INDEX_PENDING`), for the next ingest or
+    ``kb index`` to bring up to date."""
     with writer_lock(store.kb_dir):
         return _ingest_documents(store, _guarded(store, _bounded(documents), report, force), report, strict,
-                                 splitter or JapaneseSplitter())
+                                 splitter or JapaneseSplitter(), index)
 
 
 MAX_REFS_PER_NODE = 5_000  # the real sources' most: ~410 (an MTG Wiki decklist page); the English CR's glossary: < 60
@@ -164,7 +166,7 @@ def _guarded(store: Store, documents: list[Document], report: IngestReport, forc
 
 
 def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool,
-                      splitter: JapaneseSplitter) -> IngestReport:
+                      splitter: JapaneseSplitter, index: bool) -> IngestReport:
     from kb.search.index import index_lag, update_index
 
     for doc in documents:
@@ -195,8 +197,8 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
         if report.stored:
             pending.touch()  # committed with the store; removed once the index has caught up
             store.new_content_generation()  # the index records the generation it holds
-    if not report.stored and not lagging:
-        return report  # the store is as it was, and so is its search index
+    if not index or (not report.stored and not lagging):
+        return report  # the index is left for later, or the store is as it was and so is its search index
     try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
         report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
                                     else changed, splitter=splitter)
@@ -222,16 +224,17 @@ def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
                    progress: Callable[[str], None] | None = None, force: bool = False,
-                   splitter: JapaneseSplitter | None = None) -> IngestReport:
+                   splitter: JapaneseSplitter | None = None, index: bool = True) -> IngestReport:
     """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`. Holds the kb folder's
-    writer lock throughout (URL sources are fetched into its cache). ``force``: see :func:`ingest_documents`."""
+    writer lock throughout (URL sources are fetched into its cache). ``force``, ``splitter``, ``index``: see
+    :func:`ingest_documents`."""
     with writer_lock(store.kb_dir):
-        return _ingest_sources(store, sources, kind, strict, progress, force, splitter)
+        return _ingest_sources(store, sources, kind, strict, progress, force, splitter, index)
 
 
 def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, strict: bool,
                     progress: Callable[[str], None] | None, force: bool,
-                    splitter: JapaneseSplitter | None) -> IngestReport:
+                    splitter: JapaneseSplitter | None, index: bool) -> IngestReport:
     report = IngestReport()
     documents = []
     for source in gather(sources):
@@ -247,7 +250,7 @@ def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, stri
             report.failed.append(str(exc))
     if strict and report.failed:
         raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
-    return ingest_documents(store, documents, report, strict=strict, force=force, splitter=splitter)
+    return ingest_documents(store, documents, report, strict=strict, force=force, splitter=splitter, index=index)
 
 
 def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSplitter | None = None) -> IngestReport:
@@ -289,7 +292,8 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
         raise KbError(f"{folder / CACHE_DIR}: nothing cached; run 'kb fetch SITE' first")
     report = IngestReport()
     stored_sources = {d.source for d in store.documents()}
-    documents, new_hashes = [], {}
+    documents: list[Document] = []
+    new_hashes: dict[str, dict[str, str]] = {}  # site → URL → content hash of the pages parsed now
     for name in [site] if site else sites:
         cache = SiteCache(folder, name)
         done = cache.ingested()

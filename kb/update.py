@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb.errors import KbError
 from kb.splitter import JapaneseSplitter
@@ -33,6 +34,10 @@ from kb.store.lock import writer_lock
 from kb.versions.catalog import list_versions, previous_version
 from kb.versions.diff import CACHE_DIR as DIFF_CACHE
 from kb.versions.diff import VersionDiff, diff_summary
+
+if TYPE_CHECKING:
+    from ingest.net.fetch import CrawlReport, Politeness
+    from kb.site import BuildReport
 
 STAGES = ("fetch", "ingest", "diff", "build", "commit")
 STAGING = ".update-staging"
@@ -44,10 +49,10 @@ CACHE_RECORDS = ("ingested.json",)  # per-site files ingest_from_cache rewrites
 class UpdateResult:
     changed: bool = False
     stored: int = 0  # sources whose content was new or changed
-    crawls: list = field(default_factory=list)  # ingest.net.fetch.CrawlReport per site
+    crawls: list[CrawlReport] = field(default_factory=list)  # one per site
     warnings: list[str] = field(default_factory=list)
     diffs: list[VersionDiff] = field(default_factory=list)
-    build: object = None  # kb.site.builder.BuildReport when a site was rebuilt
+    build: BuildReport | None = None  # when a site was rebuilt
 
 
 def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (), sites: Iterable[str] = (),
@@ -122,23 +127,23 @@ def _heal_index(folder: Path, splitter: JapaneseSplitter) -> None:
             heal_index(live, splitter)
 
 
-def _politeness(delay: float | None, contact: str | None):
+def _politeness(delay: float | None, contact: str | None) -> Politeness:
     from ingest.net.fetch import Politeness
 
     base = Politeness()
     return Politeness(delay=base.delay if delay is None else delay, contact=contact)
 
 
-def _recrawl(folder: Path, site: str, politeness):
+def _recrawl(folder: Path, site: str, politeness: Politeness | None) -> CrawlReport:
     from ingest.net.cache import SiteCache
-    from ingest.net.fetch import crawl
+    from ingest.net.fetch import Politeness, crawl
 
     state = SiteCache(folder, site).load_state()
     if state is None:
         raise KbError(f"{site}: never fetched into {folder}; run 'kb fetch {site} …' once, then 'kb update --site {site}'")
     spec = state.spec
     report = crawl(site, list(spec["seeds"]), kb_dir=folder, base_url=spec["base"], depth=spec.get("depth"),
-                   politeness=politeness)
+                   politeness=politeness or Politeness())
     if report.failed:
         url, reason = next(iter(report.failed.items()))
         raise KbError(f"{url}: fetch failed ({reason}); {len(report.failed)} URL(s) failed, nothing was updated")
@@ -180,8 +185,9 @@ def _site_folder(folder: Path, site: str) -> Path:
     return folder / CACHE_DIR / site
 
 
-def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path, politeness, strict: bool,
-            force: bool, result: UpdateResult, splitter: JapaneseSplitter) -> None:
+def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path,
+            politeness: Politeness | None, strict: bool, force: bool, result: UpdateResult,
+            splitter: JapaneseSplitter) -> None:
     from ingest.kinds import parse_source
     from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, read_source
 

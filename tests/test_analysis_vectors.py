@@ -25,6 +25,7 @@ def with_user_dictionary(bilingual_kb):
     return splitter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["input"] for v in VECTORS])
 def test_python_analysis(with_user_dictionary, vector):
     assert analysis.query_terms(with_user_dictionary, vector["input"]) == vector["terms"], vector["why"]

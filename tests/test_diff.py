@@ -147,7 +147,7 @@ def japanese_next_version(tmp_path):
 @pytest.fixture()
 def japanese_pair(tmp_path):
     store = Store.open(tmp_path / "kb")
-    report = ingest_sources(store, [str(DATA / "JPN_CR_20231117_0.txt"), str(japanese_next_version(tmp_path))])
+    report = ingest_sources(store, [str(DATA / "JPN_CR_20231117_0.txt"), str(japanese_next_version(tmp_path))], index=False)
     assert not report.failed
     yield store
     store.close()

@@ -7,6 +7,7 @@ import shutil
 from collections import defaultdict
 from pathlib import Path
 
+import pytest
 from conftest import DATA
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -279,6 +280,7 @@ def test_segments_with_single_document_terms_merge(tmp_path):
     assert [h.number for h in Searcher(store).search("601.7")][:1] == ["601.7"]
 
 
+@pytest.mark.slow
 def test_a_compiled_user_dictionary_is_shared_through_kb_userdict_cache(tmp_path, monkeypatch):
     """$KB_USERDICT_CACHE (set for the whole test run by conftest): a knowledge base takes the compiled dictionary of
     the same words from there, and it is the dictionary a compilation of its own makes (the header's creation time

@@ -51,7 +51,7 @@ def site_links(site: Path) -> tuple[list[str], int]:
 def sample_kb(tmp_path_factory) -> Path:
     kb_dir = tmp_path_factory.mktemp("sample-kb")
     with Store.open(kb_dir) as store:
-        report = ingest_sources(store, [str(DATA)])
+        report = ingest_sources(store, [str(DATA)], index=False)
         assert not report.failed
     return kb_dir
 
@@ -237,12 +237,12 @@ def test_incremental_rebuild_equals_full_build(tmp_path):
     cr.write_text(text, encoding="utf-8")
     kb_dir = tmp_path / "kb"
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(cr)])
+        ingest_sources(store, [str(cr)], index=False)
         first = build_site(store, tmp_path / "site")
         old = "プレイヤーはその呪文の総コストを決定する。"
         assert old in text
         cr.write_text(text.replace(old, "プレイヤーはその呪文の総コストを決定する。竜巻ミョルニル。"), encoding="utf-8")
-        ingest_sources(store, [str(cr)])
+        ingest_sources(store, [str(cr)], index=False)
         second = build_site(store, tmp_path / "site")
         assert 0 < second.rendered <= 4  # the section page, the rule's page, its parent rule's page, the previews
         assert 0 < second.search_written < first.search_files / 4
@@ -262,13 +262,14 @@ def test_incremental_rebuild_equals_full_build(tmp_path):
 def english_site(corpus_dir, tmp_path_factory) -> Path:
     kb_dir = tmp_path_factory.mktemp("en-kb")
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(corpus_dir / "MagicCompRules-2026-01-16.txt")])
+        ingest_sources(store, [str(corpus_dir / "MagicCompRules-2026-01-16.txt")], index=False)
         out = tmp_path_factory.mktemp("en-site") / "site"
         report = build_site(store, out)
     assert report.pages > 3900  # 9 chapters, 146 sections, 3,114 rules, 725 terms and the index pages
     return out
 
 
+@pytest.mark.slow
 def test_english_cr_site_links_all_resolve(english_site):
     broken, checked = site_links(english_site)
     assert broken == []
@@ -279,7 +280,7 @@ def test_english_cr_site_links_all_resolve(english_site):
 
 def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(JA_CR), str(corpus_dir / "MagicCompRules-2023-11-17.txt")])
+        ingest_sources(store, [str(JA_CR), str(corpus_dir / "MagicCompRules-2023-11-17.txt")], index=False)
         build_site(store, tmp_path / "site")
     site = tmp_path / "site"
     rule = lxml_html.fromstring((site / "cr" / "601.html").read_bytes()).get_element_by_id("601.2f")
@@ -292,6 +293,7 @@ def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
     assert "英語原文 20231117" in home
 
 
+@pytest.mark.slow
 def test_unchanged_inputs_touch_nothing_and_a_deleted_file_is_rebuilt(sample_kb, tmp_path):
     out = tmp_path / "site"
     with Store.open(sample_kb) as store:
@@ -305,6 +307,7 @@ def test_unchanged_inputs_touch_nothing_and_a_deleted_file_is_rebuilt(sample_kb,
     assert repaired.rendered == 1 and (out / "cr" / "601.html").is_file()
 
 
+@pytest.mark.slow
 def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
     """With histories and 更新履歴 pages in: editing one rule and one glossary entry of the newer version re-renders
     a few pages (the term's preview shard among them), and the result equals a full build."""
@@ -314,13 +317,13 @@ def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
     newer.write_text(later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"), encoding="utf-8")
     kb_dir, site = tmp_path / "kb", tmp_path / "site"
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(JA_CR), str(newer)])
+        ingest_sources(store, [str(JA_CR), str(newer)], index=False)
         first = build_site(store, site)
         assert (site / "changes" / "feed.xml").is_file()
         term_old = "スタックに積み、コストを支払うこと。"
         edited = later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみになる。")
         newer.write_text(edited.replace(term_old, "スタックに置き、コストを支払うこと。"), encoding="utf-8")
-        ingest_sources(store, [str(newer)])
+        ingest_sources(store, [str(newer)], index=False)
         second = build_site(store, site)
         build_site(store, tmp_path / "full")  # a full build to compare the incremental one with
     # the rule's section and pages, the term's page, two preview shards, the 更新履歴 page, index and feed
@@ -349,6 +352,7 @@ def test_another_producer_is_not_mistaken_for_unchanged_inputs(sample_kb, tmp_pa
     assert third.rendered == fourth.rendered == 1 and "four |" in (out / "extra.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_build_with_nothing_changed_is_recognised_by_another_process(sample_kb, tmp_path):
     """The inputs fingerprint is the same in every process (string hashing differs per process: PYTHONHASHSEED), so
     a second ``kb build`` as a new process takes the fast path and renders nothing."""
@@ -386,7 +390,7 @@ def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tm
     source.write_bytes(JA_CR.read_bytes())
     out = tmp_path / "site"
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         build_site(store, out)
         manifest = marshal.loads((out / ".kb-build" / "manifest.marshal").read_bytes())
         assert sorted(analysed) == sorted(manifest["search"]["ids"]) and len(set(analysed)) == len(analysed)
@@ -394,7 +398,7 @@ def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tm
         text = source.read_text(encoding="utf-8-sig")
         edited = text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
         source.write_text(edited, encoding="utf-8")
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         build_site(store, out)
         assert len(analysed) == 1 and "601.2f" in analysed[0]
         analysed.clear()
@@ -429,14 +433,14 @@ def test_static_search_remakes_only_the_changed_documents_chunk_and_its_shards(t
     text = JA_CR.read_text(encoding="utf-8-sig")
     source.write_text(text, encoding="utf-8")
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         first = build_site(store, tmp_path / "site")
         assert len(made) == len(set(made)) > search_export.CHUNK and len(returned) == first.search_files
         made.clear()
         returned.clear()
         source.write_text(text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"),
                           encoding="utf-8")
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         build_site(store, tmp_path / "site")
     assert any("601.2f" in url for url in made) and len(made) <= search_export.CHUNK
     assert [f for f in returned if f.startswith("search/d/")] == [f"search/d/{_chunk_of(tmp_path / 'site', made[0])}.js"]
@@ -456,7 +460,7 @@ def _chunk_of(site: Path, url: str) -> int:
 def _edit_rule_and_reingest(store: Store, cr: Path, text: str, mark: str) -> None:
     old = "プレイヤーはその呪文の総コストを決定する。"
     cr.write_text(text.replace(old, old + mark), encoding="utf-8")
-    assert not ingest_sources(store, [str(cr)]).failed
+    assert not ingest_sources(store, [str(cr)], index=False).failed
 
 
 def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
@@ -468,7 +472,7 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
     cr.write_text(text, encoding="utf-8")
     site = tmp_path / "site"
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         folder, kept = site.stat().st_ino, (site / "glossary" / "index.html").stat().st_ino
         gone = next(p for p in sorted((site / "cr").iterdir()) if not p.name.startswith("601"))
@@ -490,6 +494,7 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
             assert filecmp.cmp(path, site / rel, shallow=False), rel
 
 
+@pytest.mark.slow
 def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_path, monkeypatch):
     """The journal decides: a build that stops after putting one new page in place (the others still staged) leaves
     its staging folder; the next build completes it first, and then has nothing left to do."""
@@ -507,7 +512,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
         raise OSError("disk full")
 
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         _edit_rule_and_reingest(store, cr, text, "竜巻ミョルニル。")
         monkeypatch.setattr(output, "_apply", stop_after_one)
@@ -528,6 +533,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
             assert filecmp.cmp(path, site / rel, shallow=False), rel
 
 
+@pytest.mark.slow
 def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     """An in-place build deletes the pages its predecessor wrote and it does not (a rule gone from the rules text),
     and the site it leaves equals a full build of the same store."""
@@ -537,12 +543,12 @@ def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     site = tmp_path / "site"
     line = next(line for line in text.splitlines() if line.startswith("601.2i "))
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         folder = site.stat().st_ino
         assert (site / "cr" / "601.2i.html").is_file()
         cr.write_text(text.replace(line + "\n", ""), encoding="utf-8")
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         build_site(store, tmp_path / "full")
     assert site.stat().st_ino == folder  # applied in place
@@ -555,6 +561,7 @@ def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     assert checked > 0 and broken == []
 
 
+@pytest.mark.slow
 def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, monkeypatch):
     """An older version's pages (``v/<version>/``) are one page group: a rebuild after the newer version changed does
     not read or make them (their files stay, equal to a full build's); editing the older version makes them again."""
@@ -571,13 +578,13 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
     kb_dir, site = tmp_path / "kb", tmp_path / "site"
     archived = site / "v" / "20231117.0" / "cr" / "601.html"
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(older), str(newer)])
+        ingest_sources(store, [str(older), str(newer)], index=False)
         build_site(store, site)
         assert made == ["20231117.0"] and "通常、そのマナ・コストだけである。" in archived.read_text(encoding="utf-8")
         inode = archived.stat().st_ino
         edited = later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
         newer.write_text(edited, encoding="utf-8")
-        ingest_sources(store, [str(newer)])
+        ingest_sources(store, [str(newer)], index=False)
         second = build_site(store, site)
         assert made == ["20231117.0"] and archived.stat().st_ino == inode  # neither made nor written
         build_site(store, tmp_path / "full")
@@ -586,7 +593,7 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
         assert second.pages == len([p for p in site.rglob("*") if p.is_file() and ".kb-build" not in p.parts
                                     and p.parts[len(site.parts)] not in ("search", "static")]) - 1  # the sitemap
         older.write_text(text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストである。"), encoding="utf-8")
-        ingest_sources(store, [str(older)])
+        ingest_sources(store, [str(older)], index=False)
         build_site(store, site)
     assert made[-1] == "20231117.0" and len(made) == 3  # the full build's, and this one
     assert "通常、そのマナ・コストである。" in archived.read_text(encoding="utf-8")

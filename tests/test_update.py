@@ -132,6 +132,7 @@ KILLER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["during-ingest", "diff", "build"])
 def test_an_update_killed_midway_leaves_store_and_site_whole(deployed, when):
     kb_dir, site, later = deployed
@@ -162,6 +163,7 @@ def test_one_update_at_a_time(deployed, monkeypatch):
     assert versions_in(kb_dir) == ["20231117.0"]
 
 
+@pytest.mark.slow
 def test_site_update_uses_conditional_requests(tmp_path, httpserver):
     """Fetched once with 'kb fetch'; then each 'kb update --site' asks with If-None-Match and gets 304 until the
     file changes."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import gc
 import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
@@ -14,11 +15,14 @@ from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.schema import damaged_database_error
 
+if TYPE_CHECKING:
+    from kb.pipeline import IngestReport
+
 GC_THRESHOLD = 50_000  # allocations between two collections of the youngest generation (Python's default: 700)
 
 
 class KbGroup(click.Group):
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KbError as exc:
@@ -79,7 +83,8 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
 @click.option("--force", is_flag=True,
               help="Store a rules text even when it is incomplete or far smaller than the newest version it replaces.")
 @click.pass_context
-def ingest(ctx, sources, kind, from_cache, strict, quiet, force):
+def ingest(ctx: click.Context, sources: tuple[str, ...], kind: str | None, from_cache: str | None, strict: bool,
+           quiet: bool, force: bool) -> None:
     """Parse SOURCES (files, folders or URLs) into the knowledge base.
 
     \b
@@ -106,7 +111,7 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet, force):
         sys.exit(1)
 
 
-def print_ingest_report(report, *, quiet: bool = False) -> None:
+def print_ingest_report(report: IngestReport, *, quiet: bool = False) -> None:
     """Warnings of the sources read now, then the unresolved references — listed only when this ingest changed the
     store (else they are those of earlier ingests, counted) — and the errors last, where they are seen: even with
     --quiet, a source that could not be read, or a rules text that is incomplete, is never silent."""
@@ -140,7 +145,8 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json"]), default="jsonl")
 @click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-")
 @click.pass_context
-def export(ctx, version, lang, kinds, fmt, output):
+def export(ctx: click.Context, version: str | None, lang: str | None, kinds: tuple[str, ...], fmt: str,
+           output: TextIO) -> None:
     """Write every node as JSON (one object per line with jsonl).
 
     \b
@@ -166,7 +172,7 @@ def export(ctx, version, lang, kinds, fmt, output):
 @click.option("--lang", type=click.Choice(["ja", "en"]), default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def links(ctx, node, version, lang, as_json):
+def links(ctx: click.Context, node: str, version: str | None, lang: str | None, as_json: bool) -> None:
     """Show what NODE refers to and what cites it (a rule number, glossary term or article title).
 
     \b

@@ -4,11 +4,16 @@ summary of what was fetched, unchanged, failed and skipped by robots.txt."""
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from ingest.kinds import FETCH_SITES
 from kb.cli.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from ingest.fetch import CrawlReport
 
 
 @click.command("fetch")
@@ -28,7 +33,8 @@ from kb.cli.terminal import terminal_safe
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="Read timeout in seconds (connect timeout: 10).")
 @click.pass_context
-def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, tries, timeout):
+def fetch(ctx: click.Context, site: str, targets: tuple[str, ...], base_url: str | None, delay: float | None,
+          depth: int | None, titles_file: TextIO | None, contact: str | None, tries: int, timeout: float) -> None:
     """Download SITE's pages into the kb folder's cache (resumable; re-runs only ask what changed).
 
     \b
@@ -84,14 +90,14 @@ class _progress_bar:
         self.task = self.progress.add_task(site, total=None, counts="", rate="")
         self.notes_said = 0
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[CrawlReport, str], None]:
         self.progress.start()
         return self.update
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def update(self, report, url: str) -> None:
+    def update(self, report: CrawlReport, url: str) -> None:
         elapsed = self.progress.tasks[0].elapsed or 0
         rate = f"{report.done / elapsed:.1f}/s" if elapsed > 0 else ""
         counts = (f"new {len(report.fetched)} · 304 {len(report.not_modified)} · resumed {len(report.resumed)}"
@@ -103,7 +109,7 @@ class _progress_bar:
         self.notes_said = len(report.notes)
 
 
-def _print_summary(report) -> None:
+def _print_summary(report: CrawlReport) -> None:
     click.echo(f"{report.site}: fetched {len(report.fetched)}, not modified {len(report.not_modified)}, "
                f"resumed from cache {len(report.resumed)}, failed {len(report.failed)}, "
                f"skipped by robots.txt {len(report.robots_skipped)}")

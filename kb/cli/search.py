@@ -78,6 +78,7 @@ def index_command(ctx: click.Context, rebuild: bool) -> None:
         kb index
         kb index --rebuild
     """
+    from kb.pipeline import INDEX_PENDING
     from kb.search.index import update_index, verify_index
     from kb.store import Store
     from kb.store.lock import writer_lock
@@ -90,6 +91,7 @@ def index_command(ctx: click.Context, rebuild: bool) -> None:
             if check.damage:
                 click.echo(f"index: damaged ({terminal_safe(check.damage)}); rebuilt", err=True)
             report = check.report
+        (store.kb_dir / INDEX_PENDING).unlink(missing_ok=True)  # what an ingest left for later is done
     if report.notice:
         click.echo(f"notice: {terminal_safe(report.notice)}", err=True)
     click.echo(f"index: {report.added} added, {report.updated} updated, {report.removed} removed, {report.total} nodes")

@@ -21,6 +21,7 @@ LONG_TEXTS = {
 SWEETS = ("羊羹", "煎餅", "饅頭", "団子")  # one word that only the end of each long paragraph has
 
 
+@pytest.mark.slow
 def test_long_wiki_paragraphs_break_nothing(tmp_path):
     pages = []
     for n, shape in enumerate(sorted(LONG_TEXTS)):
@@ -44,6 +45,7 @@ def test_long_wiki_paragraphs_break_nothing(tmp_path):
     assert (tmp_path / "site" / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_a_long_rule_breaks_nothing(tmp_path):
     """A CR text whose rule 601.1 runs on for 16,400 characters: linking (glossary terms are looked up in it with
     Sudachi) and indexing both take it."""
