@@ -13,9 +13,12 @@ ending inside the rules or the glossary, or an excerpt — is still parsed, with
 unannounced.
 
 Versions: a Japanese translation is the version in its title ``マジック総合ルール(和訳 20250919.1 版)`` (a revision is
-its own version); its effective date is the date of the English rules it translates, from the line ``… が
-2025-07-25 に翻訳したものです。`` (else the version's digits), which is not always the title's date. An English
-file is the date of its ``effective as of November 14, 2025`` line.
+its own version; the old forms ``和訳 20160408.0-rb 版`` and ``私訳 … 版`` too). Its document's ``effective_date`` is
+the date it *claims* to translate: its file name's date (``JPN_CR_20250725_0.txt``: 2025-07-25, though titled
+``和訳 20250726.0 版``), else its title version's date; the translator line ``… が 2023-11-18 に翻訳したものです。``
+is only the day it was translated (``translated_date``, 翻訳日), which is the English original's date in half the known
+files only (:mod:`kb.versions.catalog` pairs a translation with its original from both). An English file is the date
+its text states (``effective as of November 14, 2025``), whatever its file name says.
 """
 
 from __future__ import annotations
@@ -32,7 +35,8 @@ from kb import rulenum
 from kb.errors import KbError
 from kb.model import CHAPTER, GLOSSARY, REF_TERM, RULE, SECTION, SUBRULE, Diagnostic, Document, Node, Ref
 
-JA_VERSION_RE = re.compile(r"和訳\s*([0-9]{8}(?:\.[0-9]+)?)\s*版")
+JA_VERSION_RE = re.compile(r"(?:和訳|私訳)\s*([0-9]{8}(?:\.[0-9]+)?)(?:-rb)?\s*版")
+JA_FILE_DATE_RE = re.compile(r"JPN_CR_(\d{4})(\d{2})(\d{2})_\d+")  # the file name a translation is published under
 JA_TRANSLATED_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*に翻訳した")
 EN_EFFECTIVE_RE = re.compile(r"effective as of ([A-Z][a-z]+ \d{1,2}, \d{4})")
 CHAPTER_RE = re.compile(rf"^({rulenum.CHAPTER})\.\s+(\S.*)$")
@@ -63,7 +67,7 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
                    readings: Mapping[int, str] | None = None, diagnostics: tuple[Diagnostic, ...] = ()) -> Document:
     """Parse the lines of a CR document. ``readings`` maps a line's index to the line with ruby readings in place of
     the words they read (``予示/Manifest`` → ``よじ/Manifest``); a glossary term's reading comes from it."""
-    lang, version, effective = _identify(lines, source)
+    lang, version, effective, translated = _identify(lines, source)
     body_start = _body_start(lines, source)
     glossary_at = _heading_after(lines, GLOSSARY_HEADING_RE, body_start)
     credits_at = _heading_after(lines, CREDITS_HEADING_RE, glossary_at if glossary_at is not None else body_start)
@@ -86,6 +90,7 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
         nodes=tuple(nodes),
         version=version,
         effective_date=effective,
+        translated_date=translated,
         content_hash=content_hash,
         diagnostics=tuple(found),
         title="Magic: The Gathering Comprehensive Rules" if lang == "en" else "マジック総合ルール",
@@ -108,28 +113,34 @@ def _lacking(lines: list[str], nodes: list[Node], glossary_at: int | None, credi
     return None
 
 
-def _identify(lines: list[str], source: str) -> tuple[str, str, str | None]:
+def _identify(lines: list[str], source: str) -> tuple[str, str, str | None, str | None]:
+    """(language, version, effective or claimed date, translation date) from the header (and, for a translation,
+    the file name)."""
     head = "\n".join(lines[:HEADER_LINES])
     m = JA_VERSION_RE.search(head)
     if m:
         version = m.group(1)
         translated = JA_TRANSLATED_RE.search(head)
-        parts = translated.groups() if translated else (version[:4], version[4:6], version[6:8])
-        try:
-            effective = date(*map(int, parts)).isoformat()
-        except ValueError:
-            raise KbError(f"{source}: the translation date {'-'.join(parts)} is not a date") from None
-        return "ja", version, effective
+        named = JA_FILE_DATE_RE.search(source.replace("\\", "/").rsplit("/", 1)[-1])
+        claimed = _iso(named.groups() if named else (version[:4], version[4:6], version[6:8]), source, "file or title")
+        return "ja", version, claimed, _iso(translated.groups(), source, "translation") if translated else None
     m = EN_EFFECTIVE_RE.search(head)
     if m:
-        month, day, year = re.match(r"([A-Za-z]+) (\d+), (\d+)", m.group(1)).groups()
+        month, day, year = m.group(1).replace(",", "").split()
         if month not in MONTHS:
             raise KbError(f"{source}: unknown month in effective date {m.group(1)!r}")
         d = date(int(year), MONTHS[month], int(day))
-        return "en", d.strftime("%Y%m%d"), d.isoformat()
+        return "en", d.strftime("%Y%m%d"), d.isoformat(), None
     if any("総合ルール" in line for line in lines[:HEADER_LINES]):
         raise KbError(f"{source}:1: Japanese CR without a version line like 'マジック総合ルール(和訳 20231117.0 版)'")
     raise KbError(f"{source}:1: not a Comprehensive Rules text (no 'effective as of …' or '和訳 … 版' line in the header)")
+
+
+def _iso(parts: tuple[str, ...], source: str, what: str) -> str:
+    try:
+        return date(*map(int, parts)).isoformat()
+    except ValueError:
+        raise KbError(f"{source}: the {what} date {'-'.join(parts)} is not a date") from None
 
 
 def _body_start(lines: list[str], source: str) -> int:
