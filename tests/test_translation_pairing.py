@@ -160,3 +160,27 @@ def test_a_versions_dates_do_not_depend_on_the_other_sources_of_it(tmp_path):
     both = versions_of(tmp_path / "b", cr, page)[("20250726.0", "ja")]
     assert (both.effective_date, both.claim_date, both.translated_date) == (
         alone.effective_date, alone.claim_date, alone.translated_date) == ("2025-07-25", "2025-07-25", "2025-07-25")
+
+
+def test_the_site_and_kb_versions_show_both_dates(tmp_path):
+    """The Japanese beside the English it translates, with the effective date and the 翻訳日 both visible."""
+    import lxml.html as lxml_html
+    from click.testing import CliRunner
+
+    from kb.cli import main
+    from kb.site import build_site
+
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(japanese(tmp_path, "JPN_CR_20231117_0.txt", "20231117.0", "2023-11-18")),
+                               str(english(tmp_path, "MagicCompRules 20231117.txt", "2023-11-17"))])
+        build_site(store, tmp_path / "site")
+    facts = lxml_html.fromstring((tmp_path / "site" / "index.html").read_bytes()).find_class("facts")[0].text_content()
+    assert "2023-11-17 発効版" in facts and "翻訳日2023-11-18" in facts and "2023-11-18 発効" not in facts
+    rule = lxml_html.fromstring((tmp_path / "site" / "cr" / "601.html").read_bytes()).get_element_by_id("601.2f")
+    texts = {div.get("lang"): div.text_content() for div in rule.xpath('.//div[starts-with(@class, "text ")]')}
+    assert "総コスト" in texts["ja"] and "total cost" in texts["en"]
+    listed = CliRunner().invoke(main, ["--kb-dir", str(tmp_path / "kb"), "versions"])
+    assert listed.exit_code == 0, listed.output
+    ja_line = next(line for line in listed.output.splitlines() if line.startswith("20231117.0"))
+    assert ja_line.split()[:3] == ["20231117.0", "ja", "2023-11-17"]
+    assert "翻訳日 2023-11-18" in ja_line and "original 20231117" in ja_line
