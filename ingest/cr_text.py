@@ -27,7 +27,7 @@ import collections
 import hashlib
 import re
 from collections.abc import Mapping
-from datetime import date
+from datetime import date, timedelta
 
 from ingest.decode import decode_text, split_lines
 from ingest.refs import find_rule_refs
@@ -54,6 +54,22 @@ INCOMPLETE = "incomplete:"  # how the warning about a document cut short begins
 HEADER_LINES = 80  # the title and translator lines are within the first lines (HTML pages have a few header blocks)
 MONTHS = {m: i for i, m in enumerate(
     "January February March April May June July August September October November December".split(), 1)}
+
+
+def file_names_of_version(version: str, window_days: int = 7) -> list[str]:
+    """The file names a translation of ``version`` (``20250726.0``, ``20250919.1``, ``20260116``) can be published
+    under, likeliest first: its own date, then the dates nearest it within ``window_days`` (earlier first) — a file
+    is named by the English release it translates, not always its title (``JPN_CR_20250725_0.txt`` is
+    ``和訳 20250726.0 版``). Empty when ``version`` is not a version id."""
+    m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})(?:[._](\d+))?", version.strip())
+    if not m:
+        return []
+    try:
+        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return []
+    offsets = [0] + [sign * n for n in range(1, window_days + 1) for sign in (-1, 1)]
+    return [f"JPN_CR_{(day + timedelta(days=k)).strftime('%Y%m%d')}_{m.group(4) or 0}.txt" for k in offsets]
 
 
 def parse_cr_text(data: bytes, source: str) -> Document:
