@@ -3,7 +3,9 @@
 
 Pure function of the bytes: :func:`parse_cr_html`. The page is turned into text lines — every block element
 (``p``, ``div``, ``li``, ``dt``, ``h1`` …) and ``<br>`` ends a line, a block ends a paragraph, scripts and styles are
-dropped — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
+dropped, and so is the page's chrome (``nav``, ``footer``, ``aside``, a block whose class or id names a footer,
+a global navigation, a breadcrumb or a copyright: ``© Wizards of the Coast LLC`` never joins the last rule or
+glossary entry) — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
 :func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
 date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
 term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title.
@@ -28,7 +30,9 @@ _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|
 _READING_TAGS = re.compile(r"<(rt|rp)\b[^>]*>.*?</\1\s*>", re.I | re.S)
 _TAG = re.compile(r"<[^>]*>")
 _FIRST_RULE_LINE = re.compile(r"(?m)^\s*100\.1\.?\s")
-_SKIPPED = {"script", "style", "noscript", "template", "head", "rt", "rp"}
+_SKIPPED = {"script", "style", "noscript", "template", "head", "rt", "rp", "nav", "footer", "aside"}  # and page chrome
+_CHROME_NAME = re.compile(r"(?:^|[-_\s])(?:footer|foot|global-?nav|gnav|site-?header|breadcrumbs?|copyright|sns|share)"
+                          r"(?:$|[-_\s])", re.I)
 _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "section", "article",
            "header", "footer", "main", "nav", "aside", "blockquote", "ul", "ol", "dl", "pre", "hr", "body", "td", "th",
            "figure", "figcaption", "address", "form"}
@@ -171,7 +175,7 @@ class _LineWriter:
 
     def walk(self, element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
-        if tag in _SKIPPED or not tag:  # comments and processing instructions have no string tag
+        if tag in _SKIPPED or not tag or _is_chrome(element):  # comments and PIs have no string tag
             self.add(element.tail)
             return
         if tag == "br":  # a <br> on an empty line (the second of two) ends the paragraph
@@ -204,6 +208,11 @@ class _LineWriter:
                 base.append("".join(child.itertext()))
             base.append(child.tail or "")
         self.add("".join(base))
+
+
+def _is_chrome(element) -> bool:
+    """Page chrome by its class or id (``<div class="footer">``, ``<div id="copyright">``): never part of a rule."""
+    return bool(_CHROME_NAME.search(f"{element.get('class') or ''} {element.get('id') or ''}"))
 
 
 def parse_cr_document(data: bytes, source: str) -> Document:

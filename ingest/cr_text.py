@@ -35,7 +35,7 @@ from kb import rulenum
 from kb.errors import KbError
 from kb.model import CHAPTER, GLOSSARY, REF_TERM, RULE, SECTION, SUBRULE, Diagnostic, Document, Node, Ref
 
-JA_VERSION_RE = re.compile(r"(?:和訳|私訳)\s*([0-9]{8}(?:\.[0-9]+)?)(?:-rb)?\s*版")
+JA_VERSION_RE = re.compile(r"(?:和訳|私訳)\s*第?\s*([0-9]{8}(?:\.[0-9]+)?)(?:-rb)?\s*版")
 JA_FILE_DATE_RE = re.compile(r"JPN_CR_(\d{4})(\d{2})(\d{2})_\d+")  # the file name a translation is published under
 JA_TRANSLATED_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*に翻訳した")
 EN_EFFECTIVE_RE = re.compile(r"effective as of ([A-Z][a-z]+ \d{1,2}, \d{4})")
@@ -89,7 +89,8 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
     credits_at = _heading_after(lines, CREDITS_HEADING_RE, glossary_at if glossary_at is not None else body_start)
     rules_end = glossary_at if glossary_at is not None else (credits_at if credits_at is not None else len(lines))
     found: list[Diagnostic] = list(diagnostics)
-    nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, found)
+    contents = {m.group(1): m.group(2).strip() for line in lines[:body_start] if (m := SECTION_RE.match(line.strip()))}
+    nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, found, contents)
     if glossary_at is not None:
         end = credits_at if credits_at is not None else len(lines)
         nodes += _parse_glossary(lines, glossary_at + 1, end, lang, version, len(nodes), source, found, readings or {})
@@ -174,7 +175,11 @@ def _heading_after(lines: list[str], heading: re.Pattern, after: int) -> int | N
     return next((i for i in range(after, len(lines)) if heading.match(lines[i].strip())), None)
 
 
-def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[Node]:
+def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str, source: str,
+                 diagnostics: list[Diagnostic], contents: Mapping[str, str]) -> list[Node]:
+    """The rule nodes of ``lines[start:end]``. A rule whose section has no heading line (some ruby editions go from
+    ``1. ゲームの考え方`` straight to ``100.1.``) gets its section from the number, titled as the contents list
+    (``contents``: section number → title) names it, with ``meta['implied']``."""
     nodes: list[dict] = []
     by_number: dict[str, dict] = {}
     current: dict | None = None
@@ -186,6 +191,12 @@ def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[
             diagnostics.append(Diagnostic(source, f"line {lineno}", f"bad rule number {number!r}, skipped"))
             return None
         parent = str(n.parent) if n.parent else None
+        if kind == RULE and parent and parent not in by_number and (section := rulenum.parse(parent)) is not None:
+            chapter = str(section.parent) if section.parent else None
+            implied = {"number": parent, "kind": SECTION, "title": contents.get(parent), "text": [], "examples": [],
+                       "parent": chapter if chapter in by_number else None, "line": lineno, "implied": True}
+            nodes.append(implied)
+            by_number[parent] = implied
         if parent and parent not in by_number:
             diagnostics.append(Diagnostic(source, f"line {lineno}", f"rule {number} has no parent {parent} above it"))
         if number in by_number:
@@ -231,7 +242,9 @@ def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[
         refs = find_rule_refs(text)
         for example in rec["examples"]:  # offsets are for the text only; references in examples are unplaced
             refs += [Ref(r.kind, r.target, r.text) for r in find_rule_refs(example)]
-        meta = {"line": rec["line"]}
+        meta: dict[str, object] = {"line": rec["line"]}
+        if rec.get("implied"):
+            meta["implied"] = True
         out.append(Node(
             id=f"cr:{rec['number']}", kind=rec["kind"], lang=lang, version=version, text=text, number=rec["number"],
             title=rec["title"], parent=f"cr:{rec['parent']}" if rec["parent"] else None, order=order,

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from ingest.kinds import KIND_NAMES
+from ingest.kinds import KIND_NAMES, gave_nothing
 from kb.cli.terminal import json_text, terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
@@ -119,7 +119,7 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
         click.echo(f"error: {terminal_safe(line)}", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
     click.echo(f"sources: {report.stored + report.unchanged} read ({report.stored} stored, {report.unchanged} unchanged), "
-               f"{len(report.failed)} failed")
+               f"{len(report.failed)} failed, {sum(map(gave_nothing, report.documents))} gave nothing")
     click.echo(f"nodes: {kinds or 'none'}")
     click.echo(f"references: {report.links.total_resolved} resolved, {report.links.total_unresolved} unresolved")
     click.echo(f"warnings: {len(report.warnings) + len(report.links.diagnostics)}")
