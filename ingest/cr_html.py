@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import TYPE_CHECKING
 
 from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
 from ingest.decode import decode_cr_html, is_utf16, sniffable_head
 from kb import rulenum
 from kb.errors import KbError
 from kb.model import Diagnostic, Document
+
+if TYPE_CHECKING:
+    from lxml.etree import _Element
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|p|div|ruby)\b", re.I | re.S)
@@ -125,7 +129,7 @@ def _numbers_joined(lines: list[str], readings: dict[int, str]) -> tuple[list[st
     return out, out_readings
 
 
-def html_lines(root) -> tuple[list[str], dict[int, str]]:
+def html_lines(root: _Element) -> tuple[list[str], dict[int, str]]:
     """The page's text lines (ruby readings left out), and for each line with ruby the same line read with them."""
     out = _LineWriter()
     out.walk(root)
@@ -134,7 +138,7 @@ def html_lines(root) -> tuple[list[str], dict[int, str]]:
 
 
 class _LineWriter:
-    def __init__(self):
+    def __init__(self) -> None:
         self.lines: list[str] = []
         self.readings: dict[int, str] = {}
         self.text: list[str] = []
@@ -173,7 +177,7 @@ class _LineWriter:
         if self.lines and self.lines[-1]:
             self.lines.append("")
 
-    def walk(self, element) -> None:
+    def walk(self, element: _Element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
         if tag in _SKIPPED or not tag or _is_chrome(element):  # comments and PIs have no string tag
             self.add(element.tail)
@@ -195,7 +199,7 @@ class _LineWriter:
                 self.end_paragraph()
         self.add(element.tail)
 
-    def ruby(self, element) -> None:
+    def ruby(self, element: _Element) -> None:
         """``<ruby>予<rt>よ</rt>示<rt>じ</rt></ruby>``: the base into the text, each reading in place of its base."""
         base = [element.text or ""]
         for child in element:
@@ -210,7 +214,7 @@ class _LineWriter:
         self.add("".join(base))
 
 
-def _is_chrome(element) -> bool:
+def _is_chrome(element: _Element) -> bool:
     """Page chrome by its class or id (``<div class="footer">``, ``<div id="copyright">``): never part of a rule."""
     return bool(_CHROME_NAME.search(f"{element.get('class') or ''} {element.get('id') or ''}"))
 

@@ -28,6 +28,7 @@ import hashlib
 import re
 from collections.abc import Mapping
 from datetime import date, timedelta
+from typing import Any
 
 from ingest.decode import decode_text, split_lines
 from ingest.refs import find_rule_refs
@@ -170,7 +171,7 @@ def _body_start(lines: list[str], source: str) -> int:
     return first_rule
 
 
-def _heading_after(lines: list[str], heading: re.Pattern, after: int) -> int | None:
+def _heading_after(lines: list[str], heading: re.Pattern[str], after: int) -> int | None:
     """Index of the first line after ``after`` that is the ``heading``."""
     return next((i for i in range(after, len(lines)) if heading.match(lines[i].strip())), None)
 
@@ -180,12 +181,12 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
     """The rule nodes of ``lines[start:end]``. A rule whose section has no heading line (some ruby editions go from
     ``1. ゲームの考え方`` straight to ``100.1.``) gets its section from the number, titled as the contents list
     (``contents``: section number → title) names it, with ``meta['implied']``."""
-    nodes: list[dict] = []
-    by_number: dict[str, dict] = {}
-    current: dict | None = None
+    nodes: list[dict[str, Any]] = []
+    by_number: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
     last_was_example = False
 
-    def add(number: str, kind: str, text: str, title: str | None, lineno: int) -> dict | None:
+    def add(number: str, kind: str, text: str, title: str | None, lineno: int) -> dict[str, Any] | None:
         n = rulenum.parse(number)
         if n is None:
             diagnostics.append(Diagnostic(source, f"line {lineno}", f"bad rule number {number!r}, skipped"))
@@ -193,8 +194,9 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
         parent = str(n.parent) if n.parent else None
         if kind == RULE and parent and parent not in by_number and (section := rulenum.parse(parent)) is not None:
             chapter = str(section.parent) if section.parent else None
-            implied = {"number": parent, "kind": SECTION, "title": contents.get(parent), "text": [], "examples": [],
-                       "parent": chapter if chapter in by_number else None, "line": lineno, "implied": True}
+            implied: dict[str, Any] = {
+                "number": parent, "kind": SECTION, "title": contents.get(parent), "text": [], "examples": [],
+                "parent": chapter if chapter in by_number else None, "line": lineno, "implied": True}
             nodes.append(implied)
             by_number[parent] = implied
         if parent and parent not in by_number:
@@ -242,7 +244,7 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
         refs = find_rule_refs(text)
         for example in rec["examples"]:  # offsets are for the text only; references in examples are unplaced
             refs += [Ref(r.kind, r.target, r.text) for r in find_rule_refs(example)]
-        meta: dict[str, object] = {"line": rec["line"]}
+        meta: dict[str, Any] = {"line": rec["line"]}
         if rec.get("implied"):
             meta["implied"] = True
         out.append(Node(
@@ -253,7 +255,8 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
     return out
 
 
-def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostics, readings) -> list[Node]:
+def _parse_glossary(lines: list[str], start: int, end: int, lang: str, version: str, order0: int, source: str,
+                    diagnostics: list[Diagnostic], readings: Mapping[int, str]) -> list[Node]:
     """Entries are paragraphs (runs of non-blank lines) headed by the term. A paragraph continues the entry above when
     it reads as part of a definition — it ends a sentence, or starts a numbered sense, or both it and the paragraph
     above are single lines (a term, then its definition, as two HTML paragraphs)."""
@@ -299,7 +302,7 @@ def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostic
             target = see.group(1) or see.group(2)
             off = text.rfind(target)
             refs.append(Ref(REF_TERM, target, target, off, off + len(target)))
-        meta = {"line": lineno}
+        meta: dict[str, Any] = {"line": lineno}
         if head_at in readings and readings[head_at] != lines[head_at]:
             meta["reading"] = _reading_of(term, lines[head_at], readings[head_at], lang)
         if "(Obsolete)" in block[0] or "（廃語）" in block[0]:

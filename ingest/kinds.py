@@ -36,7 +36,7 @@ _NOTES_CHAPTERS = tuple("\n".join(("一般注釈", "カード別注釈")).encode
 _VIEWER = tuple("総合ルールビューア".encode(e) for e in WISDOM_GUILD_FALLBACKS)  # markers in each charset of the site
 _MJMJ_VERSION = tuple(re.compile(re.escape("MJMJ訳".encode(e)) + rb"\s*\d{8}") for e in WISDOM_GUILD_FALLBACKS)
 _RULE_NUMBER = re.compile(rb"(?<![\d.])[1-9]\d{2}\.\d{1,3}[a-z]?(?![\d.])")
-_MEDIAWIKI_PAGE = re.compile(rb"""id=["']?mw-content-text|name=["']?generator["']?\s+content=["']?MediaWiki|id=["']?firstHeading""",
+_MEDIAWIKI_PAGE = re.compile(rb"""id=["']?(?:mw-content-text|firstHeading)|name=["']?generator["']?\s+content=["']?MediaWiki""",
                              re.I)
 GAVE_NOTHING = "gave nothing:"  # how the warning about a source that gave less than its kind promises begins
 
@@ -152,10 +152,10 @@ def detect_kind(source: str, data: bytes, among: tuple[str, ...] | None = None) 
     for candidate in KINDS:  # in declared order: a later kind must be surer to win
         if candidate.name in among:
             score = candidate.recognise(source, data)
+            if score == SAYS_SO:
+                return candidate.name
             if score > best:
                 best, name = score, candidate.name
-            if score == SAYS_SO:
-                return name
     if name is not None:
         return name
     if len(among) < len(KINDS):

@@ -93,7 +93,8 @@ def test_2014_layout_as_text_with_star_bullets():
     doc = parse_source("c14.txt", text.encode())
     assert doc.kind == "release-notes"
     assert [(n.title, n.meta["bullets"]) for n in doc.nodes] == [
-        ("製品情報", []), ("《宝革スフィンクス/Sphinx of Jewels》", ["この能力は常に適用される。", "他のクリーチャーにも影響する。"])]
+        ("製品情報", []),
+        ("《宝革スフィンクス/Sphinx of Jewels》", ["この能力は常に適用される。", "他のクリーチャーにも影響する。"])]
 
 
 def test_old_title_forms_read():

@@ -29,7 +29,8 @@ def japanese(folder: Path, name: str, title: str, translated: str | None, *, old
     text = JA.read_bytes().decode("utf-8-sig")
     text = text.replace("(和訳 20231117.0 版)", old_title or f"(和訳 {title} 版)")
     line = next(x for x in text.splitlines() if x.endswith("に翻訳したものです。"))
-    old_line = " このファイルは、マジック:ザ・ギャザリングのComprehensive Rulesを、Japan Netrep *ぱお*/米村 薫 以下CR翻訳グループが翻訳したものです。"
+    old_line = (" このファイルは、マジック:ザ・ギャザリングのComprehensive Rulesを、Japan Netrep *ぱお*/米村 薫 "
+                "以下CR翻訳グループが翻訳したものです。")  # the old translator line, without a date
     text = text.replace(line, line.replace("2023-11-18", translated) if translated else old_line)
     path = folder / name
     path.write_text(text, encoding="utf-8")

@@ -157,7 +157,8 @@ class Store:
             if row and row[1] == doc.content_hash:
                 return False
             now = datetime.now(UTC).isoformat(timespec="seconds")
-            values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority, doc.translated_date)
+            values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority,
+                      doc.translated_date)
             given: dict[str, Node] = {}
             for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
                 given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
@@ -179,7 +180,8 @@ class Store:
                 changed, touched = list(payloads), set()
                 cur = self._db.execute(
                     "INSERT INTO documents (source, lang, version, kind, effective_date, sync_date, title, content_hash,"
-                    " ingested_at, authority, translated_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)", (doc.source, doc.lang, doc.version, *values))
+                    " ingested_at, authority, translated_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (doc.source, doc.lang, doc.version, *values))
                 assert cur.lastrowid is not None  # always set by an INSERT
                 doc_id = cur.lastrowid
             self._db.executemany(
@@ -302,7 +304,8 @@ class Store:
         """The document whose contribution the merged node ``key`` shows (the most authoritative source)."""
         row = self._db.execute(
             "SELECT d.id, d.source, d.kind, d.lang, d.version, d.effective_date, d.sync_date, d.title, d.content_hash,"
-            " d.ingested_at, d.translated_date FROM documents d JOIN nodes n ON n.doc_id=d.id WHERE n.version=? AND n.lang=? AND n.id=?",
+            " d.ingested_at, d.translated_date FROM documents d JOIN nodes n ON n.doc_id=d.id"
+            " WHERE n.version=? AND n.lang=? AND n.id=?",
             (key.version, key.lang, key.id)).fetchone()
         return DocumentInfo(*row) if row else None
 
@@ -310,8 +313,9 @@ class Store:
         """Every document that gives the node ``key``, in merge order (the winner first)."""
         rows = self._db.execute(
             "SELECT d.id, d.source, d.kind, d.lang, d.version, d.effective_date, d.sync_date, d.title, d.content_hash,"
-            " d.ingested_at, d.translated_date FROM documents d JOIN contributions c ON c.doc_id=d.id WHERE c.version=? AND c.lang=?"
-            " AND c.id=? ORDER BY d.authority DESC, d.id DESC", (key.version, key.lang, key.id)).fetchall()
+            " d.ingested_at, d.translated_date FROM documents d JOIN contributions c ON c.doc_id=d.id"
+            " WHERE c.version=? AND c.lang=? AND c.id=? ORDER BY d.authority DESC, d.id DESC",
+            (key.version, key.lang, key.id)).fetchall()
         return [DocumentInfo(*r) for r in rows]
 
     def versions(self, lang: str | None = None) -> list[str]:
