@@ -185,3 +185,32 @@ def test_the_site_and_kb_versions_show_both_dates(tmp_path):
     ja_line = next(line for line in listed.output.splitlines() if line.startswith("20231117.0"))
     assert ja_line.split()[:3] == ["20231117.0", "ja", "2023-11-17"]
     assert "翻訳日 2023-11-18" in ja_line and "original 20231117" in ja_line
+
+
+def test_an_english_version_is_named_by_its_release_too(tmp_path):
+    from kb.versions.catalog import resolve_version
+
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(english(tmp_path, "MagicCompRules-2024-02-06.txt", "2024-02-02", period=False))])
+        assert resolve_version(store, "20240206").version == resolve_version(store, "2024-02-02").version == "20240202"
+
+
+def test_a_schema_6_store_dates_its_translations_anew_at_their_next_ingest(tmp_path):
+    """Schema 6 stored the translator line's date as the effective date; the migration makes the next ingest of the
+    same file read it again."""
+    import sqlite3
+
+    from kb.store import DB_NAME
+
+    cr = japanese(tmp_path, "JPN_CR_20231117_0.txt", "20231117.0", "2023-11-18")
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(cr)])
+    with sqlite3.connect(tmp_path / "kb" / DB_NAME) as conn:  # what schema 6 left
+        conn.execute("ALTER TABLE documents DROP COLUMN translated_date")
+        conn.execute("UPDATE documents SET effective_date='2023-11-18' WHERE lang='ja'")
+        conn.execute("UPDATE meta SET value='6' WHERE key='schema'")
+    with Store.open(tmp_path / "kb") as store:
+        report = ingest_sources(store, [str(cr)])
+        assert (report.stored, report.unchanged) == (1, 0)
+        ja = next(v for v in list_versions(store) if v.lang == "ja")
+    assert (ja.effective_date, ja.translated_date) == ("2023-11-17", "2023-11-18")

@@ -131,10 +131,12 @@ def _migrate_5_to_6(db: sqlite3.Connection) -> None:
 
 
 def _migrate_6_to_7(db: sqlite3.Connection) -> None:
-    """Schema 7 keeps a translation's own date (its translator line's) apart from its effective date; a store of
-    schema 6 has none until its translations are ingested again."""
+    """Schema 7 keeps a translation's own date (its translator line's) apart from the date it claims; schema 6 stored
+    the translator line's date as the effective date. The Japanese rules texts' content hashes are cleared, so that
+    the next ingest of each reads it again and dates it anew."""
     if "translated_date" not in {row[1] for row in db.execute("PRAGMA table_info(documents)")}:
         db.execute("ALTER TABLE documents ADD COLUMN translated_date TEXT")
+    db.execute("UPDATE documents SET content_hash='' WHERE lang='ja' AND kind='cr-text' AND translated_date IS NULL")
 
 
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,

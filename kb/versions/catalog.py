@@ -2,8 +2,9 @@
 
 :func:`list_versions` is the entry point. Versions are named as ``kb versions`` prints them: the version id
 (``20231117.0`` Japanese, ``20260116`` English, from the effective date); :func:`resolve_version` also accepts
-the ISO effective date (``2026-01-16``) and an id's date digits (``20231117`` names ``20231117.0`` when no version
-has that exact id), and picks the language with ``lang`` when a name fits several.
+the ISO effective date (``2026-01-16``), an id's date digits (``20231117`` names ``20231117.0`` when no version
+has that exact id) and an English version's release name (its file name's date), and picks the language with
+``lang`` when a name fits several.
 
 Dates: an English version's effective date is the date its text states; the date in its file name
 (``MagicCompRules-2024-02-06.txt``, which states February 2) is kept as its ``release`` name. A translation
@@ -75,13 +76,14 @@ def list_versions(store: Store, lang: str | None = None) -> list[VersionInfo]:
         rules_texts = [d for d in group if d.kind == RULES_TEXT_KIND] or group  # the best evidence of the dates
         dates = [d.effective_date for d in rules_texts if d.effective_date]
         translated = [d.translated_date for d in group if d.translated_date]
-        releases = [m.expand(r"\1\2\3") for d in group if (m := ENGLISH_FILE_DATE_RE.search(_file_name(d.source)))]
         english = doc_lang == "en"
+        releases = [m.expand(r"\1\2\3") for d in group
+                    if english and (m := ENGLISH_FILE_DATE_RE.search(_file_name(d.source)))]
         found.append(VersionInfo(
             version=version, lang=doc_lang, effective_date=min(dates) if dates else None,
             sources=tuple(d.source for d in group), ingested_at=max(d.ingested_at for d in group),
             rules=sum(by_kind[k] for k in RULE_KINDS), glossary=by_kind[GLOSSARY],
-            release=min(releases) if english and releases else None,
+            release=min(releases) if releases else None,
             claim_date=None if english else (min(dates) if dates else None),
             translated_date=None if english or not translated else min(translated)))
     english_versions = [v for v in found if v.lang == "en"]
@@ -148,11 +150,13 @@ def previous_version(store: Store, version: VersionInfo) -> VersionInfo | None:
 
 def _matches(versions: list[VersionInfo], name: str, lang: str | None) -> list[VersionInfo]:
     """The versions ``name`` names: by id or ISO effective date; failing that, by the date digits of an id
-    (``20231117`` → ``20231117.0``) or an effective date written without dashes."""
+    (``20231117`` → ``20231117.0``), an effective date written without dashes or an English release name
+    (``20240206``: the file ``MagicCompRules-2024-02-06.txt``, version ``20240202``)."""
     name = name.strip()
     versions = [v for v in versions if lang is None or v.lang == lang]
     exact = [v for v in versions if name in (v.version, v.effective_date)]
-    return exact or [v for v in versions if name in (v.version.split(".")[0], (v.effective_date or "").replace("-", ""))]
+    return exact or [v for v in versions
+                     if name in (v.version.split(".")[0], (v.effective_date or "").replace("-", ""), v.release)]
 
 
 def _pick_language(matches: list[VersionInfo]) -> list[VersionInfo]:
