@@ -448,7 +448,7 @@ def _try_next_name(target: Target, report: CrawlReport, queue: deque, seen: set[
         queue.appendleft(following)
         return
     names = ", ".join(url.rsplit("/", 1)[-1] for url in tried)
-    report.failed[target.url] = f"{failure}: none of the {len(tried)} names it can have exists (tried {names})"
+    report.failed[tried[0]] = f"{failure} for each of the {len(tried)} names it can have (tried {names})"
 
 
 def _visit(target: Target, profile: SiteProfile, cache: SiteCache, client: PoliteClient, state: CrawlState,

@@ -74,5 +74,6 @@ def test_no_file_of_the_version_names_every_name_tried(folder, tmp_path):
                                        "--base-url", folder.base + "docs/", "20250726.0"])
     assert result.exit_code != 0
     assert "JPN_CR_20250726_0.txt" in result.output and "JPN_CR_20250725_0.txt" in result.output
-    assert "JPN_CR_20250802_0.txt" in result.output and "tried" in result.output
+    assert "JPN_CR_20250802_0.txt" in result.output and "HTTP 404 for each of the 15 names" in result.output
+    assert f"{folder.base}docs/JPN_CR_20250726_0.txt: HTTP 404" in result.output  # named by the version's own file
     assert len([p for p in folder.asked if p != "/robots.txt"]) == 15
