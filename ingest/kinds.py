@@ -35,7 +35,8 @@ _RELEASE_NOTES = "リリースノート".encode()
 _GENERAL_NOTES = "に関する一般的な情報".encode()
 _NOTES_CHAPTERS = tuple("\n".join(("一般注釈", "カード別注釈")).encode(e).split(b"\n") for e in WIKI_FALLBACKS)  # 2014 layout
 _VIEWER = tuple("総合ルールビューア".encode(e) for e in WISDOM_GUILD_FALLBACKS)  # markers in each charset of the site
-_MJMJ_VERSION = tuple(re.compile(re.escape("MJMJ訳".encode(e)) + rb"\s*\d{8}") for e in WISDOM_GUILD_FALLBACKS)
+_MJMJ_VERSION = tuple(re.compile(re.escape("MJMJ訳".encode(e)) + rb"(?:\s|&nbsp;|&#160;|<[^>]{0,200}>)*\d{8}")
+                      for e in WISDOM_GUILD_FALLBACKS)
 _RULE_NUMBER = re.compile(rb"(?<![\d.])" + rulenum.RULE.encode() + rulenum.LETTER_CANDIDATE.encode() + rb"?(?![\d.])")
 _MEDIAWIKI_PAGE = re.compile(rb"""id=["']?(?:mw-content-text|firstHeading)|name=["']?generator["']?\s+content=["']?MediaWiki""",
                              re.I)

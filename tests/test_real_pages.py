@@ -43,6 +43,8 @@ def test_a_rules_viewer_page_whose_menu_links_to_mtg_wiki_stays_a_rules_viewer_p
         assert detect_kind(source, page) == "wisdom-guild", source
     assert detect_kind("page.html", page.decode().encode("euc-jp", "replace").replace(b'charset="UTF-8"', b'charset="EUC-JP"')) \
         == "wisdom-guild"
+    spaced = page.replace("MJMJ訳 20231117.0".encode(), '<span class="v">MJMJ訳</span>&nbsp;20231117.0'.encode())
+    assert detect_kind("page.html", spaced) == "wisdom-guild"
     saved = tmp_path / "cr_r_701.34.html"
     saved.write_bytes(page)
     result = run("--kb-dir", str(tmp_path / "kb"), "ingest", "-q", str(saved))
