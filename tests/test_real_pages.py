@@ -142,6 +142,8 @@ def test_a_source_that_gives_nothing_is_a_warning_an_error_under_strict_and_coun
     assert f"warning: {empty_notes}: {GAVE_NOTHING} read as release-notes, it gives no release notes" in result.output
     assert f"warning: {viewer_top}: {GAVE_NOTHING} read as wisdom-guild, it gives no rules" in result.output
     assert "0 failed, 2 gave nothing" in result.output
+    quiet = run("--kb-dir", str(tmp_path / "kb4"), "ingest", "-q", str(empty_notes))
+    assert quiet.exit_code == 0 and f"warning: {empty_notes}: {GAVE_NOTHING}" in quiet.output  # never quietly
     strict = run("--kb-dir", str(tmp_path / "kb2"), "ingest", "--strict", str(empty_notes))
     assert strict.exit_code == 1 and GAVE_NOTHING in strict.output and "release notes" in strict.output
     good = run("--kb-dir", str(tmp_path / "kb3"), "ingest", "-q", str(NOTES_2014))

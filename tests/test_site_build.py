@@ -220,7 +220,7 @@ def test_strict_failure_leaves_previous_site_untouched(sample_kb, tmp_path):
             build_site(store, out, strict=True)  # the sample cites rules outside its excerpt
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert not list(tmp_path.glob(".site.*"))
+    assert [p.name for p in tmp_path.glob(".site.*")] == [".site.lock"]  # no staging folder left: only the lock
 
 
 def test_refuses_to_replace_a_foreign_folder(sample_kb, tmp_path):
@@ -484,7 +484,7 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
         assert large.rendered == large.pages
         assert site.stat().st_ino != folder  # a new folder, swapped in
         build_site(store, tmp_path / "full", base_url="https://example.org/rules/")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".site.staging-", ".site.old-"))]
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
         if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
@@ -521,7 +521,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
         again = build_site(store, site)  # completes the journal: the stamp is the stopped build's, nothing to do
         assert again.rendered == 0 and (site / ".kb-build" / "stamp.marshal").read_bytes() != stamp
         build_site(store, tmp_path / "full")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".site.staging-", ".site.old-"))]
     assert "竜巻ミョルニル" in (site / "cr" / "601.2f.html").read_text(encoding="utf-8")
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
@@ -599,7 +599,8 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
     links broken before: a link mended by a new page, or broken by a page that lost its anchor, is still found."""
     import marshal
 
-    from kb.site.builder import MANIFEST, check_links
+    from kb.site.linkcheck import check_links
+    from kb.site.manifest import MANIFEST
     from kb.site.pages import _site_context
 
     def producer(anchors):
@@ -620,3 +621,34 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
             seen.append({b for b in report.broken if b.startswith("x/")})  # the link and the canonical URL
     assert seen == [{"x/a.html: x/b.html#b1 (no such page)"}, set(), {"x/a.html: x/b.html#b1 (no such anchor)"},
                     {"x/a.html: x/b.html#b1 (no such anchor)"}, set()]
+
+
+def test_a_change_to_any_module_of_kb_renders_every_page_again(sample_kb, tmp_path):
+    """The site's identity is derived from all of kb's code (kb.codedigest), not from a list: a copy of the package
+    whose sanitiser (a module no list of the builder named) differs by one line makes the next build render every
+    page again, where an unchanged copy renders nothing."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "checkout"
+    for part in ("kb", "ingest", "site_templates"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "site"
+
+    def build() -> tuple[int, int]:
+        done = subprocess.run([sys.executable, "-m", "kb.cli", "--kb-dir", str(sample_kb), "build", "--out", str(out)],
+                              capture_output=True, text=True, cwd=copy, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(copy)})
+        assert done.returncode == 0, done.stderr
+        found = re.search(r"(\d+) pages \((\d+) rendered", done.stdout)
+        assert found, done.stdout
+        return int(found[1]), int(found[2])
+
+    pages, _ = build()
+    assert build() == (pages, 0)
+    sanitizer = copy / "kb" / "sanitize.py"
+    sanitizer.write_text(sanitizer.read_text(encoding="utf-8") + "\nNOTHING_ELSE = None\n", encoding="utf-8")
+    assert build() == (pages, pages)
+    assert build() == (pages, 0)

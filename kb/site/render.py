@@ -11,14 +11,21 @@ would make the browser fetch from another site.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
 from kb import rulenum
+from kb.codedigest import tree_digest
 from kb.site.gather import MTGWIKI
 from kb.urls.paths import href
+
+if TYPE_CHECKING:
+    from jinja2.runtime import Context
+
+    from kb.site.contexts import Segment
+    from kb.site.page import Page
 
 
 def templates_folder() -> Path:
@@ -55,15 +62,15 @@ class Renderer:
                                bytecode_cache=FileSystemBytecodeCache())
 
         @pass_context
-        def rel(ctx, target: str) -> str:
+        def rel(ctx: Context, target: str) -> str:
             return href(ctx["page_path"], target)
 
         @pass_context
-        def linked(ctx, segments: list) -> str:
+        def linked(ctx: Context, segments: list[Segment]) -> str:
             return self.linked(ctx["page_path"], segments)
 
         @pass_context
-        def absolute(ctx, target: str) -> str:
+        def absolute(ctx: Context, target: str) -> str:
             return ctx["base_url"] + href("", target)
 
         self.env.filters.update(rel=rel, linked=linked, absolute=absolute)
@@ -79,11 +86,12 @@ class Renderer:
             renderer = _RENDERERS[templates] = cls(templates)
         return renderer
 
-    def render(self, page, template_vars: dict) -> str:
+    def render(self, page: Page, template_vars: dict[str, object]) -> str:
+        """The page's file, without control characters (a NUL or an escape in a stored text is no text to show)."""
         variables = {"base_url": None, **template_vars, **page.context}
-        return self.env.get_template(page.template).render(page_path=page.path, page=page, **variables)
+        return without_controls(self.env.get_template(page.template).render(page_path=page.path, page=page, **variables))
 
-    def linked(self, page_path: str, segments: list) -> str:
+    def linked(self, page_path: str, segments: list[Segment]) -> str:
         from markupsafe import Markup, escape
 
         out = []
@@ -100,14 +108,19 @@ class Renderer:
         return Markup("".join(out))
 
 _RENDERERS: dict[Path, Renderer] = {}
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` without C0 and C1 control characters (but tab, line feed and carriage return): what a page or a
+    search result shows of a stored text (a NUL or an escape sequence is no text to show)."""
+    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
 
 
 def templates_hash(templates: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(templates.rglob("*")):
-        if path.is_file():
-            digest.update(str(path.relative_to(templates)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    """A hash of every file under ``templates`` (names and bytes): with :func:`kb.codedigest.code_digest`, what
+    renders a page."""
+    return tree_digest(templates, [path for path in templates.rglob("*") if path.is_file()])[:16]
 
 
 _RULE_IN_TEXT = re.compile(rf"(?<![\d.])({rulenum.RULE}{rulenum.LETTER}?)(?!\d)")
@@ -151,7 +164,7 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
     return str(escape(root.text or "")) + "".join(lxml_html.tostring(child, encoding="unicode") for child in root)
 
 
-def _link_rules(holder, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
+def _link_rules(holder: Any, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
     from lxml import html as lxml_html
 
     pieces, pos = [], 0
@@ -202,14 +215,3 @@ def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]])
         return href(page_path, ours[0]), ours[1]
     anchor = f"#{parts.fragment}" if parts.fragment else ""
     return MTGWIKI + quote(title.replace(" ", "_"), safe="/:()") + anchor, None
-
-
-_ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')
-
-
-def page_links(html: str) -> tuple[list[str], list[str]]:
-    """(hrefs and srcs, ids) written in ``html`` — what the link check verifies."""
-    links, ids = [], []
-    for attr, value in _ATTR_RE.findall(html):
-        (ids if attr == "id" else links).append(value.replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'"))
-    return links, ids

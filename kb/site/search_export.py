@@ -3,7 +3,10 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
-- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": documents per chunk, "r": REF_LEN}``
+- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": documents per chunk, "r": REF_LEN,
+  "k": constants}``: ``k`` (:func:`browser_constants`) is everything the browser's search and previews share with
+  Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
+  defined here or below, never copied into ``site.js``.
 - ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
   point is ``<hex>``) that the index analysis turned into a term, mapped to that term (``1`` when the same). The
   browser segments a Japanese query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える`` exactly as
@@ -35,9 +38,12 @@ import marshal
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
-from kb.site.gather import Entry, SiteData
+from kb.site.records import Entry, SiteData
+from kb.site.render import without_controls
 
 K1, B = 1.2, 0.75
 REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
@@ -46,6 +52,27 @@ TITLE_BOOST = 3.0  # as kb search
 CHUNK = 16
 POSTINGS_PER_SHARD = 700
 SNIPPET_CHARS = 70
+
+
+KIND_LABELS = {"rule": "ルール", "glossary": "用語", "article": "記事", "note": "リリースノート", "card": "カード"}
+# bounds of one query in the browser: what it may load and how far a vocabulary match may reach (a 3,000-kanji query
+# loaded 3,021 scripts; 3,000 × 唱 froze the tab for 75 s)
+MAX_VOCAB_SHARDS = 32  # distinct first characters whose vocabulary shard one query loads; the rest is read as bigrams
+MAX_LOOKUPS = 96  # terms and bigrams one query looks up
+MAX_SURFACE_CHARS = 48  # the longest vocabulary surface a query is matched against
+
+
+def browser_constants() -> dict:
+    """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
+    from kb.search.analysis import ENGLISH_STOP_WORDS
+    from kb.search.query import MAX_QUERY_CHARS
+    from kb.site.pages import PREVIEW_SHARDS
+
+    return {"stop": sorted(ENGLISH_STOP_WORDS), "letters": rulenum.LETTERS, "letter": rulenum.LETTER,
+            "rule": rulenum.RULE, "number": rulenum.NUMBER, "parts": rulenum.NUMBER_PARTS,
+            "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
+            "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
+            "maxLookups": MAX_LOOKUPS, "maxSurface": MAX_SURFACE_CHARS}
 
 
 @dataclass(frozen=True)
@@ -82,7 +109,7 @@ def search_doc(entry: Entry) -> SearchDoc:
     if entry.kind == GLOSSARY:
         label = entry.label + (f" / {first.english}" if first.english else "")
     kind = "rule" if entry.kind in RULE_KINDS else entry.kind
-    return SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body, kind,
+    return SearchDoc(entry.url, without_controls(label), without_controls(snippet), "\n".join(dict.fromkeys(names)), body, kind,
                      " ".join(n.lang for n in nodes))
 
 
@@ -98,17 +125,17 @@ def _inputs_digest(slots: list[Entry | None]) -> bytes:
     return _digest(flat)
 
 
-def _digest(data) -> bytes:
+def _digest(data: Any) -> bytes:
     """A hash of plain data (marshal format 2 writes no back-references, so equal data gives equal bytes)."""
     return hashlib.sha1(marshal.dumps(data, 2)).digest()
 
 
-def analyse(doc: SearchDoc) -> dict:
+def analyse(doc: SearchDoc) -> dict[str, Any]:
     """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
     from kb.search.analysis import analyze, bigram_terms, fold
 
     vocab: dict[str, str] = {}
-    fields = {}
+    fields: dict[str, Any] = {}
     for name, text in (("t", doc.title), ("b", doc.body)):
         terms = analyze(text, index=True) if text else []
         fields[name] = [t.text for t in terms]
@@ -176,9 +203,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             continue
         first = chunk * CHUNK
         rows: list[list[str] | None] = [None] * CHUNK
-        for j, entry in enumerate(chunk_entries):
-            if entry:
-                docs[first + j] = doc = search_doc(entry)
+        for j, slot in enumerate(chunk_entries):
+            if slot:
+                docs[first + j] = doc = search_doc(slot)
                 keys[first + j] = _text_key(doc)
                 rows[j] = [doc.url, doc.label, doc.snippet, doc.kind, doc.langs]
         files[f"search/d/{chunk}.js"] = _script(f"d/{chunk}", rows)
@@ -193,8 +220,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
     postings, grams, vocab = _tables(fields_by_id)
     old_postings, old_grams, _ = _tables(old_fields)
-    p_count = previous.get("p") if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
-    g_count = previous.get("g") if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
+    p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
+    g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
     for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
         new_parts, old_parts = _by_shard(table, count), _by_shard(old_table, count)
         for shard in new_parts.keys() | old_parts.keys():
@@ -205,8 +232,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             coded = _read_shard(read_old, name) if incremental else {}  # gap-coded; only a changed document's terms
             for term in part.keys() | old_parts.get(shard, {}).keys():  # hold its entries
                 old, new = _undelta(coded.get(term, [])), part.get(term, [])
-                pairs = sorted([*((d, w) for d, w in zip(old[::2], old[1::2]) if d not in changed),
-                                *zip(new[::2], new[1::2])])
+                pairs = sorted([*((d, w) for d, w in zip(old[::2], old[1::2], strict=False) if d not in changed),
+                                *zip(new[::2], new[1::2], strict=False)])
                 if pairs:
                     coded[term] = _delta([x for pair in pairs for x in pair])
                 else:
@@ -228,7 +255,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         name_digests[hex_code] = digest = _digest(items)
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
-    files["search/meta.js"] = _script("meta", {"n": len(entries), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN})
+    files["search/meta.js"] = _script("meta", {"n": len(entries), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN,
+                                               "k": browser_constants()})
     new_cache = {k: cache[k] for k in keys.values() if k in cache}
     new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files))
@@ -268,7 +296,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     for entry in site.terms.values():
         docs = []
         for lang in ("ja", "en"):
-            rule = next((l.target for l in entry.links.get(lang, []) if l.kind == "rule" and l.target), None)
+            rule = next((link.target for link in entry.links.get(lang, []) if link.kind == "rule" and link.target), None)
             if rule and rule in ids and ids[rule] not in docs:
                 docs.append(ids[rule])
         docs.append(ids[entry.url])
@@ -303,7 +331,8 @@ def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
         fields = fields_by_id[doc_id]
         title, body = Counter(fields["t"]), Counter(fields["b"])
         for term in title.keys() | body.keys():
-            weight = _tf_weight(body[term], len(fields["b"])) + TITLE_BOOST * _tf_weight(title[term], len(fields["t"]), TITLE_REF_LEN)
+            weight = (_tf_weight(body[term], len(fields["b"]))
+                      + TITLE_BOOST * _tf_weight(title[term], len(fields["t"]), TITLE_REF_LEN))
             postings[term] += [doc_id, round(weight * 10)]
         for gram, tf in Counter(fields["g"]).items():
             grams[gram] += [doc_id, round(_tf_weight(tf, len(fields["g"])) * 10)]
@@ -337,6 +366,6 @@ def _undelta(pairs: list[int]) -> list[int]:
     return out
 
 
-def _script(name: str, data) -> str:
+def _script(name: str, data: object) -> str:
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return f'window.__kbSearch("{name}",{payload});\n'

@@ -24,7 +24,7 @@ from kb.errors import KbError
 LOCK_NAME = ".writer.lock"
 WAIT_SECONDS = 5.0
 
-_held: dict[Path, int] = {}  # kb folders this process holds the lock of → nesting depth
+_held: dict[Path, int] = {}  # lock files this process holds → nesting depth
 
 
 def wait_seconds() -> float:
@@ -40,29 +40,38 @@ def wait_seconds() -> float:
 def writer_lock(kb_dir: str | os.PathLike, *, wait: float | None = None) -> Iterator[None]:
     """Hold the writer lock of the kb folder ``kb_dir`` (created if missing) for the block; see the module doc."""
     folder = Path(kb_dir).resolve()
-    if folder in _held:
-        _held[folder] += 1
+    folder.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(folder / LOCK_NAME, f"another kb is writing {folder}", wait=wait):
+        yield
+
+
+@contextmanager
+def exclusive_lock(lock_file: Path, busy: str, *, wait: float | None = None) -> Iterator[None]:
+    """Hold the lock ``lock_file`` (an advisory ``flock``; the file, created if missing, holds the holder's pid) for
+    the block, re-entrant within the process; a second process waits up to :func:`wait_seconds`, then fails with
+    "<busy> (pid N); try again when it has finished". The writer lock, and the lock of a site's output folder."""
+    if lock_file in _held:
+        _held[lock_file] += 1
         try:
             yield
         finally:
-            _held[folder] -= 1
+            _held[lock_file] -= 1
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK_NAME, "a+", encoding="ascii") as handle:  # closing it releases the lock
-        _acquire(handle, folder, wait_seconds() if wait is None else wait)
+    with open(lock_file, "a+", encoding="ascii") as handle:  # closing it releases the lock
+        _acquire(handle, busy, wait_seconds() if wait is None else wait)
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
         handle.flush()
-        _held[folder] = 1
+        _held[lock_file] = 1
         try:
             yield
         finally:
-            del _held[folder]
+            del _held[lock_file]
             handle.truncate(0)
 
 
-def _acquire(handle: IO[str], folder: Path, wait: float) -> None:
+def _acquire(handle: IO[str], busy: str, wait: float) -> None:
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -72,5 +81,5 @@ def _acquire(handle: IO[str], folder: Path, wait: float) -> None:
             if time.monotonic() >= deadline:
                 handle.seek(0)
                 pid = handle.read().strip() or "unknown"
-                raise KbError(f"another kb is writing {folder} (pid {pid}); try again when it has finished") from None
+                raise KbError(f"{busy} (pid {pid}); try again when it has finished") from None
             time.sleep(0.05)

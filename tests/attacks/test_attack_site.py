@@ -38,7 +38,7 @@ def test_a_killed_build_leaves_nothing_behind(sample, tmp_path):
     assert staging.is_dir()  # what the attack left
     again = kb(sample, "build", "--out", str(out))
     assert again.returncode == 0, again.stderr
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["site"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".site.lock", "site"]  # the output lock (kb.site.output)
     assert (out / "index.html").is_file()
 
 
