@@ -31,8 +31,6 @@ if TYPE_CHECKING:
 
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|p|div|ruby)\b", re.I | re.S)
-_READING_TAGS = re.compile(r"<(rt|rp)\b[^>]*>.*?</\1\s*>", re.I | re.S)
-_TAG = re.compile(r"<[^>]*>")
 _FIRST_RULE_LINE = re.compile(r"(?m)^\s*100\.1\.?\s")
 _SKIPPED = {"script", "style", "noscript", "template", "head", "rt", "rp", "nav", "footer", "aside"}  # and page chrome
 _CHROME_NAME = re.compile(r"(?:^|[-_\s])(?:footer|foot|global-?nav|gnav|site-?header|breadcrumbs?|copyright|sns|share)"
@@ -70,7 +68,9 @@ def looks_like_cr_html(data: bytes, source: str = "") -> bool:
         text, _ = decode_html(head, source)
     except KbError:
         return False
-    text = _TAG.sub("\n", _READING_TAGS.sub("", text))
+    from ingest.htmltree import markup_text  # here: the rules as text (the usual file) never load lxml
+
+    text = markup_text(text)
     return bool((JA_VERSION_RE.search(text) or EN_EFFECTIVE_RE.search(text)) and _FIRST_RULE_LINE.search(text))
 
 
@@ -78,12 +78,14 @@ def parse_cr_html(data: bytes, source: str) -> Document:
     """Parse an HTML rules document. Raise KbError naming the source when it holds none."""
     from lxml import etree  # here: the rules as text (the usual file) never load lxml
 
+    from ingest.htmltree import html_root
+
     text, diagnostics = decode_html(data, source)
     text = _XML_DECLARATION.sub("", text)
     if not text.strip():
         raise KbError(f"{source}: empty page")
     try:
-        root = etree.fromstring(text, etree.HTMLParser())
+        root = html_root(text)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
         raise KbError(f"{source}: not readable as HTML ({exc})") from None
     if root is None:

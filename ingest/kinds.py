@@ -105,7 +105,7 @@ class SourceKind:
     recognise: Callable[[str, bytes], int]  # CONTENT, NAME or NO for (source, data)
     authority: int = 0
     rules: bool = False  # its documents hold rules: forced on a source that gives none, it is an error
-    fetch_sites: tuple[str, ...] = ()  # ingest.sites profiles whose pages are of this kind
+    fetch_sites: tuple[str, ...] = ()  # ingest.net.sites profiles whose pages are of this kind
     promises: tuple[str, ...] = ()  # node kinds a document of this kind gives at least one of
     promise: str = ""  # what it gives, in words (for the warning when it gives none)
 

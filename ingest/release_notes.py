@@ -30,8 +30,9 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
+from ingest.decode import decode_wiki_html as decode_html
 from ingest.htmltree import html_document
-from ingest.mtgwiki import decode_html, split_card_name
+from ingest.wikititle import split_card_name
 from kb.model import NOTE, REF_CARD, REF_MECHANIC, UNVERSIONED, Diagnostic, Document, Node, Ref
 from kb.sanitize import sanitize_html
 

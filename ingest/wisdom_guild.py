@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from datetime import date
 from typing import Any
 
-from bs4 import BeautifulSoup, NavigableString, Tag
+from bs4 import NavigableString, Tag
 from bs4.element import PageElement, PreformattedString
 
 from ingest.cr_text import EXAMPLE_RE
 from ingest.decode import decode_wisdom_guild
+from ingest.htmltree import html_soup
 from ingest.refs import find_rule_refs
 from kb import rulenum
 from kb.errors import KbError
@@ -91,7 +92,7 @@ def parse_wisdom_guild(data: bytes, source: str) -> Document:
     """Parse one rules-viewer page. Raise KbError when nothing can be read or the page has no version line."""
     diagnostics: list[Diagnostic] = []
     text = _decode(data, source, diagnostics)
-    soup = BeautifulSoup(text, "lxml")
+    soup = html_soup(text)
     fragments = _read_fragments(soup.body or soup)
     if not any(f.text.strip() for f in fragments):
         raise KbError(f"{source}: no readable text in the page (empty or not HTML)")

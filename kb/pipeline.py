@@ -73,7 +73,7 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
     regular file (not a FIFO or a device such as /dev/zero) of at most :data:`ingest.MAX_BYTES`, as a
     fetched response must."""
     if "://" in source:
-        from ingest.fetch import fetch_url
+        from ingest.net.fetch import fetch_url
 
         return fetch_url(source, kb_dir=kb_dir)
     try:
@@ -268,8 +268,8 @@ def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | No
 
 
 def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool, force: bool) -> IngestReport:
-    from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
-    from ingest.sites import PAGE
+    from ingest.net.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
+    from ingest.net.sites import PAGE
 
     sites = cached_sites(folder)
     if site is not None and site not in sites:

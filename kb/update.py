@@ -1,9 +1,9 @@
 """``kb update``: fetch → ingest → diff → rebuild, all or nothing. Entry point: :func:`run_update`.
 
 Stages (``on_stage(name)`` is called as each starts): ``fetch`` re-crawls each ``--site`` as it was last fetched
-(conditional requests, via :func:`ingest.fetch.crawl`); ``ingest`` opens one write transaction on the database and
+(conditional requests, via :func:`ingest.net.fetch.crawl`); ``ingest`` opens one write transaction on the database and
 ingests in it, with the search index copied into ``<kb_dir>/.update-staging/`` (URL sources through
-:func:`ingest.fetch.fetch_url`, cached pages through :func:`kb.pipeline.ingest_from_cache`, whose record of what it
+:func:`ingest.net.fetch.fetch_url`, cached pages through :func:`kb.pipeline.ingest_from_cache`, whose record of what it
 ingested is staged too; the content-addressed diff cache and user dictionaries are shared); when no source's content
 changed, nothing else happens. ``diff`` compares each new or changed version with the one before it; ``build``
 renders the site from the uncommitted store (the builder swaps its own staging folder in only when complete);
@@ -43,7 +43,7 @@ CACHE_RECORDS = ("ingested.json",)  # per-site files ingest_from_cache rewrites
 class UpdateResult:
     changed: bool = False
     stored: int = 0  # sources whose content was new or changed
-    crawls: list = field(default_factory=list)  # ingest.fetch.CrawlReport per site
+    crawls: list = field(default_factory=list)  # ingest.net.fetch.CrawlReport per site
     warnings: list[str] = field(default_factory=list)
     diffs: list[VersionDiff] = field(default_factory=list)
     build: object = None  # kb.site.builder.BuildReport when a site was rebuilt
@@ -109,15 +109,15 @@ def _site_lock(out: str | os.PathLike | None) -> AbstractContextManager[None]:
 
 
 def _politeness(delay: float | None, contact: str | None):
-    from ingest.fetch import Politeness
+    from ingest.net.fetch import Politeness
 
     base = Politeness()
     return Politeness(delay=base.delay if delay is None else delay, contact=contact)
 
 
 def _recrawl(folder: Path, site: str, politeness):
-    from ingest.cache import SiteCache
-    from ingest.fetch import crawl
+    from ingest.net.cache import SiteCache
+    from ingest.net.fetch import crawl
 
     state = SiteCache(folder, site).load_state()
     if state is None:
@@ -161,7 +161,7 @@ def _link_or_copy(source: str, target: str) -> None:
 
 
 def _site_folder(folder: Path, site: str) -> Path:
-    from ingest.cache import CACHE_DIR
+    from ingest.net.cache import CACHE_DIR
 
     return folder / CACHE_DIR / site
 
@@ -176,7 +176,7 @@ def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], 
         documents, report = [], IngestReport()
         for source in gather(sources):
             if "://" in source:
-                from ingest.fetch import fetch_url
+                from ingest.net.fetch import fetch_url
 
                 data = fetch_url(source, kb_dir=folder, politeness=politeness)
             else:

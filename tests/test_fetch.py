@@ -24,8 +24,8 @@ from urllib.parse import parse_qs, unquote
 import pytest
 from click.testing import CliRunner
 
-from ingest.cache import SiteCache, bytes_for_parser
-from ingest.fetch import Politeness, crawl, fetch_url
+from ingest.net.cache import SiteCache, bytes_for_parser
+from ingest.net.fetch import Politeness, crawl, fetch_url
 from kb.cli import main
 from kb.errors import KbError
 from kb.pipeline import ingest_from_cache

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from conftest import DATA
 
 from ingest.cr_text import file_names_of_version
-from ingest.fetch import Politeness, crawl
+from ingest.net.fetch import Politeness, crawl
 from kb.cli import main
 
 FAST = Politeness(delay=0.0, max_tries=1)

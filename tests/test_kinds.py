@@ -13,9 +13,9 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, FIXTURES, REPO
 
-from ingest.fetch import Politeness, crawl
 from ingest.kinds import FETCH_SITES, KIND_NAMES, KINDS, authority, detect_kind, kinds_of_site
-from ingest.sites import PROFILES
+from ingest.net.fetch import Politeness, crawl
+from ingest.net.sites import PROFILES
 from kb.cli import main
 from kb.cli.fetch import fetch
 from kb.errors import KbError

@@ -10,19 +10,18 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from ingest.kinds import detect_kind
-from ingest.mtgwiki import (
+from ingest.mtgwiki import MAX_PAGE_BYTES, parse_mtgwiki
+from ingest.refs import find_rule_refs
+from ingest.wikititle import (
     CR_TITLE_RE,
-    MAX_PAGE_BYTES,
     decode_anchor,
     encode_anchor,
     normalize_title,
-    parse_mtgwiki,
     parse_wiki_href,
     split_card_name,
     title_to_index_url,
     title_to_path,
 )
-from ingest.refs import find_rule_refs
 from kb.pipeline import ingest_sources
 from kb.store import Store
 

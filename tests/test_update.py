@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, REPO
 
-from ingest.fetch import Politeness, crawl
+from ingest.net.fetch import Politeness, crawl
 from kb.cli import main
 from kb.errors import KbError
 from kb.pipeline import ingest_sources

@@ -328,7 +328,7 @@ def test_ingest_resolves_term_links_to_the_glossary_of_the_same_version(tmp_path
 def test_real_urls_without_the_final_slash_and_pages_of_different_versions(httpserver, tmp_path):
     """/cr/r/100 and /cr/r/108/ are both section pages; a page synced at 20201120.0 beside pages at 20231117.0 keeps
     its own version and sync date."""
-    from ingest.sites import PROFILES, Target
+    from ingest.net.sites import PROFILES, Target
 
     page = (FIXTURES / "cr_r_601.html").read_text(encoding="utf-8")
     older = page.replace("MJMJ訳 20231117.0<br>版", "MJMJ訳 20201120.0<br>版").replace("2024/04/19", "2021/01/23")

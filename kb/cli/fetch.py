@@ -1,4 +1,4 @@
-"""``kb fetch``: crawl a site into the cache of the kb folder (see :mod:`ingest.fetch`), with a progress bar and a
+"""``kb fetch``: crawl a site into the cache of the kb folder (see :mod:`ingest.net.fetch`), with a progress bar and a
 summary of what was fetched, unchanged, failed and skipped by robots.txt."""
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, trie
         kb fetch mtg-jp https://mtg-jp.com/gameplay/rules/docs/0000000/
         kb ingest --from-cache
     """
-    from ingest.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl
+    from ingest.net.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl
     from kb.store import default_kb_dir
     from kb.store.lock import writer_lock
 
@@ -82,6 +82,7 @@ class _progress_bar:
                                  TextColumn("{task.fields[counts]}"), TextColumn("{task.fields[rate]}"),
                                  TimeElapsedColumn(), console=Console(stderr=True), transient=False)
         self.task = self.progress.add_task(site, total=None, counts="", rate="")
+        self.notes_said = 0
 
     def __enter__(self):
         self.progress.start()
@@ -97,6 +98,9 @@ class _progress_bar:
                   f" · failed {len(report.failed)} · robots.txt {len(report.robots_skipped)}")
         self.progress.update(self.task, completed=report.done, total=report.done + report.pending, counts=counts,
                              rate=rate)
+        for note in report.notes[self.notes_said:]:  # said at once: a capped Crawl-delay is a long wait ahead
+            self.progress.console.print(terminal_safe(f"note: {note}"), markup=False, highlight=False, soft_wrap=True)
+        self.notes_said = len(report.notes)
 
 
 def _print_summary(report) -> None:
@@ -107,5 +111,3 @@ def _print_summary(report) -> None:
         click.echo(terminal_safe(f"failed: {url}: {reason}"), err=True)
     for url in report.robots_skipped:
         click.echo(terminal_safe(f"skipped by robots.txt: {url}"), err=True)
-    for note in report.notes:
-        click.echo(terminal_safe(f"note: {note}"), err=True)

@@ -62,7 +62,7 @@ def prepare(store: Store) -> None:
 
 def card_entities(refs: list[tuple[str, str]]) -> Document:
     """One card node per card named by the (target, surface text) of card references."""
-    from ingest.mtgwiki import split_card_name
+    from ingest.wikititle import split_card_name
 
     names_of: dict[str, Counter] = defaultdict(Counter)  # English name → Japanese spellings (pairs count double)
     japanese_only: set[str] = set()

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
+from ingest.wikititle import WIKI_HOSTS
 from kb import rulenum
 from kb.codedigest import tree_digest
 from kb.site.gather import MTGWIKI
@@ -40,7 +41,6 @@ def templates_folder() -> Path:
 
 
 TEMPLATES = templates_folder()
-_WIKI_HOSTS = {"mtgwiki.com", "www.mtgwiki.com", "wiki.mtg-jp.com"}
 
 
 class Renderer:
@@ -131,12 +131,12 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
     our page of what they name when the site has it (``site_pages``: name → (site path, link kind): articles, glossary
     terms, cards), else to mtgwiki.com; in-page links (sections, footnotes) stay when the article has the anchor;
     rule numbers in the text link to the rule (``rule_urls``). Nothing in it fetches from elsewhere."""
-    from lxml import html as lxml_html
     from markupsafe import escape
 
+    from ingest.htmltree import children_html, html_fragment
     from kb.sanitize import sanitize_html
 
-    root = lxml_html.fragment_fromstring(sanitize_html(html), create_parent="div")
+    root = html_fragment(sanitize_html(html))
     ids = {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
     for a in list(root.iter("a")):
         raw = a.get("href")
@@ -161,40 +161,21 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
         if inside_link or not text or not _RULE_IN_TEXT.search(text):
             continue
         _link_rules(text_holder, attr, text, page_path, rule_urls)
-    return str(escape(root.text or "")) + "".join(lxml_html.tostring(child, encoding="unicode") for child in root)
+    return str(escape(root.text or "")) + children_html(root)
 
 
 def _link_rules(holder: Any, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
-    from lxml import html as lxml_html
+    from ingest.htmltree import insert_links
 
-    pieces, pos = [], 0
-    for m in _RULE_IN_TEXT.finditer(text):
-        if m.group(1) in rule_urls:
-            pieces.append((text[pos:m.start()], m.group(1)))
-            pos = m.end()
-    if not pieces:
-        return
-    setattr(holder, attr, pieces[0][0])
-    anchors = []
-    for i, (_before, number) in enumerate(pieces):
-        a = lxml_html.Element("a", {"class": "ref ref-rule", "href": href(page_path, rule_urls[number])})
-        a.text = number
-        a.tail = pieces[i + 1][0] if i + 1 < len(pieces) else text[pos:]
-        anchors.append(a)
-    if attr == "text":
-        for offset, a in enumerate(anchors):
-            holder.insert(offset, a)
-    else:
-        parent = holder.getparent()
-        index = parent.index(holder)
-        for offset, a in enumerate(anchors, 1):
-            parent.insert(index + offset, a)
+    insert_links(holder, attr, [(m.start(), m.end(), m.group(1),
+                                 {"class": "ref ref-rule", "href": href(page_path, rule_urls[m.group(1)])})
+                                for m in _RULE_IN_TEXT.finditer(text) if m.group(1) in rule_urls])
 
 
 def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]]) -> tuple[str, str | None]:
     """(href, link kind when it is one of our pages) for a link found in MTG Wiki HTML."""
     parts = urlsplit(raw)
-    if parts.scheme in ("http", "https") and parts.hostname not in _WIKI_HOSTS:
+    if parts.scheme in ("http", "https") and parts.hostname not in WIKI_HOSTS:
         return raw, None
     if parts.scheme and parts.scheme not in ("http", "https", "mailto"):
         return MTGWIKI, None  # javascript: and the like
