@@ -22,7 +22,7 @@ def test_a_translation_is_shown_beside_the_english_rules_it_translates(tmp_path)
     """JPN_CR_20250725_0.txt is 和訳 20250726.0 版, translated 2025-07-25: its original is the CR of 2025-07-25."""
     japanese = tmp_path / "JPN_CR_20250725_0.txt"
     japanese.write_text(JA.read_text(encoding="utf-8-sig").replace("和訳 20231117.0 版", "和訳 20250726.0 版")
-                        .replace("2023-11-17 に翻訳", "2025-07-25 に翻訳"), encoding="utf-8")
+                        .replace("2023-11-18 に翻訳", "2025-07-25 に翻訳"), encoding="utf-8")
     english = tmp_path / "MagicCompRules 20250725.txt"
     english.write_text("Magic: The Gathering Comprehensive Rules\n\nThese rules are effective as of July 25, 2025.\n\n"
                        "1. Game Concepts\n\n100. General\n\n100.1. These Magic rules apply to any Magic game.\n\n"

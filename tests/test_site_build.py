@@ -313,6 +313,7 @@ def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
     a few pages (the term's preview shard among them), and the result equals a full build."""
     text = JA_CR.read_text(encoding="utf-8-sig")
     later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    later = later.replace("2023-11-18", "2024-03-01")  # the translator line
     newer = tmp_path / "JPN_CR_20240301.txt"
     newer.write_text(later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"), encoding="utf-8")
     kb_dir, site = tmp_path / "kb", tmp_path / "site"
@@ -574,6 +575,7 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
     older, newer = tmp_path / "JPN_CR_20231117_0.txt", tmp_path / "JPN_CR_20240301.txt"
     older.write_text(text, encoding="utf-8")
     later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    later = later.replace("2023-11-18", "2024-03-01")  # the translator line
     newer.write_text(later, encoding="utf-8")
     kb_dir, site = tmp_path / "kb", tmp_path / "site"
     archived = site / "v" / "20231117.0" / "cr" / "601.html"

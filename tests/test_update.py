@@ -34,6 +34,7 @@ def later_version_bytes() -> bytes:
     text = JA.read_text(encoding="utf-8-sig")
     assert EDITED_RULE[0] in text
     text = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    text = text.replace("2023-11-18", "2024-03-01")  # the translator line
     return text.replace(*EDITED_RULE).encode("utf-8")
 
 

@@ -443,6 +443,8 @@ def crawl(site: str, args: list[str], *, kb_dir: Path | str, base_url: str | Non
                                                  "(a listing that never ends?); the rest not fetched")
                     continue
             body, final_url = _visit(target, profile, cache, client, state, report)
+            if body is None and _not_found(report.failed.get(target.url)) and (target.fallbacks or target.tried):
+                _try_next_name(target, report, queue, seen)
             if body is not None:
                 try:
                     found = profile.discover(target, final_url, body, base, depth)
@@ -462,6 +464,23 @@ def crawl(site: str, args: list[str], *, kb_dir: Path | str, base_url: str | Non
         client.close()
     cache.save_state(CrawlState(spec, state.started_at, time.time()))
     return report
+
+
+def _not_found(failure: str | None) -> bool:
+    return failure is not None and failure.startswith(("HTTP 404", "HTTP 410"))
+
+
+def _try_next_name(target: Target, report: CrawlReport, queue: deque, seen: set[str]) -> None:
+    """A target not found: its next fallback is fetched next; the last one's failure names every URL tried."""
+    failure = report.failed.pop(target.url)
+    tried = (*target.tried, target.url)
+    if target.fallbacks:
+        following = replace(target, url=target.fallbacks[0], fallbacks=target.fallbacks[1:], tried=tried)
+        seen.add(following.url)
+        queue.appendleft(following)
+        return
+    names = ", ".join(url.rsplit("/", 1)[-1] for url in tried)
+    report.failed[tried[0]] = f"{failure} for each of the {len(tried)} names it can have (tried {names})"
 
 
 def _visit(target: Target, profile: SiteProfile, cache: SiteCache, client: PoliteClient, state: CrawlState,

@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
+from ingest.cr_text import file_names_of_version
 from ingest.htmltree import html_document
 from ingest.wikititle import WIKI_HOST, WIKI_HOSTS
 from kb import rulenum
@@ -30,6 +31,8 @@ class Target:
     url: str
     role: str = PAGE
     depth: int = 0
+    fallbacks: tuple[str, ...] = ()  # the URLs to try next, in order, when this one is not found (404, 410)
+    tried: tuple[str, ...] = ()  # the URLs tried before this one, not found
 
 
 def canonical_url(url: str) -> str:
@@ -219,7 +222,9 @@ class MtgWiki(SiteProfile):
 
 class Mjmj(SiteProfile):
     """The Japanese CR files ``JPN_CR_YYYYMMDD_N.txt`` in the folder of the base URL (``--base-url`` names host and
-    folder): give a version (``20260116`` = ``20260116.0``, ``20250919.1``), a file name (``JPN_CR_20250919_1.txt``,
+    folder): give a version (``20260116`` = ``20260116.0``, ``20250919.1``, or the id ``kb versions`` shows:
+    ``20250726.0``, whose file is ``JPN_CR_20250725_0.txt`` — the names of the dates a week either side are tried in
+    turn, :func:`ingest.cr_text.file_names_of_version`), a file name (``JPN_CR_20250919_1.txt``,
     ``JPN_CR_20250919_1.rb.html``) or a URL on the same host."""
 
     _VERSION = re.compile(r"(\d{8})(?:[._](\d+))?")
@@ -227,11 +232,17 @@ class Mjmj(SiteProfile):
     def seeds(self, base, args):
         if not args:
             raise KbError("mjmj: give a CR version (e.g. 20260116 or 20250919.1), a JPN_CR_*.txt name or its URL")
-        return [Target(self._url(base, a.strip())) for a in args]
+        targets = []
+        for arg in args:
+            if names := file_names_of_version(arg) if self._VERSION.fullmatch(arg.strip()) else []:
+                # the id kb versions shows (20250726.0) may be in a file of a nearby date (JPN_CR_20250725_0.txt)
+                urls = [_resolve(name, base) for name in names]
+                targets.append(Target(urls[0], fallbacks=tuple(urls[1:])))
+            else:
+                targets.append(Target(self._url(base, arg.strip())))
+        return targets
 
     def _url(self, base: str, arg: str) -> str:
-        if version := self._VERSION.fullmatch(arg):
-            return _resolve(f"JPN_CR_{version.group(1)}_{version.group(2) or 0}.txt", base)
         if "://" not in arg:
             return _resolve(arg, base)
         url = canonical_url(arg)

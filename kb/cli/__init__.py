@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from ingest.kinds import KIND_NAMES
+from ingest.kinds import GAVE_NOTHING, KIND_NAMES, gave_nothing
 from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
@@ -114,9 +114,11 @@ def ingest(ctx: click.Context, sources: tuple[str, ...], kind: str | None, from_
 def print_ingest_report(report: IngestReport, *, quiet: bool = False) -> None:
     """Warnings of the sources read now, then the unresolved references — listed only when this ingest changed the
     store (else they are those of earlier ingests, counted) — and the errors last, where they are seen: even with
-    --quiet, a source that could not be read, or a rules text that is incomplete, is never silent."""
+    --quiet, a source that could not be read, a rules text that is incomplete or a source that gave nothing is never
+    silent."""
     warnings = [str(w) for w in report.warnings]
-    for line in warnings if not quiet else incomplete_warnings(warnings):
+    loud = set(incomplete_warnings(warnings)) | {w for w in warnings if GAVE_NOTHING in w}  # shown even with --quiet
+    for line in warnings if not quiet else [w for w in warnings if w in loud]:
         click.echo(f"warning: {terminal_safe(line)}", err=True)
     if not quiet and report.stored:
         for d in report.links.diagnostics[:50]:
@@ -127,7 +129,7 @@ def print_ingest_report(report: IngestReport, *, quiet: bool = False) -> None:
         click.echo(f"error: {terminal_safe(line)}", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
     click.echo(f"sources: {report.stored + report.unchanged} read ({report.stored} stored, {report.unchanged} unchanged), "
-               f"{len(report.failed)} failed")
+               f"{len(report.failed)} failed, {sum(map(gave_nothing, report.documents))} gave nothing")
     click.echo(f"nodes: {kinds or 'none'}")
     click.echo(f"references: {report.links.total_resolved} resolved, {report.links.total_unresolved} unresolved")
     click.echo(f"warnings: {len(report.warnings) + len(report.links.diagnostics)}")

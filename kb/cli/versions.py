@@ -49,9 +49,13 @@ def versions(ctx: click.Context, lang: str | None, as_json: bool) -> None:
     if not found:
         click.echo("no rules versions yet; run 'kb ingest' with a CR text file")
         return
-    click.echo(f"{'version':12} {'lang':4} {'effective':10} {'rules':>6} {'glossary':>8}  ingested")
+    click.echo(f"{'version':12} {'lang':4} {'effective':10} {'rules':>6} {'glossary':>8}  {'ingested':25}  dates")
     for v in found:
-        click.echo(f"{v.version:12} {v.lang:4} {v.effective_date or '-':10} {v.rules:6} {v.glossary:8}  {v.ingested_at}")
+        dates = (f"release {v.release}" if v.release else "") if v.lang == "en" else "; ".join(filter(None, [
+            f"翻訳日 {v.translated_date}" if v.translated_date else "", f"claims {v.claim_date}" if v.claim_date else "",
+            f"original {v.original}" if v.original else "no English original stored"]))
+        click.echo(f"{v.version:12} {v.lang:4} {v.effective_date or '-':10} {v.rules:6} {v.glossary:8}  {v.ingested_at:25}"
+                   f"  {dates}".rstrip())
 
 
 @click.command()

@@ -23,6 +23,7 @@ class SiteContext(TypedDict):
     cr_title: str | None
     translation_version: str | None
     translation_date: str | None
+    translated_date: str | None  # the translation's translator line date (翻訳日)
 
 
 class LinkContext(TypedDict):

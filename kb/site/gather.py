@@ -72,6 +72,7 @@ def _choose_versions(store: Store, site: SiteData,
     site.english_version = view.english.version if view.english else None
     if view.translation:
         site.translation_version, site.translation_date = view.translation.version, view.translation.effective_date
+        site.translated_date = view.translation.translated_date
     docs = [d for d in store.documents() if d.version == view.shown.version and d.lang == view.shown.lang]
     site.cr_title = next((d.title for d in docs if d.title), None)
     site.sync_date = max((d.sync_date for d in store.documents() if d.version == site.translation_version and d.sync_date),

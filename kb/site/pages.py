@@ -98,7 +98,8 @@ def ja_context(site: SiteData, entry: Entry) -> JaContext:
 def _site_context(site: SiteData) -> SiteContext:
     return {"version": site.primary_version, "english_version": site.english_version, "lang": site.primary_lang,
             "effective_date": site.effective_date, "sync_date": site.sync_date, "cr_title": site.cr_title,
-            "translation_version": site.translation_version, "translation_date": site.translation_date}
+            "translation_version": site.translation_version, "translation_date": site.translation_date,
+            "translated_date": site.translated_date}
 
 
 def _plain(entry: Entry, site: SiteData, limit: int = 120) -> str:

@@ -97,6 +97,7 @@ class SiteData:
     effective_date: str | None = None
     translation_version: str | None = None  # the newest Japanese translation, and its effective date
     translation_date: str | None = None
+    translated_date: str | None = None  # the newest translation's translator line date (翻訳日)
     view: CurrentView | None = None
     sync_date: str | None = None
     cr_title: str | None = None

@@ -67,6 +67,7 @@ class DocumentInfo:
     title: str | None
     content_hash: str
     ingested_at: str
+    translated_date: str | None = None  # a translation's own date, from its translator line
 
 
 def default_kb_dir(kb_dir: str | os.PathLike | None = None) -> Path:
@@ -156,7 +157,8 @@ class Store:
             if row and row[1] == doc.content_hash:
                 return False
             now = datetime.now(UTC).isoformat(timespec="seconds")
-            values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority)
+            values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority,
+                      doc.translated_date)
             given: dict[str, Node] = {}
             for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
                 given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
@@ -173,12 +175,13 @@ class Store:
                                      [(doc_id, node_id) for node_id in [*gone, *changed] if node_id in stored])
                 touched = {NodeKey(doc.version, doc.lang, node_id) for node_id in gone}
                 self._db.execute("UPDATE documents SET kind=?, effective_date=?, sync_date=?, title=?, content_hash=?,"
-                                 " ingested_at=?, authority=? WHERE id=?", (*values, doc_id))
+                                  " ingested_at=?, authority=?, translated_date=? WHERE id=?", (*values, doc_id))
             else:
                 changed, touched = list(payloads), set()
                 cur = self._db.execute(
                     "INSERT INTO documents (source, lang, version, kind, effective_date, sync_date, title, content_hash,"
-                    " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)", (doc.source, doc.lang, doc.version, *values))
+                    " ingested_at, authority, translated_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (doc.source, doc.lang, doc.version, *values))
                 assert cur.lastrowid is not None  # always set by an INSERT
                 doc_id = cur.lastrowid
             self._db.executemany(
@@ -294,14 +297,15 @@ class Store:
     # -- reading: documents and versions ------------------------------------------------------------------------
     def documents(self) -> list[DocumentInfo]:
         rows = self._db.execute("SELECT id, source, kind, lang, version, effective_date, sync_date, title, content_hash,"
-                                " ingested_at FROM documents ORDER BY id").fetchall()
+                                " ingested_at, translated_date FROM documents ORDER BY id").fetchall()
         return [DocumentInfo(*r) for r in rows]
 
     def document_of(self, key: NodeKey) -> DocumentInfo | None:
         """The document whose contribution the merged node ``key`` shows (the most authoritative source)."""
         row = self._db.execute(
             "SELECT d.id, d.source, d.kind, d.lang, d.version, d.effective_date, d.sync_date, d.title, d.content_hash,"
-            " d.ingested_at FROM documents d JOIN nodes n ON n.doc_id=d.id WHERE n.version=? AND n.lang=? AND n.id=?",
+            " d.ingested_at, d.translated_date FROM documents d JOIN nodes n ON n.doc_id=d.id"
+            " WHERE n.version=? AND n.lang=? AND n.id=?",
             (key.version, key.lang, key.id)).fetchone()
         return DocumentInfo(*row) if row else None
 
@@ -309,8 +313,9 @@ class Store:
         """Every document that gives the node ``key``, in merge order (the winner first)."""
         rows = self._db.execute(
             "SELECT d.id, d.source, d.kind, d.lang, d.version, d.effective_date, d.sync_date, d.title, d.content_hash,"
-            " d.ingested_at FROM documents d JOIN contributions c ON c.doc_id=d.id WHERE c.version=? AND c.lang=?"
-            " AND c.id=? ORDER BY d.authority DESC, d.id DESC", (key.version, key.lang, key.id)).fetchall()
+            " d.ingested_at, d.translated_date FROM documents d JOIN contributions c ON c.doc_id=d.id"
+            " WHERE c.version=? AND c.lang=? AND c.id=? ORDER BY d.authority DESC, d.id DESC",
+            (key.version, key.lang, key.id)).fetchall()
         return [DocumentInfo(*r) for r in rows]
 
     def versions(self, lang: str | None = None) -> list[str]:
@@ -358,8 +363,8 @@ class Store:
             "SELECT group_concat(version || ' ' || lang || ' ' || id || ' ' || content_hash, char(10))"
             " FROM (SELECT version, lang, id, content_hash FROM nodes ORDER BY version, lang, id)").fetchone()[0] or "").encode())
         for sql in ("SELECT count(*), max(rowid) FROM refs",
-                    "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at"
-                    " FROM documents ORDER BY id"):
+                    "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at,"
+                    " translated_date FROM documents ORDER BY id"):
             digest.update(json.dumps(self._db.execute(sql).fetchall(), ensure_ascii=False).encode())
         return digest.hexdigest()
 
