@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable
 
 from kb.link import graph, termlinks
 from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport
-from kb.model import REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
+from kb.model import REF_CARD, REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
 from kb.store import NodeKey, Store, StoredRef
 
 
@@ -51,7 +51,13 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     them (the version's term links then all change), only these nodes get term links and have their references
     resolved, with the rule references of the version that name one of them (an added or removed number).
     Without ``scopes`` (an unversioned source changed: card entities, articles and terms of every version meet
-    there) everything is linked again."""
+    there) but with ``nodes`` all unversioned (wiki articles, release notes: only they changed), the card entities
+    are rebuilt and what those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references,
+    the references into them and to the names they have, and the derived references beside those); the name tables
+    are dictionaries built once, so the cost is that of what changed, not of the corpus. Otherwise everything is
+    linked again."""
+    if scopes is None and nodes is not None and all(key.version == UNVERSIONED for key in nodes):
+        return _link_unversioned(store, set(nodes))
     if scopes is None:
         graph.prepare(store)  # card entities from all card references; drop derived references
         index = LinkIndex(store)
@@ -81,6 +87,18 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
             changed += [sr for sr in store.rule_refs_naming(version, lang, numbers) if sr.source_key not in touched]
     report, resolved = _resolve(store, index, [*changed, *loose])
     graph.derive_links(store, index, report, resolved)
+    return stored_report(store)
+
+
+def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
+    """:func:`link` after an ingest that changed the unversioned nodes ``touched`` only."""
+    store.put_document(graph.card_entities(store.ref_targets(REF_CARD)))
+    touched |= store.take_rewritten()  # the card entities that changed with the card references
+    refs, derive = graph.relink_names(store, touched)
+    store.delete_refs_of(graph.DERIVED_KINDS, derive)
+    index = LinkIndex(store)
+    report, _ = _resolve(store, index, refs)
+    graph.derive_links(store, index, report, [sr for key in sorted(derive, key=_order) for sr in store.refs_from(key)])
     return stored_report(store)
 
 
