@@ -69,7 +69,8 @@ def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], 
     those whose target names a name it has now — and the nodes whose derived references to derive again — the
     citing nodes of those references, and those of the term references resolved to a glossary entry whose term or
     English name is a name it has now. A name it lost is found through the references that resolved to it. Every
-    lookup goes by key or name, none scans the references: the cost is what the change reaches."""
+    lookup goes by key or by target (the distinct targets are read from the index on kind and target, not the
+    references), so the cost is what the change reaches, plus one pass over the distinct names."""
     names = _loose_names_of(store, touched)
     refs = {(sr.source_key, sr.seq): sr for key in touched for sr in store.refs_from(key)}
     derive: set[NodeKey] = set()
