@@ -188,7 +188,7 @@ def generate(folder: Path, n: int, seed: int) -> tuple[list[Title], Pages]:
     titles = make_titles(n, rng)
     pages = Pages(titles, rng)
     folder.mkdir(parents=True, exist_ok=True)
-    articles = []
+    articles: list[Title] = []
     for i, title in enumerate(titles):
         if i >= len(GLOSSARY_TITLES) and i % 20 == 19:
             target = rng.choice(articles)
