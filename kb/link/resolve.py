@@ -11,7 +11,17 @@ from collections.abc import Callable, Collection, Iterable
 
 from kb.link import graph, termlinks
 from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport
-from kb.model import REF_CARD, REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
+from kb.model import (
+    REF_AUTO_TERM,
+    REF_CARD,
+    REF_MECHANIC,
+    REF_RULE,
+    REF_SECTION,
+    REF_TERM,
+    UNVERSIONED,
+    Diagnostic,
+    Ref,
+)
 from kb.store import NodeKey, Store, StoredRef
 
 
@@ -33,16 +43,20 @@ def resolve_term(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
 
 Resolver = Callable[[LinkIndex, NodeKey, Ref], "NodeKey | None"]
 RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term,
-                                  termlinks.REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
+                                  REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
                                   **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/link/graph.py
+INTO_VERSIONS = (REF_RULE, REF_SECTION, REF_TERM, REF_AUTO_TERM, REF_MECHANIC)  # may name a CR node
+
+
 def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
          nodes: Collection[NodeKey] | None = None) -> LinkReport:
     """Resolve the stored references and write the results. Call inside the ingest's transaction.
 
     With ``scopes`` — the (version, lang) pairs of the CR versions whose documents changed, never an unversioned
     one — only what those changes can affect is linked again: the term links and references of those versions'
-    nodes, and the references of the unversioned nodes (wiki articles, release notes), the only ones that can point
-    into another version (the newest, or the one they cite); the lookup tables hold only the versions these can reach.
+    nodes, and the references of the unversioned nodes (wiki articles, release notes) of the kinds that can point into
+    a version (:data:`INTO_VERSIONS`: the newest, or the one they cite; their links to articles and cards stay); the
+    lookup tables hold only the versions these can reach.
     A versioned node's references resolve inside its own version, so every other version keeps its links, and the
     cost of linking a version does not grow with the number stored. The report is then read back from the store.
 
@@ -73,7 +87,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     langs = {d.lang for d in store.documents()}
     unversioned = {(UNVERSIONED, lang) for lang in langs}
     store.delete_refs(graph.DERIVED_KINDS, unversioned if touched is not None else scopes | unversioned)
-    loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang)]
+    loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang, INTO_VERSIONS)]
     reached = {(versions[0], lang) for lang in langs if (versions := store.versions(lang))}
     reached |= {(sr.ref.version, lang) for sr in loose if sr.ref.version for lang in langs}
     index = LinkIndex(store, scopes | unversioned | reached)
