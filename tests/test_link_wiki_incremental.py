@@ -1,6 +1,7 @@
 """Incremental linking of wiki articles (kb.link.resolve.link with the rewritten unversioned nodes): an ingest that
-changes, adds or removes one MTG Wiki page links that page, the references into it and those naming what it is
-called — and `kb export --format jsonl` then prints exactly what a from-scratch ingest of the same sources prints."""
+changes, adds or removes one MTG Wiki page (or changes release notes) links that page, the references into it and
+those naming what it is called — and `kb export --format jsonl` then prints exactly what a from-scratch ingest of the
+same sources prints."""
 
 from __future__ import annotations
 
@@ -61,6 +62,7 @@ def test_one_wiki_page_changed_added_removed_links_as_a_whole_ingest(tmp_path, m
                                          encoding="utf-8")
     (wiki / "キーワード能力.html").write_text(page("キーワード能力", f"<p>{wiki_link('接死')}、"
                                                          f"{wiki_link('状況起因処理')}など。</p>"), encoding="utf-8")
+    notes = sources / "release-notes" / "zendikar-rising.html"
     kb_dir = tmp_path / "kb"
     with Store.open(kb_dir) as store:
         ingest_sources(store, [str(sources)])
@@ -84,6 +86,8 @@ def test_one_wiki_page_changed_added_removed_links_as_a_whole_ingest(tmp_path, m
         # added: a page whose title is a glossary term (rules' term links gain the article) and a redirect alias
         (wiki / "優先権.html", page("優先権", f"<p><b>優先権</b>/<i>Priority</i>は{wiki_link('スタック', '積む')}前に"
                                            f"得る。</p>", redirected_from="スタック")),
+        # release notes changed: a mechanic now named as a glossary term with an article, a card renamed
+        (notes, notes.read_text(encoding="utf-8").replace("上陸", "優先権").replace("玻璃池のミミック", "ヴェノムの触手")),
         # removed: the page is gone from the wiki (nothing left to store), the article and its term links with it
         (wiki / "状況起因処理.html", "<!DOCTYPE html><html><body></body></html>"),
         # renamed: the old title's references become unresolved, the new title's resolve
@@ -108,3 +112,6 @@ def test_one_wiki_page_changed_added_removed_links_as_a_whole_ingest(tmp_path, m
                for key, rec in records.items() if key[0] for r in rec["refs"])  # a rule's term link: the new article
     assert not any(r.get("node", {}).get("id") == "wiki:状況起因処理" for rec in records.values() for r in rec["refs"])
     assert ("", "ja", "card:Venom Tentacles") in records
+    assert ("", "ja", "card:玻璃池のミミック") not in records
+    assert any(r["kind"] == "term-article" and r["node"]["id"] == "wiki:優先権"
+               for key, rec in records.items() if key[2].startswith("note:") for r in rec["refs"])
