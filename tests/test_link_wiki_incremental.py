@@ -55,13 +55,14 @@ def test_one_wiki_page_changed_added_removed_links_as_a_whole_ingest(tmp_path, m
     shutil.copy(FIXTURES / "mtgwiki" / "deathtouch.html", wiki / "接死.html")
     (wiki / "呪文.html").write_text(page("呪文", f"<p><b>呪文</b>/<i>Spell</i>は{wiki_link('唱える')}ことができる"
                                                   f"カード(CR:601.2f)。{wiki_link('優先権')}を得たときに"
-                                                  f"{wiki_link('スタック')}に積む。《稲妻/Lightning Bolt》など。</p>"),
-                                     encoding="utf-8")
+                                                  f"{wiki_link('スタック')}に積む。《稲妻/Lightning Bolt》など。</p>",
+                                        redirected_from="Spell"), encoding="utf-8")
+    (wiki / "スペル.html").write_text(page("スペル", "<p>俗に呪文のこと。</p>", redirected_from="Spell"), encoding="utf-8")
     (wiki / "状況起因処理.html").write_text(page("状況起因処理", f"<p><b>状況起因処理</b>/<i>State-Based Actions</i>は"
                                                            f"{wiki_link('接死')}の処理(CR:704.5h)。</p>"),
                                          encoding="utf-8")
-    (wiki / "キーワード能力.html").write_text(page("キーワード能力", f"<p>{wiki_link('接死')}、"
-                                                         f"{wiki_link('状況起因処理')}など。</p>"), encoding="utf-8")
+    (wiki / "キーワード能力.html").write_text(page("キーワード能力", f"<p>{wiki_link('接死')}、{wiki_link('状況起因処理')}、"
+                                                         f"{wiki_link('Spell')}など。</p>"), encoding="utf-8")
     notes = sources / "release-notes" / "zendikar-rising.html"
     kb_dir = tmp_path / "kb"
     with Store.open(kb_dir) as store:
@@ -88,6 +89,8 @@ def test_one_wiki_page_changed_added_removed_links_as_a_whole_ingest(tmp_path, m
                                            f"得る。</p>", redirected_from="スタック")),
         # release notes changed: a mechanic now named as a glossary term with an article, a card renamed
         (notes, notes.read_text(encoding="utf-8").replace("上陸", "優先権").replace("玻璃池のミミック", "ヴェノムの触手")),
+        # changed: a page sharing a redirect alias with another (the alias stays with the same one, the least title)
+        (wiki / "スペル.html", page("スペル", "<p>俗に呪文を指す。</p>", redirected_from="Spell")),
         # removed: the page is gone from the wiki (nothing left to store), the article and its term links with it
         (wiki / "状況起因処理.html", "<!DOCTYPE html><html><body></body></html>"),
         # renamed: the old title's references become unresolved, the new title's resolve

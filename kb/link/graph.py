@@ -29,7 +29,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 
-from kb.link.index import NAMED_KINDS, LinkIndex, LinkReport, fold, loose_fold
+from kb.link.index import NAMED_KINDS, LinkIndex, LinkReport, fold, key_order, loose_fold
 from kb.model import (
     ARTICLE,
     CARD,
@@ -87,7 +87,7 @@ def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], 
             if loose_fold(title or entry.id[3:]) in names or (english and loose_fold(english) in names):
                 derive.update(sr.source_key for sr in store.cited_by(entry) if sr.ref.kind in TERM_REF_KINDS)
     derive.update(key for key, _ in refs)
-    return sorted(refs.values(), key=lambda sr: (_order(sr.source_key), sr.seq)), derive
+    return sorted(refs.values(), key=lambda sr: (key_order(sr.source_key), sr.seq)), derive
 
 
 def _loose_names_of(store: Store, keys: set[NodeKey]) -> set[str]:
@@ -95,10 +95,6 @@ def _loose_names_of(store: Store, keys: set[NodeKey]) -> set[str]:
     scopes = {(key.version, key.lang) for key in keys}
     return {loose_fold(name) for key, _, title, aliases, english in store.name_rows(scopes, kinds=NAMED_KINDS)
             if key in keys for name in (title, english, *aliases) if name}
-
-
-def _order(key: NodeKey) -> tuple[str, str, str]:
-    return (key.version, key.lang, key.id)
 
 
 def card_entities(refs: list[tuple[str, str]]) -> Document:

@@ -31,6 +31,11 @@ _MAX_OKURIGANA = 3
 _OKURIGANA = re.compile(rf"^[ぁ-ゖー]{{0,{_MAX_OKURIGANA}}}$")
 
 
+def key_order(key: NodeKey) -> tuple[str, str, str]:
+    """The sort key of a node key: version, language, id."""
+    return (key.version, key.lang, key.id)
+
+
 def _loosened(names: dict[str, NameTarget]) -> dict[str, NameTarget]:
     """A table of folded names keyed by their :func:`loose_fold` instead, the first of each loose name kept."""
     loose: dict[str, NameTarget] = {}
@@ -114,11 +119,13 @@ class LinkIndex:
         return self._loose_glossaries[scope]
 
     def titled(self, kind: str, title: str) -> list[NodeKey]:
-        """The nodes of a named kind (:data:`NAMED_KINDS`) with this exact title, first stored first."""
+        """The nodes of a named kind (:data:`NAMED_KINDS`) with this exact title, by key."""
         return self._named_tables(kind)[0].get(title, [])
 
     def names(self, kind: str) -> dict[str, NodeKey]:
-        """Folded title, English name and aliases → node, of the nodes of a named kind (the first stored wins)."""
+        """Folded title, English name and aliases → node, of the nodes of a named kind (the least key wins a name
+        several have: the same whatever order they were stored in, so an incremental link finds what a whole one
+        does)."""
         return self._named_tables(kind)[1]
 
     def loose_names(self, kind: str) -> dict[str, NodeKey]:
@@ -131,7 +138,8 @@ class LinkIndex:
         if kind not in self._named:
             by_title: dict[str, list[NodeKey]] = defaultdict(list)
             names: dict[str, NodeKey] = {}
-            for key, _, title, aliases, english in self._store.name_rows(self._scopes, kinds=[kind]):
+            rows = sorted(self._store.name_rows(self._scopes, kinds=[kind]), key=lambda row: key_order(row[0]))
+            for key, _, title, aliases, english in rows:
                 if title:
                     by_title[title].append(key)
                 for name in [title, english, *aliases]:

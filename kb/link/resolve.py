@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 
 from kb.link import graph, termlinks
-from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport
+from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport, key_order
 from kb.model import (
     REF_AUTO_TERM,
     REF_CARD,
@@ -95,7 +95,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     if touched is None:
         changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
     else:  # the rewritten nodes' references, and the rule references naming a rewritten node
-        changed = [sr for key in sorted(touched, key=_order) for sr in store.refs_from(key)]
+        changed = [sr for key in sorted(touched, key=key_order) for sr in store.refs_from(key)]
         for version, lang in sorted(scopes):
             numbers = [key.id[3:] for key in touched if (key.version, key.lang) == (version, lang) and key.id.startswith("cr:")]
             changed += [sr for sr in store.rule_refs_naming(version, lang, numbers) if sr.source_key not in touched]
@@ -112,12 +112,8 @@ def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
     store.delete_refs_of(graph.DERIVED_KINDS, derive)
     index = LinkIndex(store)
     report, _ = _resolve(store, index, refs)
-    graph.derive_links(store, index, report, [sr for key in sorted(derive, key=_order) for sr in store.refs_from(key)])
+    graph.derive_links(store, index, report, [sr for key in sorted(derive, key=key_order) for sr in store.refs_from(key)])
     return stored_report(store)
-
-
-def _order(key: NodeKey) -> tuple[str, str, str]:
-    return (key.version, key.lang, key.id)
 
 
 def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple[LinkReport, list[StoredRef]]:
