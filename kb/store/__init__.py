@@ -575,6 +575,32 @@ class Store:
         """(target, surface text) of every reference of ``kind``, in the order they were stored."""
         return [tuple(r) for r in self._db.execute("SELECT target, text FROM refs WHERE kind=? ORDER BY rowid", (kind,))]
 
+    def ref_target_names(self, kinds: Iterable[str]) -> list[str]:
+        """The distinct targets of the references of these kinds (read from the index on kind and target)."""
+        kinds = list(kinds)
+        return [r[0] for r in self._db.execute(
+            f"SELECT DISTINCT target FROM refs WHERE kind IN ({','.join('?' * len(kinds))})", kinds)]
+
+    def refs_targeting(self, kinds: Iterable[str], targets: Iterable[str]) -> list[StoredRef]:
+        """The references of these kinds whose target is one of ``targets``, by citing node and order."""
+        kinds, targets = list(kinds), sorted(set(targets))
+        out: list[StoredRef] = []
+        for start in range(0, len(targets), KEYED_MAX):
+            chunk = targets[start:start + KEYED_MAX]
+            out += [_stored_ref(r) for r in self._db.execute(
+                _REF_COLUMNS + f" INDEXED BY refs_kind_target WHERE kind IN ({','.join('?' * len(kinds))})"
+                f" AND target IN ({','.join('?' * len(chunk))})", [*kinds, *chunk])]
+        return sorted(out, key=lambda sr: (sr.source_key.version, sr.source_key.lang, sr.source_key.id, sr.seq))
+
+    def delete_refs_of(self, kinds: Iterable[str], nodes: Iterable[NodeKey]) -> None:
+        """Delete the references of these kinds from ``nodes`` (the derived references of the nodes the linker
+        derives again)."""
+        kinds = list(kinds)
+        with self.transaction():
+            self._db.executemany(
+                f"DELETE FROM refs WHERE version=? AND lang=? AND node_id=? AND kind IN ({','.join('?' * len(kinds))})",
+                [(key.version, key.lang, key.id, *kinds) for key in nodes])
+
     def ref_summary(self) -> list[tuple[str, bool, int]]:
         """(kind, resolved?, count) over every stored reference, by kind, the unresolved first (two index reads: the
         references of each kind, and the few unresolved)."""
