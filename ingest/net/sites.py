@@ -229,7 +229,7 @@ class Mjmj(SiteProfile):
 
     _VERSION = re.compile(r"(\d{8})(?:[._](\d+))?")
 
-    def seeds(self, base, args):
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
         if not args:
             raise KbError("mjmj: give a CR version (e.g. 20260116 or 20250919.1), a JPN_CR_*.txt name or its URL")
         targets = []
@@ -251,7 +251,7 @@ class Mjmj(SiteProfile):
             raise KbError(f"{arg}: not on the crawl's host {host} (give --base-url)")
         return url
 
-    def reject(self, target, content_type):
+    def reject(self, target: Target, content_type: str) -> str | None:
         media = content_type.split(";")[0].strip().lower()
         if urlsplit(target.url).path.endswith((".html", ".htm")):  # the ruby edition JPN_CR_*.rb.html
             return None if media in HTML_TYPES else f"expected an HTML page (Content-Type: {content_type or 'none'})"

@@ -13,7 +13,7 @@ from ingest.kinds import FETCH_SITES
 from kb.cli.terminal import terminal_safe
 
 if TYPE_CHECKING:
-    from ingest.fetch import CrawlReport
+    from ingest.net.fetch import CrawlReport
 
 
 @click.command("fetch")
