@@ -10,6 +10,7 @@ from pathlib import Path
 
 from kb.errors import KbError
 from kb.store.records import NodeKey
+from kb.store.schema import is_disk_full
 
 
 class Connected:
@@ -35,7 +36,7 @@ class Connected:
         except BaseException as exc:
             if self._db.in_transaction:  # SQLite rolls back by itself on some errors (a full disk among them)
                 self._db.execute("ROLLBACK")
-            if isinstance(exc, sqlite3.OperationalError) and exc.sqlite_errorname == "SQLITE_FULL":
+            if isinstance(exc, sqlite3.DatabaseError) and is_disk_full(exc, self.path.parent):
                 raise KbError(f"{self.path}: the disk is full; nothing was stored — free some space and run the "
                               "command again") from None
             raise

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -47,8 +48,7 @@ def writer_lock(kb_dir: str | os.PathLike, *, wait: float | None = None) -> Iter
         finally:
             _held[folder] -= 1
         return
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / LOCK_NAME, "a+", encoding="ascii") as handle:  # closing it releases the lock
+    with _open_lock_file(folder) as handle:  # closing it releases the lock
         _acquire(handle, folder, wait_seconds() if wait is None else wait)
         handle.seek(0)
         handle.truncate()
@@ -60,6 +60,24 @@ def writer_lock(kb_dir: str | os.PathLike, *, wait: float | None = None) -> Iter
         finally:
             del _held[folder]
             handle.truncate(0)
+
+
+def _open_lock_file(folder: Path) -> IO[str]:
+    """The lock file of ``folder``, made if missing; a one-line KbError when it cannot be: the folder cannot be
+    written (read-only), or something that is not a regular file (a folder, a FIFO) took its name."""
+    path = folder / LOCK_NAME
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)  # a FIFO would block without
+    except OSError as exc:
+        kind = "a folder, not a file" if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc)
+        raise KbError(f"{path}: cannot open the kb folder's writer lock ({kind}); a command that writes needs a "
+                      "writable kb folder with a plain file there (remove whatever else has its name)") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise KbError(f"{path}: not a plain file, so not the kb folder's writer lock; remove it and run the command "
+                      "again")
+    return os.fdopen(descriptor, "r+", encoding="ascii")
 
 
 def _acquire(handle: IO[str], folder: Path, wait: float) -> None:

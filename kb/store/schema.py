@@ -20,6 +20,7 @@ and derived references).
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 from collections.abc import Callable
 from contextlib import closing
@@ -148,12 +149,15 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
                 db = _open_read_only(path)
             _check_tables(db, path)
             return db
+        if not os.access(path.parent, os.W_OK):
+            raise KbError(f"{path}: the kb folder is read-only; a command that writes needs a writable kb folder "
+                          "(readers — search, export, versions, links — work here)")
         db = sqlite3.connect(path, isolation_level=None)
         db.execute("PRAGMA foreign_keys = ON")
         _check_and_migrate(db, path)
         db.execute("PRAGMA journal_mode = WAL")
     except sqlite3.DatabaseError as exc:
-        if exc.sqlite_errorname == "SQLITE_FULL":
+        if is_disk_full(exc, path.parent):
             raise KbError(f"{path}: the disk is full; free some space and run the command again") from None
         if "malformed" in str(exc):
             raise KbError(f"{path}: damaged kb database ({exc}); restore it from a backup, or move it away and "
@@ -162,6 +166,21 @@ def connect(path: Path, *, create: bool) -> sqlite3.Connection:
     except OSError as exc:
         raise KbError(f"{path}: cannot open the knowledge base ({exc.strerror or exc})") from None
     return db
+
+
+def is_disk_full(error: sqlite3.DatabaseError, folder: Path) -> bool:
+    """Whether SQLite failed for want of room: a full database or disk, or an I/O error (making its shared-memory
+    file, say) on a disk with less than :data:`LOW_SPACE` bytes left."""
+    name = getattr(error, "sqlite_errorname", "")
+    if name == "SQLITE_FULL":
+        return True
+    try:
+        return name.startswith("SQLITE_IOERR") and shutil.disk_usage(folder).free < LOW_SPACE
+    except OSError:
+        return False
+
+
+LOW_SPACE = 1 << 20
 
 
 def _create(path: Path) -> None:
@@ -176,13 +195,15 @@ def _create(path: Path) -> None:
         for stale in (draft, draft.with_name(draft.name + "-wal"), draft.with_name(draft.name + "-shm")):
             stale.unlink(missing_ok=True)  # left by a kb killed while making it
         with closing(sqlite3.connect(draft, isolation_level=None)) as db:
-            db.execute("PRAGMA journal_mode = WAL")  # recorded in the file: every later connection uses it
-            db.execute("BEGIN IMMEDIATE")
+            db.execute("BEGIN IMMEDIATE")  # with a rollback journal: written into the file itself
             for statement in STATEMENTS:
                 db.execute(statement)
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
             db.execute("COMMIT")
-        os.replace(draft, path)  # closed: its write-ahead log is folded in and gone
+            db.execute("PRAGMA journal_mode = WAL")  # recorded in the file: every later connection uses it
+        os.replace(draft, path)  # whole: WAL mode was set after the last write, nothing of it in a log
+        for log in (draft.with_name(draft.name + "-wal"), draft.with_name(draft.name + "-shm")):
+            log.unlink(missing_ok=True)  # empty, when a full disk kept SQLite from removing them
 
 
 def _open_read_only(path: Path) -> sqlite3.Connection:
