@@ -12,7 +12,7 @@ import os
 import stat
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -21,7 +21,7 @@ from ingest.kinds import authority, kinds_of_site, parse_source
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import UNVERSIONED, Diagnostic, Document
-from kb.store import NodeKey, Store, default_kb_dir
+from kb.store import DB_NAME, NodeKey, Store, default_kb_dir
 from kb.store.lock import writer_lock
 
 if TYPE_CHECKING:
@@ -44,7 +44,9 @@ class IngestReport:
 
 
 def gather(sources: Iterable[str]) -> list[str]:
-    """Expand folders to the files in them (sorted); keep files and URLs as given."""
+    """Expand folders to the files in them (sorted); keep files and URLs as given. Inside a folder, hidden files and
+    folders (``.kb/``, ``.git/``) and any kb folder (one holding a ``kb.sqlite``: its cache pages and index files are
+    kb's own) are left out."""
     out: list[str] = []
     for s in sources:
         if "://" in s:
@@ -52,10 +54,18 @@ def gather(sources: Iterable[str]) -> list[str]:
             continue
         p = Path(s)
         if p.is_dir():
-            out += [str(f) for f in sorted(p.rglob("*")) if f.is_file() and not f.name.startswith(".")]
+            out += [str(f) for f in _folder_files(p)]
         else:
             out.append(s)
     return out
+
+
+def _folder_files(folder: Path) -> list[Path]:
+    files = []
+    for parent, dirs, names in os.walk(folder):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and not os.path.exists(os.path.join(parent, d, DB_NAME))]
+        files += [Path(parent, name) for name in names if not name.startswith(".") and Path(parent, name).is_file()]
+    return sorted(files)
 
 
 def read_source(source: str, kb_dir: Path | None = None) -> bytes:
@@ -94,13 +104,58 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
 INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit until its index update is done
 
 
-def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False) -> IngestReport:
+def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False,
+                     force: bool = False) -> IngestReport:
     """Store parsed documents and link what they changed in one transaction, then update the search index — and
     when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
     :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
-    node missing from the index or stale in it is indexed again. All of it holding the kb folder's writer lock."""
+    node missing from the index or stale in it is indexed again. All of it holding the kb folder's writer lock.
+    A rules text that would replace the newest version of its language while incomplete or far smaller
+    (:mod:`kb.versions.guard`) is not stored but reported as failed, unless ``force``."""
     with writer_lock(store.kb_dir):
-        return _ingest_documents(store, documents, report, strict)
+        return _ingest_documents(store, _guarded(store, _bounded(documents), report, force), report, strict)
+
+
+MAX_REFS_PER_NODE = 5_000  # the real sources' most: ~410 (an MTG Wiki decklist page); the English CR's glossary: < 60
+
+
+def _bounded(documents: list[Document]) -> list[Document]:
+    """Each document with at most :data:`MAX_REFS_PER_NODE` references per node (the first ones), and a warning
+    naming each node cut: a hostile page of 25,000 ``rule 601.2a-z`` would otherwise store 600,000 references."""
+    out = []
+    for doc in documents:
+        over = [node for node in doc.nodes if len(node.refs) > MAX_REFS_PER_NODE]
+        if over:
+            cut = {node.id for node in over}
+            doc = replace(doc, nodes=tuple(replace(node, refs=node.refs[:MAX_REFS_PER_NODE]) if node.id in cut else node
+                                           for node in doc.nodes),
+                          diagnostics=doc.diagnostics + tuple(
+                              Diagnostic(doc.source, node.id, f"{len(node.refs):,} references; only the first "
+                                                              f"{MAX_REFS_PER_NODE:,} are kept") for node in over))
+        out.append(doc)
+    return out
+
+
+def _guarded(store: Store, documents: list[Document], report: IngestReport, force: bool) -> list[Document]:
+    """``documents`` less the rules texts :func:`kb.versions.guard.replacement_refusal` refuses (each a failed line;
+    its warnings are still reported), unless ``force``."""
+    from ingest.cr_text import INCOMPLETE
+    from kb.versions.catalog import list_versions
+    from kb.versions.guard import RULES_KIND, replacement_refusal
+
+    if force or not any(doc.kind == RULES_KIND for doc in documents):
+        return documents
+    stored, kept = list_versions(store), []
+    for doc in documents:
+        incomplete = next((d.message.removeprefix(INCOMPLETE).split(";")[0].strip() for d in doc.diagnostics
+                           if d.message.startswith(INCOMPLETE)), None)
+        refusal = replacement_refusal(doc, stored, incomplete=incomplete)
+        if refusal is None:
+            kept.append(doc)
+        else:
+            report.failed.append(refusal)
+            report.warnings += doc.diagnostics
+    return kept
 
 
 def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool) -> IngestReport:
@@ -161,15 +216,15 @@ def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[
 
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
-                   progress: Callable[[str], None] | None = None) -> IngestReport:
+                   progress: Callable[[str], None] | None = None, force: bool = False) -> IngestReport:
     """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`. Holds the kb folder's
-    writer lock throughout (URL sources are fetched into its cache)."""
+    writer lock throughout (URL sources are fetched into its cache). ``force``: see :func:`ingest_documents`."""
     with writer_lock(store.kb_dir):
-        return _ingest_sources(store, sources, kind, strict, progress)
+        return _ingest_sources(store, sources, kind, strict, progress, force)
 
 
 def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, strict: bool,
-                    progress: Callable[[str], None] | None) -> IngestReport:
+                    progress: Callable[[str], None] | None, force: bool) -> IngestReport:
     report = IngestReport()
     documents = []
     for source in gather(sources):
@@ -185,7 +240,7 @@ def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, stri
             report.failed.append(str(exc))
     if strict and report.failed:
         raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
-    return ingest_documents(store, documents, report, strict=strict)
+    return ingest_documents(store, documents, report, strict=strict, force=force)
 
 
 def remove_sources(store: Store, sources: Iterable[str]) -> IngestReport:
@@ -205,16 +260,16 @@ def remove_sources(store: Store, sources: Iterable[str]) -> IngestReport:
 
 
 def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | None = None,
-                      strict: bool = False) -> IngestReport:
+                      strict: bool = False, force: bool = False) -> IngestReport:
     """Parse the cached pages of ``site`` (all sites when None) whose bytes changed since they were last ingested,
     store them with :func:`ingest_documents`, and return its :class:`IngestReport`. Holds the writer lock of
     ``kb_dir`` (whose cache records what was ingested) and of the store's folder."""
     folder = default_kb_dir(kb_dir)
     with writer_lock(folder), writer_lock(store.kb_dir):
-        return _ingest_from_cache(store, site, folder, strict)
+        return _ingest_from_cache(store, site, folder, strict, force)
 
 
-def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool) -> IngestReport:
+def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool, force: bool) -> IngestReport:
     from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
     from ingest.sites import PAGE
 
@@ -248,7 +303,7 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
             new_hashes.setdefault(name, {})[entry.url] = entry.content_hash
     if strict and report.failed:
         raise KbError(f"--strict: {len(report.failed)} cached pages failed; first: {report.failed[0]}")
-    ingest_documents(store, documents, report, strict=strict)
+    ingest_documents(store, documents, report, strict=strict, force=force)
     for name, hashes in new_hashes.items():
         cache = SiteCache(folder, name)
         cache.save_ingested({**cache.ingested(), **hashes})

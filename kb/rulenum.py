@@ -33,8 +33,13 @@ CITED = rf"{SECTION}(?:\.\d{{1,3}}(?:{LETTER}(?![a-z]))?)?"
 LETTER_CANDIDATE = "[a-z]"
 SUBRULE_CANDIDATE = rf"{RULE}{LETTER_CANDIDATE}"
 
-_FULL = re.compile(r"^([1-9])(?:(\d\d)(?:\.(\d{1,3})(" + LETTER + r")?)?)?$")
-_PREFIX = re.compile(r"^\s*(?:cr\s*[:：]?|rules?|ルール|総合ルール|section|sections|セクション)\s*", re.I)
+# a number's parts as groups (chapter digit, the section's two digits, rule, letter): the static search builds its
+# query patterns from these two (kb/site/search_export.py puts them in its meta file)
+NUMBER_PARTS = r"([1-9])(?:(\d\d)(?:\.(\d{1,3})(" + LETTER + r")?)?)?"
+QUERY_PREFIX = r"(?:cr\s*[:：]?|rules?|ルール|総合ルール|section|sections|セクション)"  # what a typed number may start with
+RANGE_DASH = "[-–~〜]"  # between the two ends of a typed range: 601.2a-d, 601.2a〜601.2d
+_FULL = re.compile(rf"^{NUMBER_PARTS}$")
+_PREFIX = re.compile(rf"^\s*{QUERY_PREFIX}\s*", re.I)
 
 
 class RuleNumber(NamedTuple):

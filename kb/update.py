@@ -51,8 +51,10 @@ class UpdateResult:
 def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (), sites: Iterable[str] = (),
                out: str | os.PathLike | None = None, strict: bool = False, delay: float | None = None,
                contact: str | None = None, base_url: str | None = None,
-               on_stage: Callable[[str], None] | None = None) -> UpdateResult:
-    """Bring the knowledge base (and the site in ``out``, when given) up to date; see the module doc."""
+               on_stage: Callable[[str], None] | None = None, force: bool = False) -> UpdateResult:
+    """Bring the knowledge base (and the site in ``out``, when given) up to date; see the module doc. A rules text
+    that is incomplete or far smaller than the newest version it would replace fails the update unless ``force``
+    (:mod:`kb.versions.guard`)."""
     folder = default_kb_dir(kb_dir)
     folder.mkdir(parents=True, exist_ok=True)
     stage = on_stage or (lambda name: None)
@@ -72,7 +74,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
             try:
                 with staged.transaction():  # committed at the end of the block, or never
                     before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                    _ingest(staged, staging, sources, sites, folder, politeness, strict, result)
+                    _ingest(staged, staging, sources, sites, folder, politeness, strict, force, result)
                     after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
                     touched = {(version, lang) for (source, version, lang), digest in after.items()
                                if before.get((source, version, lang)) != digest}
@@ -154,7 +156,7 @@ def _site_folder(folder: Path, site: str) -> Path:
 
 
 def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path, politeness, strict: bool,
-            result: UpdateResult) -> None:
+            force: bool, result: UpdateResult) -> None:
     from ingest.kinds import parse_source
     from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, read_source
 
@@ -169,9 +171,9 @@ def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], 
             else:
                 data = read_source(source)
             documents.append(parse_source(source, data))
-        reports.append(ingest_documents(staged, documents, report, strict=strict))
+        reports.append(ingest_documents(staged, documents, report, strict=strict, force=force))
     for site in sites:
-        reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict))
+        reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict, force=force))
     for report in reports:
         if report.failed:
             raise KbError(f"{report.failed[0]} ({len(report.failed)} source(s) failed; nothing was updated)")

@@ -10,7 +10,7 @@ import sys
 import click
 
 from ingest.kinds import KIND_NAMES
-from kb.cli.terminal import json_text, terminal_safe
+from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.schema import damaged_database_error
@@ -80,9 +80,12 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
 @click.option("--from-cache", "from_cache", is_flag=False, flag_value="all", default=None, metavar="[SITE]",
               help="Parse what 'kb fetch' stored in the cache (all sites, or one).")
 @click.option("--strict", is_flag=True, help="Turn warnings and unresolved references into failure.")
-@click.option("--quiet", "-q", is_flag=True, help="Print the summary only, no warning lines.")
+@click.option("--quiet", "-q", is_flag=True,
+              help="Print the summary only: no warning lines but those saying a rules text is incomplete.")
+@click.option("--force", is_flag=True,
+              help="Store a rules text even when it is incomplete or far smaller than the newest version it replaces.")
 @click.pass_context
-def ingest(ctx, sources, kind, from_cache, strict, quiet):
+def ingest(ctx, sources, kind, from_cache, strict, quiet, force):
     """Parse SOURCES (files, folders or URLs) into the knowledge base.
 
     \b
@@ -101,9 +104,9 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
             from kb.pipeline import ingest_from_cache
 
             report = ingest_from_cache(store, None if from_cache == "all" else from_cache, kb_dir=ctx.obj.get("kb_dir"),
-                                       strict=strict)
+                                       strict=strict, force=force)
         else:
-            report = ingest_sources(store, sources, kind=kind, strict=strict)
+            report = ingest_sources(store, sources, kind=kind, strict=strict, force=force)
     print_ingest_report(report, quiet=quiet)
     if report.failed:
         sys.exit(1)
@@ -112,15 +115,15 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet):
 def print_ingest_report(report, *, quiet: bool = False) -> None:
     """Warnings of the sources read now, then the unresolved references — listed only when this ingest changed the
     store (else they are those of earlier ingests, counted) — and the errors last, where they are seen: even with
-    --quiet, a source that could not be read is never silent."""
-    if not quiet:
-        for w in report.warnings:
-            click.echo(f"warning: {terminal_safe(str(w))}", err=True)
-        if report.stored:
-            for d in report.links.diagnostics[:50]:
-                click.echo(f"warning: {terminal_safe(str(d))}", err=True)
-            if len(report.links.diagnostics) > 50:
-                click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
+    --quiet, a source that could not be read, or a rules text that is incomplete, is never silent."""
+    warnings = [str(w) for w in report.warnings]
+    for line in warnings if not quiet else incomplete_warnings(warnings):
+        click.echo(f"warning: {terminal_safe(line)}", err=True)
+    if not quiet and report.stored:
+        for d in report.links.diagnostics[:50]:
+            click.echo(f"warning: {terminal_safe(str(d))}", err=True)
+        if len(report.links.diagnostics) > 50:
+            click.echo(f"warning: … and {len(report.links.diagnostics) - 50} more unresolved references", err=True)
     for line in report.failed:
         click.echo(f"error: {terminal_safe(line)}", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))

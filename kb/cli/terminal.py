@@ -30,3 +30,10 @@ _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u2
 def json_text(data, *, indent: int | None = None) -> str:
     """``data`` as JSON (non-ASCII kept readable) with every unsafe character written as a ``\\uXXXX`` escape."""
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(data, ensure_ascii=False, indent=indent))
+
+
+def incomplete_warnings(warnings: list[str]) -> list[str]:
+    """The warnings saying a rules text is cut short or an excerpt: shown by every command, even with --quiet."""
+    from ingest.cr_text import INCOMPLETE
+
+    return [line for line in warnings if INCOMPLETE in line]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from kb.cli.terminal import json_text, terminal_safe
+from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
 
 LANGS = click.Choice(["ja", "en"])
 
@@ -186,8 +186,10 @@ _LANG_NAMES = {"en": "English", "ja": "Japanese"}
 @click.option("--contact", default=None, help="URL or address put in the User-Agent.")
 @click.option("--base-url", "base_url", metavar="URL", default=None,
               help="Where the site is served, as for 'kb build --base-url' (absolute sitemap, feed and canonical links).")
+@click.option("--force", is_flag=True,
+              help="Store a rules text even when it is incomplete or far smaller than the newest version it replaces.")
 @click.pass_context
-def update(ctx, sources, sites, out, strict, delay, contact, base_url):
+def update(ctx, sources, sites, out, strict, delay, contact, base_url, force):
     """Fetch, ingest, compare and rebuild, all or nothing: when nothing changed nothing is touched; when any
     stage fails the previous knowledge base and site stay as they were.
 
@@ -201,7 +203,10 @@ def update(ctx, sources, sites, out, strict, delay, contact, base_url):
     if not sources and not sites:
         raise click.UsageError("give SOURCES (files, folders, URLs) and/or --site SITE")
     result = run_update(ctx.obj.get("kb_dir"), sources=sources, sites=sites, out=out, strict=strict, delay=delay,
-                        contact=contact, base_url=base_url, on_stage=lambda stage: click.echo(f"{stage}…", err=True))
+                        contact=contact, base_url=base_url, on_stage=lambda stage: click.echo(f"{stage}…", err=True),
+                        force=force)
+    for line in incomplete_warnings(result.warnings):
+        click.echo(f"warning: {terminal_safe(line)}", err=True)
     if not result.changed:
         click.echo("nothing changed: the knowledge base and the site are already up to date")
         return

@@ -326,7 +326,11 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
         raise
     (path / CHECKSUMS).unlink(missing_ok=True)  # from here until recorded again, the files are in flux
     writer.commit()
-    (path / HASHES).write_bytes(marshal.dumps(dict(wanted)))  # recorded in the checksums with the index files
+    # recorded in the checksums with the index files; a new file, never written in place: ``kb update`` stages the
+    # index as hard links to the live files, which an in-place write would change under the live index
+    tmp = path / f".{HASHES}.{os.getpid()}"
+    tmp.write_bytes(marshal.dumps(dict(wanted)))
+    os.replace(tmp, path / HASHES)
     _record_checksums(path, recorded)
     updated = sum(1 for k in changed if k in indexed)
     return len(changed) - updated, updated, len(gone)

@@ -3,7 +3,10 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
-- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": documents per chunk, "r": REF_LEN}``
+- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": documents per chunk, "r": REF_LEN,
+  "k": constants}``: ``k`` (:func:`browser_constants`) is everything the browser's search and previews share with
+  Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
+  defined here or below, never copied into ``site.js``.
 - ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
   point is ``<hex>``) that the index analysis turned into a term, mapped to that term (``1`` when the same). The
   browser segments a Japanese query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える`` exactly as
@@ -36,6 +39,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.site.gather import Entry, SiteData
 
@@ -46,6 +50,27 @@ TITLE_BOOST = 3.0  # as kb search
 CHUNK = 16
 POSTINGS_PER_SHARD = 700
 SNIPPET_CHARS = 70
+
+
+KIND_LABELS = {"rule": "ルール", "glossary": "用語", "article": "記事", "note": "リリースノート", "card": "カード"}
+# bounds of one query in the browser: what it may load and how far a vocabulary match may reach (a 3,000-kanji query
+# loaded 3,021 scripts; 3,000 × 唱 froze the tab for 75 s)
+MAX_VOCAB_SHARDS = 32  # distinct first characters whose vocabulary shard one query loads; the rest is read as bigrams
+MAX_LOOKUPS = 96  # terms and bigrams one query looks up
+MAX_SURFACE_CHARS = 48  # the longest vocabulary surface a query is matched against
+
+
+def browser_constants() -> dict:
+    """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
+    from kb.search.analysis import ENGLISH_STOP_WORDS
+    from kb.search.query import MAX_QUERY_CHARS
+    from kb.site.pages import PREVIEW_SHARDS
+
+    return {"stop": sorted(ENGLISH_STOP_WORDS), "letters": rulenum.LETTERS, "letter": rulenum.LETTER,
+            "rule": rulenum.RULE, "number": rulenum.NUMBER, "parts": rulenum.NUMBER_PARTS,
+            "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
+            "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
+            "maxLookups": MAX_LOOKUPS, "maxSurface": MAX_SURFACE_CHARS}
 
 
 @dataclass(frozen=True)
@@ -228,7 +253,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         name_digests[hex_code] = digest = _digest(items)
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
-    files["search/meta.js"] = _script("meta", {"n": len(entries), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN})
+    files["search/meta.js"] = _script("meta", {"n": len(entries), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN,
+                                               "k": browser_constants()})
     new_cache = {k: cache[k] for k in keys.values() if k in cache}
     new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files))

@@ -2,7 +2,10 @@
    Everything is local: search shards are plain scripts under search/ loaded with <script> tags, so the search
    works from any static server and from file://. The query is analysed like kb search does it (see
    kb/site/search_export.py): NFKC + lower case, Latin words stemmed, Japanese runs segmented by longest match
-   against the exported vocabulary, character bigrams for what the vocabulary does not cover. */
+   against the exported vocabulary, character bigrams for what the vocabulary does not cover. Every constant shared
+   with Python (stop words, the rule-number grammar, labels, shard prefixes, a query's bounds) comes from the "k" of
+   search/meta.js (kb.site.search_export.browser_constants), never written here; data keys are read as own
+   properties only (a query "constructor" is a word like any other). */
 (function () {
   "use strict";
   var doc = document.documentElement;
@@ -30,16 +33,16 @@
      preview and a second tap on the same reference (or the preview's 開く link) follows it. */
   var pop = null, popFor = null, hideTimer = 0, lastPointer = "mouse", focusByPointer = false;
   var PREVIEWABLE = "a.ref-rule, a.ref-section, a.ref-term, a.ref-auto-term, a.ref-wiki, a.ref-card, a.ref-note";
-  var SHARD_PREFIX = {glossary: "gl", wiki: "wiki", cards: "cards", notes: "notes"};
   function closestPreview(el) { return el && el.closest ? el.closest(PREVIEWABLE) : null; }
   function ruleOf(a) {  // cr/601.html#601.2f → 601.2f; cr/601.html → 601
     var url = new URL(a.href, location.href);
     var number = url.hash ? decodeURIComponent(url.hash.slice(1)) : url.pathname.split("/").pop().replace(/\.html$/, "");
-    return /^[1-9](\d\d(\.\d+[a-z]?)?)?$/.test(number) ? number : null;
+    return K.number.test(number) ? number : null;
   }
   function pageOf(a) {  // glossary/唱える.html → ["gl", "唱える"]: the shard prefix and the key in previews/<prefix>-*.js
-    var m = /\/(glossary|wiki|cards|notes)\/([^\/]+)\.html$/.exec(new URL(a.href, location.href).pathname);
-    return m ? [SHARD_PREFIX[m[1]], decodeURIComponent(m[2])] : null;
+    var m = /\/([^\/]+)\/([^\/]+)\.html$/.exec(new URL(a.href, location.href).pathname);
+    var prefix = m && own(K.previews, m[1]);
+    return prefix ? [prefix, decodeURIComponent(m[2])] : null;
   }
   function previewShard(a) {  // [shard, key] of the text a reference previews (see kb/site/pages.py), or null
     if (a.matches("a.ref-rule, a.ref-section")) {
@@ -61,11 +64,12 @@
     var head = document.createElement("strong");
     head.textContent = a.textContent;
     var body = document.createElement("div");
-    var shard = previewShard(a);
     body.textContent = "…";
-    if (shard) {
-      load(shard[0]).then(function (texts) { body.textContent = (texts && texts[shard[1]]) || ""; });
-    }
+    constants().then(function () {
+      var shard = K && previewShard(a);
+      if (!shard) { body.textContent = ""; return; }
+      load(shard[0]).then(function (texts) { body.textContent = own(texts, shard[1]) || ""; });
+    });
     var go = document.createElement("a");
     go.className = "go";
     go.href = a.href;
@@ -121,10 +125,31 @@
     });
   }
 
+  function own(obj, key) { return obj && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined; }
+
+  /* -- the constants shared with Python, from search/meta.js -------------------------------------------- */
+  var K = null;
+  function compile(k) {
+    var stop = {};
+    k.stop.forEach(function (w) { stop[w] = 1; });
+    return {
+      stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
+      maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface,
+      number: new RegExp("^" + k.number + "$"),
+      ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
+      ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
+      range: new RegExp("^(?:" + k.prefix + "\\s*)?(" + k.rule + ")(" + k.letter + ")\\s*" + k.dash + "\\s*(?:(" + k.rule +
+                        "))?(" + k.letter + ")$")
+    };
+  }
+  function constants() {  // search/meta.js, its constants compiled once
+    return load("meta").then(function (meta) {
+      if (meta && meta.k && !K) { K = compile(meta.k); }
+      return K ? meta : null;
+    });
+  }
+
   /* -- search: analysis (mirrors kb/search/analysis.py) ---------------------------------------------------- */
-  var STOP = {};
-  "a an and are as at be by for from in is it its of on or that the this to with".split(" ").forEach(function (w) { STOP[w] = 1; });
-  var RULE_WORD = /^[1-9]\d\d\.\d{1,3}[a-z]?$/;
   var JA_CHAR = /[\p{L}\p{N}\p{M}]/u;
   function fold(text) {
     var out = [];
@@ -179,9 +204,9 @@
   function latinTerms(run) {
     var out = [];
     (run.match(/[a-z0-9]+(?:[.'’][a-z0-9]+)*/g) || []).forEach(function (word) {
-      if (RULE_WORD.test(word)) { out.push(word); return; }
+      if (K.ruleWord.test(word)) { out.push(word); return; }
       (word.match(/[a-z0-9]+/g) || []).forEach(function (w) {
-        if (STOP[w] || (w.length === 1 && /[a-z]/.test(w))) { return; }
+        if (own(K.stop, w) || (w.length === 1 && /[a-z]/.test(w))) { return; }
         out.push(lightStem(w));
       });
     });
@@ -190,9 +215,9 @@
   function segment(chars, vocabs) {
     var terms = [], rest = [], buf = "", i = 0;
     while (i < chars.length) {
-      var vocab = vocabs[chars[i]], found = 0, term = null;
-      if (vocab) {
-        for (var j = chars.length; j > i; j--) {
+      var vocab = own(vocabs, chars[i]), found = 0, term = null;
+      if (vocab) {  // the longest match, no longer than any surface can be
+        for (var j = Math.min(chars.length, i + K.maxSurface); j > i; j--) {
           var s = chars.slice(i, j).join("");
           if (Object.prototype.hasOwnProperty.call(vocab, s)) { found = j - i; term = vocab[s] === 1 ? s : vocab[s]; break; }
         }
@@ -216,9 +241,8 @@
     for (var i = 0; i < b.length; i++) { h = Math.imul(h ^ b[i], 0x01000193) >>> 0; }
     return h >>> 0;
   }
-  var RULE_QUERY = /^\s*(?:cr\s*[:：]?|rules?|ルール|総合ルール|section|sections|セクション)?\s*([1-9])(?:(\d\d)(?:\.(\d{1,3})([a-km-np-z])?)?)?\.?\s*$/;
   function ruleTarget(folded) {
-    var m = RULE_QUERY.exec(folded);
+    var m = K.ruleQuery.exec(folded);
     if (!m || (!m[2] && !/^\s*\D/.test(folded))) { return null; }  // a lone digit is a rule only with a prefix
     var number = m[1] + (m[2] || "") + (m[3] ? "." + m[3] + (m[4] || "") : "");
     if (!m[2]) { return {number: number, url: "cr/" + number + ".html"}; }
@@ -227,10 +251,7 @@
   }
 
   /* -- search: the query (filters, rule numbers and ranges, as kb/search/query.py) -------------------------- */
-  var KIND_NAMES = {rule: "ルール", glossary: "用語", article: "記事", note: "リリースノート", card: "カード"};
   var FILTER = /(^|\s)(kind|lang|version):(\S*)/gi;
-  var LETTERS = "abcdefghijkmnpqrstuvwxyz";  // subrule letters skip l and o (kb/rulenum.py)
-  var RANGE = /^(?:(?:cr\s*[:：]?|rules?|ルール|総合ルール)\s*)?([1-9]\d\d\.\d{1,3})([a-km-np-z])\s*[-–~〜]\s*(?:([1-9]\d\d\.\d{1,3}))?([a-km-np-z])$/;
   function parseQuery(query) {
     var q = {kind: null, lang: null, version: null};
     q.text = query.replace(FILTER, function (m, pre, name, value) { q[name.toLowerCase()] = value.toLowerCase(); return pre + " "; }).trim();
@@ -239,10 +260,10 @@
   function ruleNumbers(folded) {  // the rule numbers a query asks for (a number in any form, or a range), or null
     var t = ruleTarget(folded);
     if (t) { return [t.number]; }
-    var m = RANGE.exec(folded.trim());
+    var m = K.range.exec(folded.trim());
     if (!m || (m[3] && m[3] !== m[1])) { return null; }
-    var a = LETTERS.indexOf(m[2]), b = LETTERS.indexOf(m[4]);
-    return b < a ? null : LETTERS.slice(a, b + 1).split("").map(function (c) { return m[1] + c; });
+    var a = K.letters.indexOf(m[2]), b = K.letters.indexOf(m[4]);
+    return b < a ? null : K.letters.slice(a, b + 1).split("").map(function (c) { return m[1] + c; });
   }
   function katakana(s) { return s.replace(/[\u3041-\u3096]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) + 0x60); }); }
   function firstShard(f) { return "n/" + f.codePointAt(0).toString(16); }
@@ -250,9 +271,14 @@
   /* The analysis of a query, as kb.search.analysis.query_terms: index terms (Latin words stemmed, Japanese runs
      segmented by the exported vocabulary), bigram groups for the rest, and the surfaces to highlight. */
   function analyseQuery(text) {
-    var chars = fold(text), pieces = runs(chars), firsts = {};
-    pieces.forEach(function (p) { if (p[0] === "ja") { p[1].forEach(function (c) { firsts[c] = 1; }); } });
-    var firstChars = Object.keys(firsts);
+    return constants().then(function (meta) { return meta ? analysed(text) : {folded: "", terms: [], grams: [], marks: []}; });
+  }
+  function analysed(text) {
+    var chars = fold(text), pieces = runs(chars), firsts = [];
+    pieces.forEach(function (p) {  // the first characters whose vocabulary is loaded: at most K.maxVocab of them
+      if (p[0] === "ja") { p[1].forEach(function (c) { if (firsts.length < K.maxVocab && firsts.indexOf(c) < 0) { firsts.push(c); } }); }
+    });
+    var firstChars = firsts;
     return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })).then(function (got) {
       var vocabs = {}, terms = [], grams = [], marks = [];
       firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
@@ -266,7 +292,7 @@
         terms = terms.concat(seg.terms);
         seg.terms.forEach(function (t) {  // every surface of the vocabulary that stands for the term
           marks.push(t);
-          var vocab = vocabs[Array.from(t)[0]] || {};
+          var vocab = own(vocabs, Array.from(t)[0]) || {};
           Object.keys(vocab).forEach(function (s) { if ((vocab[s] === 1 ? s : vocab[s]) === t) { marks.push(s); } });
         });
         seg.rest.forEach(function (r) {
@@ -304,17 +330,25 @@
   function named(forms) {  // whole-query lookups (names, readings, rule numbers): document ids in order
     return Promise.all(forms.map(function (f) { return load(firstShard(f)); })).then(function (tables) {
       var ids = [];
-      forms.forEach(function (f, k) { ((tables[k] && tables[k][f]) || []).forEach(function (id) { if (ids.indexOf(id) < 0) { ids.push(id); } }); });
+      forms.forEach(function (f, k) { (own(tables[k], f) || []).forEach(function (id) { if (ids.indexOf(id) < 0) { ids.push(id); } }); });
       return ids;
     });
   }
   function search(query, limit) {
+    return constants().then(function (meta) {
+      var none = {jump: null, results: [], marks: []};
+      if (!meta) { return none; }
+      if (Array.from(query).length > K.maxQuery) {  // as kb search and kb serve refuse it
+        return {jump: null, results: [], marks: [], error: "検索語が長すぎます（" + K.maxQuery + "文字まで）"};
+      }
+      return searchWith(meta, query, limit, none);
+    });
+  }
+  function searchWith(meta, query, limit, none) {
     var q = parseQuery(query);
-    if (!q.text) { return Promise.resolve({jump: null, results: [], marks: []}); }
+    if (!q.text) { return Promise.resolve(none); }
     var numbers = ruleNumbers(fold(q.text).join(""));
-    return Promise.all([load("meta"), numbers ? named(numbers) : Promise.resolve([])]).then(function (got) {
-      var meta = got[0], ruleIds = got[1];
-      if (!meta) { return {jump: null, results: [], marks: []}; }
+    return (numbers ? named(numbers) : Promise.resolve([])).then(function (ruleIds) {
       if (ruleIds.length) {  // rule numbers that have pages: those rules, the first one to jump to
         return docs(meta, ruleIds, q, limit).then(function (results) {
           return {jump: numbers.length === 1 && results.length ? {number: numbers[0], url: results[0].url} : null,
@@ -326,11 +360,12 @@
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
         var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1]; });
         a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length]); }); });
+        lookups = lookups.slice(0, K.maxLookups);
         return Promise.all([named(forms)].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
           var first = tables[0], scores = {};  // the whole query is a name: its rule, then its entry, first (as kb search)
           lookups.forEach(function (l, k) {
-            var post = tables[k + 1] && tables[k + 1][l[1]];
-            if (!post) { return; }
+            var post = own(tables[k + 1], l[1]);
+            if (!Array.isArray(post)) { return; }
             var df = post.length / 2, idf = Math.log(1 + (meta.n - df + 0.5) / (df + 0.5));
             var gram = l[0].charAt(0) === "g", id = 0;
             for (var i = 0; i < post.length; i += 2) {
@@ -367,7 +402,7 @@
   function resultLink(x, marks) {
     var a = document.createElement("a");
     a.href = root + x.url;
-    if (x.kind) { var k = document.createElement("span"); k.className = "kind kind-" + x.kind; k.textContent = KIND_NAMES[x.kind] || x.kind; a.appendChild(k); }
+    if (x.kind) { var k = document.createElement("span"); k.className = "kind kind-" + x.kind; k.textContent = own(K.kinds, x.kind) || x.kind; a.appendChild(k); }
     var l = document.createElement("span");
     l.className = "label";
     l.appendChild(highlighted(x.label, marks || []));
@@ -389,7 +424,7 @@
         box.textContent = "";
         r.results.forEach(function (x) { box.appendChild(resultLink(x, r.marks)); });
         if (!r.results.length) {
-          var none = document.createElement("div"); none.className = "none"; none.textContent = "見つかりませんでした"; box.appendChild(none);
+          var none = document.createElement("div"); none.className = "none"; none.textContent = r.error || "見つかりませんでした"; box.appendChild(none);
         }
         box.hidden = false;
       });
@@ -428,7 +463,7 @@
       search(q, 50).then(function (r) {
         r.results.forEach(function (x) { var li = document.createElement("li"); li.appendChild(resultLink(x, r.marks)); pageList.appendChild(li); });
         if (!r.results.length) {  // said once, not as a numbered result
-          var none = document.createElement("p"); none.className = "none"; none.textContent = "見つかりませんでした";
+          var none = document.createElement("p"); none.className = "none"; none.textContent = r.error || "見つかりませんでした";
           pageList.parentNode.insertBefore(none, pageList.nextSibling);
         }
       });
