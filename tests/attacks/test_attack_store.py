@@ -93,6 +93,34 @@ def test_two_first_ingests_into_a_new_folder_both_succeed(tmp_path):
         assert {d.source for d in store.documents()} >= {str(WIKI_PAGE), str(WG_PAGE)}
 
 
+def test_two_processes_migrating_one_older_store_at_once_both_succeed(tmp_path):
+    """Five schema-1 stores, each opened by two processes at the same instant: the second migrator must find the
+    store migrated (before: it ran the migrations again, "table contributions already exists")."""
+    from kb.pipeline import ingest_sources
+
+    with Store.open(tmp_path / "kb0") as store:
+        ingest_sources(store, [str(WG_PAGE)])
+    with sqlite3.connect(tmp_path / "kb0" / DB_NAME) as db:  # what a schema-1 kb left
+        db.execute("DROP TABLE contributions")
+        db.execute("ALTER TABLE documents DROP COLUMN authority")
+        db.execute("UPDATE meta SET value='1' WHERE key='schema'")
+    for n in range(1, 5):
+        (tmp_path / f"kb{n}").mkdir()
+        shutil.copy(tmp_path / "kb0" / DB_NAME, tmp_path / f"kb{n}" / DB_NAME)
+    start = time.time() + 3.0
+    procs = [subprocess.Popen([sys.executable, "-c", OPENER, str(tmp_path / f"kb{n}"), str(start)], cwd=REPO, env=_env(),
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for n in range(5) for _ in "ab"]
+    failures = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=60)
+        failures += [err.strip().splitlines()[-1]] if proc.returncode else []
+    assert failures == []
+    for n in range(5):
+        with sqlite3.connect(tmp_path / f"kb{n}" / DB_NAME) as db:
+            assert db.execute("SELECT count(*) FROM contributions").fetchone()[0] > 0
+            assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+
+
 # -- finding 6: an export during a re-ingest ---------------------------------------------------------------------
 PAUSING_EXPORT = textwrap.dedent("""
     import json, sys
