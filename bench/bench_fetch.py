@@ -95,7 +95,7 @@ def peak_memory(fn) -> int:
 def main() -> None:
     import httpx
 
-    from ingest.fetch import Politeness, crawl
+    from ingest.net.fetch import Politeness, crawl
     from kb.pipeline import ingest_from_cache
     from kb.store import Store
 

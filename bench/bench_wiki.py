@@ -18,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from ingest.mtgwiki import parse_mtgwiki, title_to_path  # noqa: E402
+from ingest.mtgwiki import parse_mtgwiki  # noqa: E402
+from ingest.wikititle import title_to_path  # noqa: E402
 
 WORDS = ("呪文", "唱える", "スタック", "コスト", "対象", "プレイヤー", "クリーチャー", "戦場", "優先権", "効果", "能力",
          "マナ", "墓地", "手札", "解決", "誘発", "領域", "宣言", "選択", "支払う")

@@ -3,7 +3,9 @@
 
 Pure function of the bytes: :func:`parse_cr_html`. The page is turned into text lines — every block element
 (``p``, ``div``, ``li``, ``dt``, ``h1`` …) and ``<br>`` ends a line, a block ends a paragraph, scripts and styles are
-dropped — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
+dropped, and so is the page's chrome (``nav``, ``footer``, ``aside``, a block whose class or id names a footer,
+a global navigation, a breadcrumb or a copyright: ``© Wizards of the Coast LLC`` never joins the last rule or
+glossary entry) — and the lines from the title ``マジック総合ルール(和訳 20240730.0 版)`` on are parsed by
 :func:`ingest.cr_text.parse_cr_lines`, so chapters, sections, rules, examples, glossary, version and translation
 date follow the same rules as the text file. Ruby readings (``<rt>``, ``<rp>``) never enter the text; a glossary
 term's readings become its ``meta['reading']``; a node's ``meta['line']`` counts the page's text lines from the title.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from typing import TYPE_CHECKING
 
 from ingest.cr_text import EN_EFFECTIVE_RE, JA_VERSION_RE, parse_cr_lines, parse_cr_text
 from ingest.decode import decode_cr_html, is_utf16, sniffable_head
@@ -23,12 +26,15 @@ from kb import rulenum
 from kb.errors import KbError
 from kb.model import Diagnostic, Document
 
+if TYPE_CHECKING:
+    from lxml.etree import _Element
+
 _XML_DECLARATION = re.compile(r"^\s*<\?xml[^>]*\?>")
 _HTML_START = re.compile(rb"^\s*(?:<!--.*?-->\s*)*<(?:!doctype\s+html|html|head|body|meta|p|div|ruby)\b", re.I | re.S)
-_READING_TAGS = re.compile(r"<(rt|rp)\b[^>]*>.*?</\1\s*>", re.I | re.S)
-_TAG = re.compile(r"<[^>]*>")
 _FIRST_RULE_LINE = re.compile(r"(?m)^\s*100\.1\.?\s")
-_SKIPPED = {"script", "style", "noscript", "template", "head", "rt", "rp"}
+_SKIPPED = {"script", "style", "noscript", "template", "head", "rt", "rp", "nav", "footer", "aside"}  # and page chrome
+_CHROME_NAME = re.compile(r"(?:^|[-_\s])(?:footer|foot|global-?nav|gnav|site-?header|breadcrumbs?|copyright|sns|share)"
+                          r"(?:$|[-_\s])", re.I)
 _BLOCKS = {"p", "div", "li", "dt", "dd", "h1", "h2", "h3", "h4", "h5", "h6", "tr", "table", "section", "article",
            "header", "footer", "main", "nav", "aside", "blockquote", "ul", "ol", "dl", "pre", "hr", "body", "td", "th",
            "figure", "figcaption", "address", "form"}
@@ -62,7 +68,9 @@ def looks_like_cr_html(data: bytes, source: str = "") -> bool:
         text, _ = decode_html(head, source)
     except KbError:
         return False
-    text = _TAG.sub("\n", _READING_TAGS.sub("", text))
+    from ingest.htmltree import markup_text  # here: the rules as text (the usual file) never load lxml
+
+    text = markup_text(text)
     return bool((JA_VERSION_RE.search(text) or EN_EFFECTIVE_RE.search(text)) and _FIRST_RULE_LINE.search(text))
 
 
@@ -70,12 +78,14 @@ def parse_cr_html(data: bytes, source: str) -> Document:
     """Parse an HTML rules document. Raise KbError naming the source when it holds none."""
     from lxml import etree  # here: the rules as text (the usual file) never load lxml
 
+    from ingest.htmltree import html_root
+
     text, diagnostics = decode_html(data, source)
     text = _XML_DECLARATION.sub("", text)
     if not text.strip():
         raise KbError(f"{source}: empty page")
     try:
-        root = etree.fromstring(text, etree.HTMLParser())
+        root = html_root(text)
     except (etree.ParserError, etree.XMLSyntaxError, ValueError) as exc:
         raise KbError(f"{source}: not readable as HTML ({exc})") from None
     if root is None:
@@ -121,7 +131,7 @@ def _numbers_joined(lines: list[str], readings: dict[int, str]) -> tuple[list[st
     return out, out_readings
 
 
-def html_lines(root) -> tuple[list[str], dict[int, str]]:
+def html_lines(root: _Element) -> tuple[list[str], dict[int, str]]:
     """The page's text lines (ruby readings left out), and for each line with ruby the same line read with them."""
     out = _LineWriter()
     out.walk(root)
@@ -130,7 +140,7 @@ def html_lines(root) -> tuple[list[str], dict[int, str]]:
 
 
 class _LineWriter:
-    def __init__(self):
+    def __init__(self) -> None:
         self.lines: list[str] = []
         self.readings: dict[int, str] = {}
         self.text: list[str] = []
@@ -169,9 +179,9 @@ class _LineWriter:
         if self.lines and self.lines[-1]:
             self.lines.append("")
 
-    def walk(self, element) -> None:
+    def walk(self, element: _Element) -> None:
         tag = element.tag.lower() if isinstance(element.tag, str) else ""
-        if tag in _SKIPPED or not tag:  # comments and processing instructions have no string tag
+        if tag in _SKIPPED or not tag or _is_chrome(element):  # comments and PIs have no string tag
             self.add(element.tail)
             return
         if tag == "br":  # a <br> on an empty line (the second of two) ends the paragraph
@@ -191,7 +201,7 @@ class _LineWriter:
                 self.end_paragraph()
         self.add(element.tail)
 
-    def ruby(self, element) -> None:
+    def ruby(self, element: _Element) -> None:
         """``<ruby>予<rt>よ</rt>示<rt>じ</rt></ruby>``: the base into the text, each reading in place of its base."""
         base = [element.text or ""]
         for child in element:
@@ -204,6 +214,11 @@ class _LineWriter:
                 base.append("".join(child.itertext()))
             base.append(child.tail or "")
         self.add("".join(base))
+
+
+def _is_chrome(element: _Element) -> bool:
+    """Page chrome by its class or id (``<div class="footer">``, ``<div id="copyright">``): never part of a rule."""
+    return bool(_CHROME_NAME.search(f"{element.get('class') or ''} {element.get('id') or ''}"))
 
 
 def parse_cr_document(data: bytes, source: str) -> Document:

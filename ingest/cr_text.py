@@ -13,9 +13,12 @@ ending inside the rules or the glossary, or an excerpt — is still parsed, with
 unannounced.
 
 Versions: a Japanese translation is the version in its title ``マジック総合ルール(和訳 20250919.1 版)`` (a revision is
-its own version); its effective date is the date of the English rules it translates, from the line ``… が
-2025-07-25 に翻訳したものです。`` (else the version's digits), which is not always the title's date. An English
-file is the date of its ``effective as of November 14, 2025`` line.
+its own version; the old forms ``和訳 20160408.0-rb 版`` and ``私訳 … 版`` too). Its document's ``effective_date`` is
+the date it *claims* to translate: its file name's date (``JPN_CR_20250725_0.txt``: 2025-07-25, though titled
+``和訳 20250726.0 版``), else its title version's date; the translator line ``… が 2023-11-18 に翻訳したものです。``
+is only the day it was translated (``translated_date``, 翻訳日), which is the English original's date in half the known
+files only (:mod:`kb.versions.catalog` pairs a translation with its original from both). An English file is the date
+its text states (``effective as of November 14, 2025``), whatever its file name says.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ import collections
 import hashlib
 import re
 from collections.abc import Mapping
-from datetime import date
+from datetime import date, timedelta
+from typing import Any
 
 from ingest.decode import decode_text, split_lines
 from ingest.refs import find_rule_refs
@@ -32,7 +36,8 @@ from kb import rulenum
 from kb.errors import KbError
 from kb.model import CHAPTER, GLOSSARY, REF_TERM, RULE, SECTION, SUBRULE, Diagnostic, Document, Node, Ref
 
-JA_VERSION_RE = re.compile(r"和訳\s*([0-9]{8}(?:\.[0-9]+)?)\s*版")
+JA_VERSION_RE = re.compile(r"(?:和訳|私訳)\s*第?\s*([0-9]{8}(?:\.[0-9]+)?)(?:-rb)?\s*版")
+JA_FILE_DATE_RE = re.compile(r"JPN_CR_(\d{4})(\d{2})(\d{2})_\d+")  # the file name a translation is published under
 JA_TRANSLATED_RE = re.compile(r"(\d{4})-(\d{1,2})-(\d{1,2})\s*に翻訳した")
 EN_EFFECTIVE_RE = re.compile(r"effective as of ([A-Z][a-z]+ \d{1,2}, \d{4})")
 CHAPTER_RE = re.compile(rf"^({rulenum.CHAPTER})\.\s+(\S.*)$")
@@ -52,6 +57,22 @@ MONTHS = {m: i for i, m in enumerate(
     "January February March April May June July August September October November December".split(), 1)}
 
 
+def file_names_of_version(version: str, window_days: int = 7) -> list[str]:
+    """The file names a translation of ``version`` (``20250726.0``, ``20250919.1``, ``20260116``) can be published
+    under, likeliest first: its own date, then the dates nearest it within ``window_days`` (earlier first) — a file
+    is named by the English release it translates, not always its title (``JPN_CR_20250725_0.txt`` is
+    ``和訳 20250726.0 版``). Empty when ``version`` is not a version id."""
+    m = re.fullmatch(r"(\d{4})(\d{2})(\d{2})(?:[._](\d+))?", version.strip())
+    if not m:
+        return []
+    try:
+        day = date(int(m.group(1)), int(m.group(2)), int(m.group(3)))
+    except ValueError:
+        return []
+    offsets = [0] + [sign * n for n in range(1, window_days + 1) for sign in (-1, 1)]
+    return [f"JPN_CR_{(day + timedelta(days=k)).strftime('%Y%m%d')}_{m.group(4) or 0}.txt" for k in offsets]
+
+
 def parse_cr_text(data: bytes, source: str) -> Document:
     """Parse one CR text file. Raise KbError when the bytes are not a Comprehensive Rules text."""
     decoded = decode_text(data, source)
@@ -63,13 +84,14 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
                    readings: Mapping[int, str] | None = None, diagnostics: tuple[Diagnostic, ...] = ()) -> Document:
     """Parse the lines of a CR document. ``readings`` maps a line's index to the line with ruby readings in place of
     the words they read (``予示/Manifest`` → ``よじ/Manifest``); a glossary term's reading comes from it."""
-    lang, version, effective = _identify(lines, source)
+    lang, version, effective, translated = _identify(lines, source)
     body_start = _body_start(lines, source)
     glossary_at = _heading_after(lines, GLOSSARY_HEADING_RE, body_start)
     credits_at = _heading_after(lines, CREDITS_HEADING_RE, glossary_at if glossary_at is not None else body_start)
     rules_end = glossary_at if glossary_at is not None else (credits_at if credits_at is not None else len(lines))
     found: list[Diagnostic] = list(diagnostics)
-    nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, found)
+    contents = {m.group(1): m.group(2).strip() for line in lines[:body_start] if (m := SECTION_RE.match(line.strip()))}
+    nodes = _parse_rules(lines, body_start, rules_end, lang, version, source, found, contents)
     if glossary_at is not None:
         end = credits_at if credits_at is not None else len(lines)
         nodes += _parse_glossary(lines, glossary_at + 1, end, lang, version, len(nodes), source, found, readings or {})
@@ -86,6 +108,7 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
         nodes=tuple(nodes),
         version=version,
         effective_date=effective,
+        translated_date=translated,
         content_hash=content_hash,
         diagnostics=tuple(found),
         title="Magic: The Gathering Comprehensive Rules" if lang == "en" else "マジック総合ルール",
@@ -108,28 +131,34 @@ def _lacking(lines: list[str], nodes: list[Node], glossary_at: int | None, credi
     return None
 
 
-def _identify(lines: list[str], source: str) -> tuple[str, str, str | None]:
+def _identify(lines: list[str], source: str) -> tuple[str, str, str | None, str | None]:
+    """(language, version, effective or claimed date, translation date) from the header (and, for a translation,
+    the file name)."""
     head = "\n".join(lines[:HEADER_LINES])
     m = JA_VERSION_RE.search(head)
     if m:
         version = m.group(1)
         translated = JA_TRANSLATED_RE.search(head)
-        parts = translated.groups() if translated else (version[:4], version[4:6], version[6:8])
-        try:
-            effective = date(*map(int, parts)).isoformat()
-        except ValueError:
-            raise KbError(f"{source}: the translation date {'-'.join(parts)} is not a date") from None
-        return "ja", version, effective
+        named = JA_FILE_DATE_RE.search(source.replace("\\", "/").rsplit("/", 1)[-1])
+        claimed = _iso(named.groups() if named else (version[:4], version[4:6], version[6:8]), source, "file or title")
+        return "ja", version, claimed, _iso(translated.groups(), source, "translation") if translated else None
     m = EN_EFFECTIVE_RE.search(head)
     if m:
-        month, day, year = re.match(r"([A-Za-z]+) (\d+), (\d+)", m.group(1)).groups()
+        month, day, year = m.group(1).replace(",", "").split()
         if month not in MONTHS:
             raise KbError(f"{source}: unknown month in effective date {m.group(1)!r}")
         d = date(int(year), MONTHS[month], int(day))
-        return "en", d.strftime("%Y%m%d"), d.isoformat()
+        return "en", d.strftime("%Y%m%d"), d.isoformat(), None
     if any("総合ルール" in line for line in lines[:HEADER_LINES]):
         raise KbError(f"{source}:1: Japanese CR without a version line like 'マジック総合ルール(和訳 20231117.0 版)'")
     raise KbError(f"{source}:1: not a Comprehensive Rules text (no 'effective as of …' or '和訳 … 版' line in the header)")
+
+
+def _iso(parts: tuple[str, ...], source: str, what: str) -> str:
+    try:
+        return date(*map(int, parts)).isoformat()
+    except ValueError:
+        raise KbError(f"{source}: the {what} date {'-'.join(parts)} is not a date") from None
 
 
 def _body_start(lines: list[str], source: str) -> int:
@@ -142,23 +171,34 @@ def _body_start(lines: list[str], source: str) -> int:
     return first_rule
 
 
-def _heading_after(lines: list[str], heading: re.Pattern, after: int) -> int | None:
+def _heading_after(lines: list[str], heading: re.Pattern[str], after: int) -> int | None:
     """Index of the first line after ``after`` that is the ``heading``."""
     return next((i for i in range(after, len(lines)) if heading.match(lines[i].strip())), None)
 
 
-def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[Node]:
-    nodes: list[dict] = []
-    by_number: dict[str, dict] = {}
-    current: dict | None = None
+def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str, source: str,
+                 diagnostics: list[Diagnostic], contents: Mapping[str, str]) -> list[Node]:
+    """The rule nodes of ``lines[start:end]``. A rule whose section has no heading line (some ruby editions go from
+    ``1. ゲームの考え方`` straight to ``100.1.``) gets its section from the number, titled as the contents list
+    (``contents``: section number → title) names it, with ``meta['implied']``."""
+    nodes: list[dict[str, Any]] = []
+    by_number: dict[str, dict[str, Any]] = {}
+    current: dict[str, Any] | None = None
     last_was_example = False
 
-    def add(number: str, kind: str, text: str, title: str | None, lineno: int) -> dict | None:
+    def add(number: str, kind: str, text: str, title: str | None, lineno: int) -> dict[str, Any] | None:
         n = rulenum.parse(number)
         if n is None:
             diagnostics.append(Diagnostic(source, f"line {lineno}", f"bad rule number {number!r}, skipped"))
             return None
         parent = str(n.parent) if n.parent else None
+        if kind == RULE and parent and parent not in by_number and (section := rulenum.parse(parent)) is not None:
+            chapter = str(section.parent) if section.parent else None
+            implied: dict[str, Any] = {
+                "number": parent, "kind": SECTION, "title": contents.get(parent), "text": [], "examples": [],
+                "parent": chapter if chapter in by_number else None, "line": lineno, "implied": True}
+            nodes.append(implied)
+            by_number[parent] = implied
         if parent and parent not in by_number:
             diagnostics.append(Diagnostic(source, f"line {lineno}", f"rule {number} has no parent {parent} above it"))
         if number in by_number:
@@ -204,7 +244,9 @@ def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[
         refs = find_rule_refs(text)
         for example in rec["examples"]:  # offsets are for the text only; references in examples are unplaced
             refs += [Ref(r.kind, r.target, r.text) for r in find_rule_refs(example)]
-        meta = {"line": rec["line"]}
+        meta: dict[str, Any] = {"line": rec["line"]}
+        if rec.get("implied"):
+            meta["implied"] = True
         out.append(Node(
             id=f"cr:{rec['number']}", kind=rec["kind"], lang=lang, version=version, text=text, number=rec["number"],
             title=rec["title"], parent=f"cr:{rec['parent']}" if rec["parent"] else None, order=order,
@@ -213,7 +255,8 @@ def _parse_rules(lines, start, end, lang, version, source, diagnostics) -> list[
     return out
 
 
-def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostics, readings) -> list[Node]:
+def _parse_glossary(lines: list[str], start: int, end: int, lang: str, version: str, order0: int, source: str,
+                    diagnostics: list[Diagnostic], readings: Mapping[int, str]) -> list[Node]:
     """Entries are paragraphs (runs of non-blank lines) headed by the term. A paragraph continues the entry above when
     it reads as part of a definition — it ends a sentence, or starts a numbered sense, or both it and the paragraph
     above are single lines (a term, then its definition, as two HTML paragraphs)."""
@@ -259,7 +302,7 @@ def _parse_glossary(lines, start, end, lang, version, order0, source, diagnostic
             target = see.group(1) or see.group(2)
             off = text.rfind(target)
             refs.append(Ref(REF_TERM, target, target, off, off + len(target)))
-        meta = {"line": lineno}
+        meta: dict[str, Any] = {"line": lineno}
         if head_at in readings and readings[head_at] != lines[head_at]:
             meta["reading"] = _reading_of(term, lines[head_at], readings[head_at], lang)
         if "(Obsolete)" in block[0] or "（廃語）" in block[0]:

@@ -28,6 +28,7 @@ from kb.model import Diagnostic
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _STRAY = re.compile(r"[\udc80-\udcff]")  # a byte that is not UTF-8, as surrogateescape decodes it
 _STRAY_SHARE = 100  # at most one stray byte in this many
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\ufffe\uffff\ud800-\udfff]")
 
 BOMS = ((codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 # labels as pages spell them (lower case, "_" read as "-"), and the codec they mean
@@ -184,8 +185,12 @@ def decode_cr_html(data: bytes, source: str) -> tuple[str, tuple[Diagnostic, ...
 
 
 def decode_wiki_html(data: bytes, source: str, diagnostics: list[Diagnostic]) -> str:
-    """A wiki page as text: BOM, then the declared charset, then UTF-8 / CP932 / EUC-JP; a mismatch is reported,
-    undecodable bytes are replaced."""
+    """A wiki page (or a release-notes article) as text: BOM, then the declared charset, then UTF-8 / CP932 / EUC-JP;
+    a mismatch is reported, undecodable bytes are replaced, control characters (not allowed in HTML text) dropped."""
+    return _CONTROL_CHARS.sub("", _wiki_html_text(data, source, diagnostics))
+
+
+def _wiki_html_text(data: bytes, source: str, diagnostics: list[Diagnostic]) -> str:
     found = bom(data)
     if found:
         return data[len(found[0]) :].decode(found[1], errors="replace")
@@ -218,10 +223,11 @@ def decode_wisdom_guild(data: bytes, source: str, diagnostics: list[Diagnostic],
     """A Wisdom Guild page as text: byte-order mark, else ``<meta charset>`` / ``http-equiv`` / XML declaration, else
     UTF-8, EUC-JP or Shift_JIS, whichever reads and ``fits`` (reads as a rules page); a declaration that does not fit
     the bytes gives a warning."""
+    declared: str | None
     found = bom(data)
     if found:
-        data, label = data[len(found[0]) :], f"{found[1].upper()} (byte-order mark)"
-        declared: str | None = found[1]
+        label: str | None = f"{found[1].upper()} (byte-order mark)"
+        data, declared = data[len(found[0]) :], found[1]
     else:
         label = meta_charset(data, xml=True)
         declared = codec_for(label) if label else None

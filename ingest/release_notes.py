@@ -9,6 +9,13 @@ article: ``kb.link.graph``). Bullets under any other heading (a card's own notes
 Sections repeated verbatim, as release-note pages do, are stored once with ``meta['occurrences']``. Every
 ``《カード名》`` gives a ``card`` reference.
 
+The long-standing layout (2014 and after: title ``『…』 リリースノート``, ``…編、…協力``, ``最終更新 2014年9月23日``)
+is told by its chapter headings ``一般注釈`` and ``カード別注釈``: the introduction before them is skipped; each
+heading of the general chapter (``製品情報``, ``新メカニズム:疾駆`` …) gives one note of its paragraphs and bullets,
+with ``meta['general']`` (and a ``mechanic`` reference when the heading names one); in the card chapter each card's
+section — from its ``《名前/Name》`` line, through its card text, to its bullets (``*`` or ``•``) — gives one note
+``note:<set>:<名前/Name>``; the colour headings between them (白, 多色 …) are not notes.
+
 ``<set>`` is the set name in ``『…』`` of the page title, else the source's file name.
 """
 
@@ -23,8 +30,9 @@ from urllib.parse import unquote, urlsplit
 
 from lxml import etree
 
+from ingest.decode import decode_wiki_html as decode_html
 from ingest.htmltree import html_document
-from ingest.mtgwiki import decode_html, split_card_name
+from ingest.wikititle import split_card_name
 from kb.model import NOTE, REF_CARD, REF_MECHANIC, UNVERSIONED, Diagnostic, Document, Node, Ref
 from kb.sanitize import sanitize_html
 
@@ -33,6 +41,13 @@ BULLET_RE = re.compile(r"^[•・●◦]\s*(?P<text>.+)$")
 CARD_RE = re.compile(r"《([^《》\n]{1,80})》")
 SET_NAME_RE = re.compile(r"『([^』]{1,60})』")
 DASH_ONLY_RE = re.compile(r"^[\-–—―ー\s]*$")
+GENERAL_CHAPTER, CARD_CHAPTER = "一般注釈", "カード別注釈"  # the chapters of the long-standing layout
+OLD_BULLET_RE = re.compile(r"^[*＊]\s*(?P<text>.+)$")
+CARD_HEADING_RE = re.compile(r"^《[^《》\n]{1,80}》$")
+MECHANIC_HEADING_RE = re.compile(r"^(?:新|再録|既存の)?(?:メカニズム|キーワード能力|キーワード処理|能力語|カード・タイプ)"
+                                 r"\s*[:：]\s*(?P<mechanic>.+?)$")
+SENTENCE_END_RE = re.compile(r"[。．.!！?？」』)）]$")
+HEADING_CHARS = 40  # a line this short, not a sentence and with no "key:value", is a heading
 BLOCK_TAGS = ("p", "div", "li", "h1", "h2", "h3", "h4", "h5", "h6", "dt", "dd", "tr", "section", "article", "br")
 SECTION_BREAK = "\ue000"  # a private-use character marking a section end in converted HTML
 CHROME = "//script|//style|//noscript|//nav|//header|//footer|//form|//iframe|//aside|//comment()"
@@ -48,7 +63,8 @@ def parse_release_notes(data: bytes, source: str) -> Document:
     set_name = _set_name(page_title, source)
     nodes = _notes(text.splitlines(), set_name, source, diagnostics)
     if not nodes:
-        diagnostics.append(Diagnostic(source, "", "no release-note sections (〜に関する一般的な情報 with • bullets) found"))
+        diagnostics.append(Diagnostic(source, "", "no release-note sections found (neither 〜に関する一般的な情報 with "
+                                      "• bullets nor the chapters 一般注釈 / カード別注釈)"))
     return Document(source=source, kind="release-notes", lang="ja", nodes=tuple(nodes), version=UNVERSIONED,
                     content_hash=hashlib.sha256(data).hexdigest(), diagnostics=tuple(diagnostics),
                     title=page_title or f"{set_name} リリースノート")
@@ -94,6 +110,61 @@ def _set_name(page_title: str | None, source: str) -> str:
 
 
 def _notes(lines: list[str], set_name: str, source: str, diagnostics: list[Diagnostic]) -> list[Node]:
+    chaptered = any(_clean(line) in (GENERAL_CHAPTER, CARD_CHAPTER) for line in lines)
+    groups = _chapter_groups(lines) if chaptered else _groups(lines)
+    return _nodes(groups, set_name, source, diagnostics)
+
+
+def _clean(raw: str) -> str:
+    return raw.strip().replace("\u3000", " ").strip()
+
+
+def _is_heading(line: str) -> bool:
+    return (MECHANIC_HEADING_RE.match(line) is not None or GENERAL_RE.match(line) is not None
+            or (len(line) <= HEADING_CHARS and not SENTENCE_END_RE.search(line) and not re.search(r"[:：]", line)))
+
+
+def _chapter_groups(lines: list[str]) -> list[dict]:
+    """The sections of the long-standing layout (see the module doc)."""
+    groups: list[dict] = []
+    chapter: str | None = None
+    current: dict | None = None
+    for lineno, raw in enumerate(lines, 1):
+        line = _clean(raw)
+        if line in (GENERAL_CHAPTER, CARD_CHAPTER):
+            chapter, current = line, None
+            continue
+        if not line or chapter is None:  # blank, or the introduction before the chapters
+            continue
+        bullet = BULLET_RE.match(line) or OLD_BULLET_RE.match(line)
+        if chapter == CARD_CHAPTER:
+            if CARD_HEADING_RE.match(line):
+                current = {"heading": line, "line": lineno, "bullets": [], "body": []}
+                groups.append(current)
+            elif current is None or (not bullet and _is_heading(line) and current["bullets"]):
+                continue  # a colour or card-type heading between card sections
+            elif bullet:
+                current["bullets"].append(bullet.group("text").strip())
+            elif current["bullets"]:
+                current["bullets"][-1] += "\n" + line
+            else:
+                current["body"].append(line)  # the card's own text: cost, type line, rules text
+            continue
+        if not bullet and _is_heading(line):
+            mechanic = MECHANIC_HEADING_RE.match(line) or GENERAL_RE.match(line)
+            current = {"heading": line, "line": lineno, "bullets": [], "body": [], "general": True,
+                       "mechanic": mechanic.group("mechanic").strip() if mechanic else None}
+            groups.append(current)
+        elif current is None:
+            continue  # text of the chapter before its first heading
+        elif bullet:
+            current["bullets"].append(bullet.group("text").strip())
+        else:
+            current["body"].append(line)
+    return [g for g in groups if g["bullets"] or g["body"]]
+
+
+def _groups(lines: list[str]) -> list[dict]:
     groups: list[dict] = []
     heading: str | None = None
     heading_line = 0
@@ -113,6 +184,10 @@ def _notes(lines: list[str], set_name: str, source: str, diagnostics: list[Diagn
             continue
         if current is not None or heading is None or GENERAL_RE.match(line):
             heading, heading_line, current = line, lineno, None  # a new heading starts after bullets
+    return groups
+
+
+def _nodes(groups: list[dict], set_name: str, source: str, diagnostics: list[Diagnostic]) -> list[Node]:
     nodes: list[Node] = []
     by_content: dict[tuple, int] = {}
     used_ids: dict[str, int] = {}
@@ -127,6 +202,7 @@ def _notes(lines: list[str], set_name: str, source: str, diagnostics: list[Diagn
             continue
         heading = group["heading"]
         general = GENERAL_RE.match(heading) if heading else None
+        mechanic = general.group("mechanic") if general else group.get("mechanic")
         if general:
             name = general.group("mechanic")
         elif heading and not DASH_ONLY_RE.match(heading):
@@ -143,7 +219,7 @@ def _notes(lines: list[str], set_name: str, source: str, diagnostics: list[Diagn
         else:
             used_ids[node_id] = 1
         by_content[key] = len(nodes)
-        nodes.append(_note(node_id, heading, general.group("mechanic") if general else None, group, len(nodes), set_name))
+        nodes.append(_note(node_id, heading, mechanic, group, len(nodes), set_name))
     return nodes
 
 
@@ -162,14 +238,19 @@ def untitled_note_title(set_name: str, bullets: list[str]) -> str:
 
 def _note(node_id: str, heading: str | None, mechanic: str | None, group: dict, order: int, set_name: str) -> Node:
     head = heading if heading and not DASH_ONLY_RE.match(heading) else None
-    text = "\n".join(([head] if head else []) + [f"• {b}" for b in group["bullets"]])
+    body = group.get("body", [])
+    text = "\n".join(([head] if head else []) + body + [f"• {b}" for b in group["bullets"]])
     refs = [Ref(REF_MECHANIC, mechanic, mechanic, 0, len(mechanic))] if mechanic else []
     for m in CARD_RE.finditer(text):
         names = split_card_name(m.group(1)) or (m.group(1).strip(), None)
         refs.append(Ref(REF_CARD, names[1] or names[0], m.group(1), m.start(1), m.end(1)))
-    html = sanitize_html((f"<h3>{html_lib.escape(head)}</h3>" if head else "") + "<ul>" + "".join(
-        f"<li>{html_lib.escape(b)}</li>" for b in group["bullets"]) + "</ul>")
-    meta = {"occurrences": 1, "lines": [group["line"]], "bullets": group["bullets"]}
+    html = sanitize_html((f"<h3>{html_lib.escape(head)}</h3>" if head else "")
+                         + "".join(f"<p>{html_lib.escape(line)}</p>" for line in body)
+                         + ("<ul>" + "".join(f"<li>{html_lib.escape(b)}</li>" for b in group["bullets"]) + "</ul>"
+                            if group["bullets"] else ""))
+    meta: dict[str, object] = {"occurrences": 1, "lines": [group["line"]], "bullets": group["bullets"]}
+    if group.get("general"):
+        meta["general"] = True
     if mechanic:
         meta["mechanic"] = mechanic
     title = head or untitled_note_title(set_name, group["bullets"])

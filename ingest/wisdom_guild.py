@@ -19,14 +19,17 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
+from typing import Any
 
-from bs4 import BeautifulSoup, NavigableString, Tag
-from bs4.element import PreformattedString
+from bs4 import NavigableString, Tag
+from bs4.element import PageElement, PreformattedString
 
 from ingest.cr_text import EXAMPLE_RE
 from ingest.decode import decode_wisdom_guild
+from ingest.htmltree import html_soup
 from ingest.refs import find_rule_refs
 from kb import rulenum
 from kb.errors import KbError
@@ -89,7 +92,7 @@ def parse_wisdom_guild(data: bytes, source: str) -> Document:
     """Parse one rules-viewer page. Raise KbError when nothing can be read or the page has no version line."""
     diagnostics: list[Diagnostic] = []
     text = _decode(data, source, diagnostics)
-    soup = BeautifulSoup(text, "lxml")
+    soup = html_soup(text)
     fragments = _read_fragments(soup.body or soup)
     if not any(f.text.strip() for f in fragments):
         raise KbError(f"{source}: no readable text in the page (empty or not HTML)")
@@ -144,7 +147,7 @@ def _read_fragments(root: Tag) -> list[_Fragment]:
     fragments: list[_Fragment] = []
     block = 0
     # per open element: its children still to visit, the link and chrome flag inside it, its block element, is it a block
-    stack = [(iter(root.children), None, False, root, False)]
+    stack: list[tuple[Iterator[PageElement], str | None, bool, Tag, bool]] = [(iter(root.children), None, False, root, False)]
     while stack:
         children, link, chrome, block_element, _ = stack[-1]
         child = next(children, None)
@@ -272,8 +275,9 @@ def _read_rules(content: list[_Line], source: str, diagnostics: list[Diagnostic]
         if FOOTER_RE.search(line.text):
             break
         section = None if rule else SECTION_LINE_RE.match(line.text)
-        if rule or section:
-            number = (rule or section).group(1)
+        heading = rule or section
+        if heading is not None:
+            number = heading.group(1)
             where = _path(line.element)
             parsed = rulenum.parse(number)
             skipping = parsed is None or number in seen
@@ -281,7 +285,7 @@ def _read_rules(content: list[_Line], source: str, diagnostics: list[Diagnostic]
                 diagnostics.append(Diagnostic(source, where, f"bad rule number {number!r}; rule skipped"))
             elif number in seen:
                 diagnostics.append(Diagnostic(source, where, f"rule {number} appears twice; the second is skipped"))
-            if skipping:
+            if parsed is None or skipping:
                 current = None
                 continue
             seen.add(number)
@@ -289,7 +293,7 @@ def _read_rules(content: list[_Line], source: str, diagnostics: list[Diagnostic]
                 rest = line.after(rule.end())
                 current = _Record(number, parsed.kind, None, [rest] if rest.text else [], [], line.element)
             else:
-                current = _Record(number, SECTION, section.group(2).strip(), [], [], line.element)
+                current = _Record(number, SECTION, heading.group(2).strip(), [], [], line.element)
             records.append(current)
         elif skipping:
             continue
@@ -314,11 +318,12 @@ def _nodes(records: list[_Record], head: list[str], version: str) -> list[Node]:
     nodes: list[Node] = []
     present = {rec.number for rec in records}
 
-    def add(**fields) -> None:
+    def add(**fields: Any) -> None:
         nodes.append(Node(lang="ja", version=version, order=len(nodes), **fields))
 
     for rec in records:
         number = rulenum.parse(rec.number)
+        assert number is not None  # records hold only numbers that parse (_records skips the others)
         chapter, section = str(number.chapter), str(number.section)
         if chapter not in present and (title := _head_title(head, chapter)):
             add(id=f"cr:{chapter}", kind=CHAPTER, number=chapter, title=title)

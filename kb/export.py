@@ -38,7 +38,7 @@ def _records(store: Store, version: str | None, lang: str | None, kinds: list[st
     shown_lang = "en" if view.english else "ja"
     for node in store.nodes(version, lang, kinds):
         key = NodeKey(node.version, node.lang, node.id)
-        rec = {
+        rec: dict[str, object] = {
             "id": node.id, "kind": node.kind, "lang": node.lang, "version": node.version,
             "number": node.number, "title": node.title, "parent": node.parent, "order": node.order,
             "text": node.text, "examples": list(node.examples), "aliases": list(node.aliases),

@@ -91,7 +91,8 @@ class Document:
     lang: str
     nodes: tuple[Node, ...]
     version: str = UNVERSIONED  # '20231117.0' (Japanese), '20231117' (English, from the effective date)
-    effective_date: str | None = None  # ISO date
+    effective_date: str | None = None  # ISO date (a translation: the date it claims, see ingest.cr_text)
+    translated_date: str | None = None  # a translation's translator line date (翻訳日)
     sync_date: str | None = None  # Wisdom Guild "最終同期"
     content_hash: str = ""  # sha256 of the source's bytes: an unchanged source is not parsed again
     diagnostics: tuple[Diagnostic, ...] = ()

@@ -20,7 +20,8 @@ from ingest import MAX_BYTES
 from ingest.kinds import authority, kinds_of_site, parse_source
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
-from kb.model import UNVERSIONED, Diagnostic, Document
+from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document
+from kb.splitter import JapaneseSplitter
 from kb.store import DB_NAME, NodeKey, Store, default_kb_dir
 from kb.store.lock import writer_lock
 
@@ -69,13 +70,13 @@ def _folder_files(folder: Path) -> list[Path]:
 
 
 def read_source(source: str, kb_dir: Path | None = None) -> bytes:
-    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir``. A file must be a
-    regular file (not a FIFO or a device such as /dev/zero) of at most :data:`ingest.MAX_BYTES`, as a
-    fetched response must."""
+    """The bytes of a file, or of a URL fetched politely into the cache of the kb folder ``kb_dir`` (None: the default
+    one, :func:`kb.store.default_kb_dir`). A file must be a regular file (not a FIFO or a device such as /dev/zero)
+    of at most :data:`ingest.MAX_BYTES`, as a fetched response must."""
     if "://" in source:
-        from ingest.fetch import fetch_url
+        from ingest.net.fetch import fetch_url
 
-        return fetch_url(source, kb_dir=kb_dir)
+        return fetch_url(source, kb_dir=default_kb_dir(kb_dir))
     try:
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO opens at once instead of waiting for a writer
     except FileNotFoundError:
@@ -105,15 +106,20 @@ INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit unt
 
 
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False,
-                     force: bool = False) -> IngestReport:
+                     force: bool = False, splitter: JapaneseSplitter | None = None, index: bool = True) -> IngestReport:
     """Store parsed documents and link what they changed in one transaction, then update the search index — and
     when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
     :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
-    node missing from the index or stale in it is indexed again. All of it holding the kb folder's writer lock.
-    A rules text that would replace the newest version of its language while incomplete or far smaller
-    (:mod:`kb.versions.guard`) is not stored but reported as failed, unless ``force``."""
+    node missing from the index or stale in it is indexed again; so is an index that lags the store (missing, or
+    left behind by a killed writer: :func:`kb.search.index.index_lag`). All of it holding the kb folder's writer
+    lock. A rules text that would replace the newest version of its language while incomplete or far smaller
+    (:mod:`kb.versions.guard`) is not stored but reported as failed, unless ``force``. ``splitter``: the command's
+    Japanese splitter (for the term links and the index); one is made when None. ``index=False``: no index update;
+    the index is left pending as after an interrupted one (:data:`INDEX_PENDING`), for the next ingest or
+    ``kb index`` to bring up to date."""
     with writer_lock(store.kb_dir):
-        return _ingest_documents(store, _guarded(store, _bounded(documents), report, force), report, strict)
+        return _ingest_documents(store, _guarded(store, _bounded(documents), report, force), report, strict,
+                                 splitter or JapaneseSplitter(), index)
 
 
 MAX_REFS_PER_NODE = 5_000  # the real sources' most: ~410 (an MTG Wiki decklist page); the English CR's glossary: < 60
@@ -149,7 +155,8 @@ def _guarded(store: Store, documents: list[Document], report: IngestReport, forc
     for doc in documents:
         incomplete = next((d.message.removeprefix(INCOMPLETE).split(";")[0].strip() for d in doc.diagnostics
                            if d.message.startswith(INCOMPLETE)), None)
-        refusal = replacement_refusal(doc, stored, incomplete=incomplete)
+        refusal = replacement_refusal(doc, stored, incomplete=incomplete, chapters=lambda v: {
+            node.number or "" for node in store.light_nodes(v.version, v.lang, [CHAPTER])})
         if refusal is None:
             kept.append(doc)
         else:
@@ -158,13 +165,16 @@ def _guarded(store: Store, documents: list[Document], report: IngestReport, forc
     return kept
 
 
-def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool) -> IngestReport:
+def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool,
+                      splitter: JapaneseSplitter, index: bool) -> IngestReport:
+    from kb.search.index import index_lag, update_index
+
     for doc in documents:
         report.documents.append(doc)
         report.warnings += doc.diagnostics
     changed: set[tuple[str, str]] = set()  # (version, lang) of the documents stored
     pending = store.kb_dir / INDEX_PENDING
-    lagging = pending.exists()  # an earlier ingest stopped (killed, Ctrl-C) before its index update was done
+    lagging = pending.exists() or index_lag(store) is not None  # an earlier writer stopped before its index was done
     ranks = authority()
     rewritten: set[NodeKey] = set()  # the merged nodes that changed: only they (and what names them) are linked again
     with store.transaction():
@@ -180,7 +190,7 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
             report.links = stored_report(store)
         else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
             report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
-                                rewritten)
+                                rewritten, splitter=splitter)
         refused = _refused_by_strict(report, documents) if strict else []
         if refused:
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
@@ -188,13 +198,12 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
                           + f"; first: {refused[0]}")
         if report.stored:
             pending.touch()  # committed with the store; removed once the index has caught up
-    from kb.search.index import update_index
-
-    if not report.stored and not lagging:
-        return report  # the store is as it was, and so is its search index
+            store.new_content_generation()  # the index records the generation it holds
+    if not index or (not report.stored and not lagging):
+        return report  # the index is left for later, or the store is as it was and so is its search index
     try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
         report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
-                                    else changed)
+                                    else changed, splitter=splitter)
     except KeyboardInterrupt:
         raise KbError(f"{store.path}: interrupted while updating the search index; the sources are stored: "
                       "run 'kb index' (or 'kb ingest' again) to complete the index") from None
@@ -216,15 +225,18 @@ def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[
 
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
-                   progress: Callable[[str], None] | None = None, force: bool = False) -> IngestReport:
+                   progress: Callable[[str], None] | None = None, force: bool = False,
+                   splitter: JapaneseSplitter | None = None, index: bool = True) -> IngestReport:
     """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`. Holds the kb folder's
-    writer lock throughout (URL sources are fetched into its cache). ``force``: see :func:`ingest_documents`."""
+    writer lock throughout (URL sources are fetched into its cache). ``force``, ``splitter``, ``index``: see
+    :func:`ingest_documents`."""
     with writer_lock(store.kb_dir):
-        return _ingest_sources(store, sources, kind, strict, progress, force)
+        return _ingest_sources(store, sources, kind, strict, progress, force, splitter, index)
 
 
 def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, strict: bool,
-                    progress: Callable[[str], None] | None, force: bool) -> IngestReport:
+                    progress: Callable[[str], None] | None, force: bool,
+                    splitter: JapaneseSplitter | None, index: bool) -> IngestReport:
     report = IngestReport()
     documents = []
     for source in gather(sources):
@@ -240,22 +252,24 @@ def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, stri
             report.failed.append(str(exc))
     if strict and report.failed:
         raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
-    return ingest_documents(store, documents, report, strict=strict, force=force)
+    return ingest_documents(store, documents, report, strict=strict, force=force, splitter=splitter, index=index)
 
 
-def remove_sources(store: Store, sources: Iterable[str]) -> IngestReport:
+def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSplitter | None = None) -> IngestReport:
     """Remove what each source (file path or URL, as ingested) gave — exactly its contribution — then link again and
     update the search index. A source never ingested is reported as failed."""
     report = IngestReport()
+    splitter = splitter or JapaneseSplitter()
     with writer_lock(store.kb_dir):
         with store.transaction():
             for source in sources:
                 if not store.remove_document(source).documents:
                     report.failed.append(f"{source}: not in the knowledge base")
-            report.links = link(store)
+            report.links = link(store, splitter=splitter)
+            store.new_content_generation()
         from kb.search.index import update_index
 
-        report.index = update_index(store)
+        report.index = update_index(store, splitter=splitter)
     return report
 
 
@@ -270,8 +284,8 @@ def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | No
 
 
 def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool, force: bool) -> IngestReport:
-    from ingest.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
-    from ingest.sites import PAGE
+    from ingest.net.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
+    from ingest.net.sites import PAGE
 
     sites = cached_sites(folder)
     if site is not None and site not in sites:
@@ -280,7 +294,8 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
         raise KbError(f"{folder / CACHE_DIR}: nothing cached; run 'kb fetch SITE' first")
     report = IngestReport()
     stored_sources = {d.source for d in store.documents()}
-    documents, new_hashes = [], {}
+    documents: list[Document] = []
+    new_hashes: dict[str, dict[str, str]] = {}  # site → URL → content hash of the pages parsed now
     for name in [site] if site else sites:
         cache = SiteCache(folder, name)
         done = cache.ingested()

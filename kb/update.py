@@ -1,9 +1,9 @@
 """``kb update``: fetch → ingest → diff → rebuild, all or nothing. Entry point: :func:`run_update`.
 
 Stages (``on_stage(name)`` is called as each starts): ``fetch`` re-crawls each ``--site`` as it was last fetched
-(conditional requests, via :func:`ingest.fetch.crawl`); ``ingest`` opens one write transaction on the database and
+(conditional requests, via :func:`ingest.net.fetch.crawl`); ``ingest`` opens one write transaction on the database and
 ingests in it, with the search index copied into ``<kb_dir>/.update-staging/`` (URL sources through
-:func:`ingest.fetch.fetch_url`, cached pages through :func:`kb.pipeline.ingest_from_cache`, whose record of what it
+:func:`ingest.net.fetch.fetch_url`, cached pages through :func:`kb.pipeline.ingest_from_cache`, whose record of what it
 ingested is staged too; the content-addressed diff cache and user dictionaries are shared); when no source's content
 changed, nothing else happens. ``diff`` compares each new or changed version with the one before it; ``build``
 renders the site from the uncommitted store (the builder swaps its own staging folder in only when complete);
@@ -22,15 +22,22 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kb.errors import KbError
+from kb.splitter import JapaneseSplitter
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.lock import writer_lock
 from kb.versions.catalog import list_versions, previous_version
 from kb.versions.diff import CACHE_DIR as DIFF_CACHE
 from kb.versions.diff import VersionDiff, diff_summary
+
+if TYPE_CHECKING:
+    from ingest.net.fetch import CrawlReport, Politeness
+    from kb.site import BuildReport
 
 STAGES = ("fetch", "ingest", "diff", "build", "commit")
 STAGING = ".update-staging"
@@ -42,10 +49,10 @@ CACHE_RECORDS = ("ingested.json",)  # per-site files ingest_from_cache rewrites
 class UpdateResult:
     changed: bool = False
     stored: int = 0  # sources whose content was new or changed
-    crawls: list = field(default_factory=list)  # ingest.fetch.CrawlReport per site
+    crawls: list[CrawlReport] = field(default_factory=list)  # one per site
     warnings: list[str] = field(default_factory=list)
     diffs: list[VersionDiff] = field(default_factory=list)
-    build: object = None  # kb.site.builder.BuildReport when a site was rebuilt
+    build: BuildReport | None = None  # when a site was rebuilt
 
 
 def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (), sites: Iterable[str] = (),
@@ -62,9 +69,11 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
     sources, sites = list(sources), list(sites)
     network = bool(sites) or any("://" in source for source in sources)
     politeness = _politeness(delay, contact) if network else None  # the fetcher (httpx) is loaded only to fetch
-    with writer_lock(folder):
+    splitter = JapaneseSplitter()  # the update's one: its ingest, index and build split Japanese with it
+    with writer_lock(folder), _site_lock(out):
         staging = folder / STAGING
         shutil.rmtree(staging, ignore_errors=True)  # left by an update that was killed
+        _heal_index(folder, splitter)
         stage("fetch")
         for site in sites:
             result.crawls.append(_recrawl(folder, site, politeness))
@@ -74,7 +83,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
             try:
                 with staged.transaction():  # committed at the end of the block, or never
                     before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                    _ingest(staged, staging, sources, sites, folder, politeness, strict, force, result)
+                    _ingest(staged, staging, sources, sites, folder, politeness, strict, force, result, splitter)
                     after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
                     touched = {(version, lang) for (source, version, lang), digest in after.items()
                                if before.get((source, version, lang)) != digest}
@@ -87,7 +96,7 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
                         stage("build")
                         from kb.site.builder import build_site
 
-                        result.build = build_site(staged, out, strict=strict, base_url=base_url)
+                        result.build = build_site(staged, out, strict=strict, base_url=base_url, splitter=splitter)
                     stage("commit")
             finally:
                 staged.close()
@@ -97,23 +106,44 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
     return result
 
 
-def _politeness(delay: float | None, contact: str | None):
-    from ingest.fetch import Politeness
+def _site_lock(out: str | os.PathLike | None) -> AbstractContextManager[None]:
+    """The output folder's lock (:func:`kb.site.output.output_lock`) when there is a site to build, from before
+    staging to after the commit."""
+    if out is None:
+        return nullcontext()
+    from kb.site.output import output_lock
+
+    return output_lock(out)
+
+
+def _heal_index(folder: Path, splitter: JapaneseSplitter) -> None:
+    """The live index brought in line with the live store when it lags (an update killed after its commit and
+    before its index swap, or between moving the old index aside and the new one in; an index deleted): first, so
+    that "already up to date" is true of the index too (:func:`kb.search.index.heal_index`)."""
+    if (folder / DB_NAME).is_file():
+        from kb.search.index import heal_index
+
+        with Store(folder / DB_NAME) as live:
+            heal_index(live, splitter)
+
+
+def _politeness(delay: float | None, contact: str | None) -> Politeness:
+    from ingest.net.fetch import Politeness
 
     base = Politeness()
     return Politeness(delay=base.delay if delay is None else delay, contact=contact)
 
 
-def _recrawl(folder: Path, site: str, politeness):
-    from ingest.cache import SiteCache
-    from ingest.fetch import crawl
+def _recrawl(folder: Path, site: str, politeness: Politeness | None) -> CrawlReport:
+    from ingest.net.cache import SiteCache
+    from ingest.net.fetch import Politeness, crawl
 
     state = SiteCache(folder, site).load_state()
     if state is None:
         raise KbError(f"{site}: never fetched into {folder}; run 'kb fetch {site} …' once, then 'kb update --site {site}'")
     spec = state.spec
     report = crawl(site, list(spec["seeds"]), kb_dir=folder, base_url=spec["base"], depth=spec.get("depth"),
-                   politeness=politeness)
+                   politeness=politeness or Politeness())
     if report.failed:
         url, reason = next(iter(report.failed.items()))
         raise KbError(f"{url}: fetch failed ({reason}); {len(report.failed)} URL(s) failed, nothing was updated")
@@ -150,13 +180,14 @@ def _link_or_copy(source: str, target: str) -> None:
 
 
 def _site_folder(folder: Path, site: str) -> Path:
-    from ingest.cache import CACHE_DIR
+    from ingest.net.cache import CACHE_DIR
 
     return folder / CACHE_DIR / site
 
 
-def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path, politeness, strict: bool,
-            force: bool, result: UpdateResult) -> None:
+def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path,
+            politeness: Politeness | None, strict: bool, force: bool, result: UpdateResult,
+            splitter: JapaneseSplitter) -> None:
     from ingest.kinds import parse_source
     from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, read_source
 
@@ -165,13 +196,13 @@ def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], 
         documents, report = [], IngestReport()
         for source in gather(sources):
             if "://" in source:
-                from ingest.fetch import fetch_url
+                from ingest.net.fetch import fetch_url
 
                 data = fetch_url(source, kb_dir=folder, politeness=politeness)
             else:
                 data = read_source(source)
             documents.append(parse_source(source, data))
-        reports.append(ingest_documents(staged, documents, report, strict=strict, force=force))
+        reports.append(ingest_documents(staged, documents, report, strict=strict, force=force, splitter=splitter))
     for site in sites:
         reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict, force=force))
     for report in reports:

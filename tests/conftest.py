@@ -10,6 +10,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 REPO = Path(__file__).resolve().parent.parent
 DATA = REPO / "data"
@@ -20,6 +21,10 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # again in each process they start.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# Hypothesis' deadline (200 ms an example) fails tests by the machine's load, not by their code: on 2 cores shared by
+# several runs, one example of test_site_paths took 271 ms once and 0.03 ms when replayed. The examples' count stays.
+settings.register_profile("kb", deadline=None)
+settings.load_profile("kb")
 ARTIFACTS = REPO / "test-artifacts"  # screenshots the browser tests take
 CHROMIUM = os.environ.get("KB_CHROMIUM", "/usr/bin/chromium")
 ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
@@ -33,9 +38,23 @@ def pytest_xdist_auto_num_workers(config):
     return (os.cpu_count() or 1) + 1
 
 
+# fixtures that make a test slow or a browser test wherever it uses them (directly or through another fixture): the
+# real English CRs (a whole rules text to parse, link and render: seconds per test), and Chromium
+SLOW_FIXTURES = frozenset({"corpus_dir"})
+
+
 def pytest_collection_modifyitems(items):
-    """Tests marked ``run_first`` first (a stable sort: otherwise in the usual order), so that a minute-long test
-    does not start last and leave the other pytest-xdist workers idle at the end."""
+    """Every test using the ``browser`` fixture is marked ``browser``, every test using a fixture of
+    :data:`SLOW_FIXTURES` ``slow`` (the others are marked ``slow`` where they are defined, by measurement:
+    ``--durations``); so ``-m "not slow and not browser"`` is the quick suite. Then tests marked ``run_first`` first
+    (a stable sort: otherwise in the usual order), so that a minute-long test does not start last and leave the other
+    pytest-xdist workers idle at the end."""
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        if "browser" in used:
+            item.add_marker(pytest.mark.browser)
+        if used & SLOW_FIXTURES:
+            item.add_marker(pytest.mark.slow)
     items.sort(key=lambda item: item.get_closest_marker("run_first") is None)
 
 

@@ -11,6 +11,7 @@ import pytest
 from conftest import FIXTURES
 
 from kb.search import analysis, userdict
+from kb.splitter import JapaneseSplitter
 from kb.store import Store
 
 VECTORS = json.loads((FIXTURES / "search" / "analysis_vectors.json").read_text(encoding="utf-8"))
@@ -19,12 +20,15 @@ VECTORS = json.loads((FIXTURES / "search" / "analysis_vectors.json").read_text(e
 @pytest.fixture(scope="module")
 def with_user_dictionary(bilingual_kb):
     with Store.open(bilingual_kb, create=False) as store:
-        assert userdict.prepare(store)
+        splitter = userdict.prepare(store, JapaneseSplitter())
+    assert splitter.dictionary_id
+    return splitter
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vector", VECTORS, ids=[v["input"] for v in VECTORS])
 def test_python_analysis(with_user_dictionary, vector):
-    assert analysis.query_terms(vector["input"]) == vector["terms"], vector["why"]
+    assert analysis.query_terms(with_user_dictionary, vector["input"]) == vector["terms"], vector["why"]
 
 
 def test_javascript_port_in_chromium(browser, bilingual_site):

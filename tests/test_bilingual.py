@@ -156,10 +156,11 @@ def test_glossary_terms_and_wiki_titles_are_single_words(bilingual_kb):
     with Store.open(bilingual_kb, create=False) as store, Searcher(store) as searcher:
         digest = recorded_user_dictionary(store)
         assert digest and (bilingual_kb / "userdict" / f"{digest}.dic").is_file()
-        assert analysis.user_dictionary_id() == digest
-        terms = analysis.index_terms("接死を持つクリーチャー")
+        splitter = searcher.splitter  # the index's dictionary
+        assert splitter.dictionary_id == digest
+        terms = analysis.index_terms(splitter, "接死を持つクリーチャー")
         assert "接死" in terms and "死" not in terms
-        assert "起因" in analysis.index_terms("状況起因処理")  # a user word's pieces still find it
-        assert analysis.query_terms("状況起因処理") == ["状況起因処理"]
+        assert "起因" in analysis.index_terms(splitter, "状況起因処理")  # a user word's pieces still find it
+        assert analysis.query_terms(splitter, "状況起因処理") == ["状況起因処理"]
         assert not [h for h in searcher.search("死", limit=50) if h.id == "wiki:接死"]
         assert searcher.search("接死")[0].id in ("cr:702.2", "wiki:接死")

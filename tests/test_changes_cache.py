@@ -8,6 +8,7 @@ import pytest
 import kb.site.changes as changes
 from ingest.kinds import parse_source
 from kb.link.resolve import link
+from kb.site.records import ChangesData
 from kb.store import Store
 from kb.versions.diff import CACHE_DIR
 from kb.versions.history import consecutive_summaries
@@ -43,7 +44,7 @@ def store(tmp_path):
     s.close()
 
 
-def gathered(store: Store) -> changes.ChangesData:
+def gathered(store: Store) -> ChangesData:
     return changes.gather_changes({lang: consecutive_summaries(store, lang) for lang in ("en", "ja")},
                                   [("20260116", "en")])
 

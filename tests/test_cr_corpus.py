@@ -97,6 +97,7 @@ def test_glossary_aliases(parsed):
     assert nodes["gl:Remove from the Game"].meta.get("obsolete") is True
 
 
+@pytest.mark.slow
 def test_references_resolve_except_true_dangling_ones(parsed, tmp_path):
     store = Store(tmp_path / "kb.sqlite")
     for doc, _ in parsed.values():

@@ -132,7 +132,7 @@ def _with_header(title_version: str, translated: str | None) -> bytes:
     """The sample under another real header: ``和訳 <title_version> 版`` and the translator line's date."""
     text = JA.read_bytes().decode("utf-8-sig").replace("和訳 20231117.0 版", f"和訳 {title_version} 版")
     line = next(x for x in text.splitlines() if x.endswith("に翻訳したものです。"))
-    return text.replace(line, line.replace("2023-11-17", translated) if translated else "").encode()
+    return text.replace(line, line.replace("2023-11-18", translated) if translated else "").encode()
 
 
 def test_real_header_layout(ja_doc):

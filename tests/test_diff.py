@@ -134,6 +134,7 @@ def japanese_next_version(tmp_path):
     text = (DATA / "JPN_CR_20231117_0.txt").read_text(encoding="utf-8-sig")
     assert "和訳 20231117.0 版" in text and "\n701.34g " in text and "\n701.34f " in text
     text = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    text = text.replace("2023-11-18", "2024-03-01")  # the translator line
     text = text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
     text = text.replace("\n701.34g ", "\n701.34g 予示されたパーマネントは裏向きの間、名前を持たない。\r\n\r\n701.34h ")
     start = text.index("\n701.34d ")
@@ -147,7 +148,7 @@ def japanese_next_version(tmp_path):
 @pytest.fixture()
 def japanese_pair(tmp_path):
     store = Store.open(tmp_path / "kb")
-    report = ingest_sources(store, [str(DATA / "JPN_CR_20231117_0.txt"), str(japanese_next_version(tmp_path))])
+    report = ingest_sources(store, [str(DATA / "JPN_CR_20231117_0.txt"), str(japanese_next_version(tmp_path))], index=False)
     assert not report.failed
     yield store
     store.close()

@@ -24,8 +24,8 @@ from urllib.parse import parse_qs, unquote
 import pytest
 from click.testing import CliRunner
 
-from ingest.cache import SiteCache, bytes_for_parser
-from ingest.fetch import Politeness, crawl, fetch_url
+from ingest.net.cache import SiteCache, bytes_for_parser
+from ingest.net.fetch import Politeness, crawl, fetch_url
 from kb.cli import main
 from kb.errors import KbError
 from kb.pipeline import ingest_from_cache
@@ -240,6 +240,7 @@ def test_5xx_is_retried_with_backoff_then_recorded_as_failed(site, tmp_path):
     assert min(gaps(site.requests("/flaky/"))) >= 0.025  # backoff_base 0.05 with ±50 % jitter
 
 
+@pytest.mark.slow
 def test_read_timeout_is_retried_and_then_fails(site, tmp_path):
     body = (FIXTURES / "mtgjp_release_notes.html").read_bytes()
     html = {"Content-Type": "text/html"}
@@ -305,6 +306,7 @@ def test_second_run_is_conditional_and_downloads_no_body(site, tmp_path):
     assert "if-none-match" not in site.requests("/cr/r/702/")[0].headers
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
 def test_interrupt_then_resume_fetches_every_page_exactly_once(site, tmp_path, sig):
     pages = wisdom_guild(site, sections7=range(700, 728))
@@ -371,6 +373,7 @@ def test_euc_jp_and_shift_jis_pages_keep_bytes_and_charset(site, tmp_path):
         assert "《セジーリの防護》" in soup.get_text()
 
 
+@pytest.mark.slow
 def test_wisdom_guild_euc_jp_page_ingests_from_cache(site, tmp_path):
     pytest.importorskip("ingest.wisdom_guild")
     page = (REPO / "tests" / "fixtures" / "wisdom_guild" / "cr_r_701.34_table_eucjp.html").read_bytes()
@@ -412,6 +415,7 @@ def test_ingest_from_cache_names_a_site_with_nothing_cached(tmp_path):
         ingest_from_cache(store, "mtgwiki", kb_dir=tmp_path)
 
 
+@pytest.mark.slow
 def test_kb_ingest_url_fetches_politely_through_the_cache(site, tmp_path):
     site.page("/robots.txt", "User-agent: *\nDisallow: /private/\n", "text/plain")
     site.page("/files/JPN_CR_20231117_0.txt", JA_CR.read_bytes(), "text/plain; charset=UTF-8")

@@ -129,6 +129,7 @@ def run_server_example(words: list[str], ws: Path, port: int) -> None:
         proc.wait(timeout=10)
 
 
+@pytest.mark.slow
 @pytest.mark.run_first
 def test_every_help_example_runs(workspace, server, monkeypatch):
     found = examples()

@@ -31,24 +31,25 @@ def every_ref(store: Store) -> list[tuple]:
                   for sr in store.refs())
 
 
+@pytest.mark.slow
 def test_linking_one_version_at_a_time_equals_linking_everything(tmp_path):
     (tmp_path / "a").mkdir()
     later = later_version(tmp_path / "a")
     with Store.open(tmp_path / "kb-a") as incremental:
-        ingest_sources(incremental, [str(DATA)])  # wiki and notes too: a full link
-        ingest_sources(incremental, [str(later)])  # a new, newest version: the wiki's references move to it
+        ingest_sources(incremental, [str(DATA)], index=False)  # wiki and notes too: a full link
+        ingest_sources(incremental, [str(later)], index=False)  # a new, newest version: the wiki's references move to it
         later.write_text(later.read_text(encoding="utf-8").replace("コストだけ", "コストのみ"), encoding="utf-8")
-        report = ingest_sources(incremental, [str(later)])  # one rule changed
+        report = ingest_sources(incremental, [str(later)], index=False)  # one rule changed
         assert report.stored == 1
         compare_with_a_full_link(tmp_path / "full-1", later, every_ref(incremental), stored_report(incremental))
         lines = later.read_text(encoding="utf-8").splitlines(keepends=True)
         later.write_text("".join(line for line in lines if not line.startswith("601.3. ")), encoding="utf-8")
-        assert ingest_sources(incremental, [str(later)]).stored == 1  # a rule 601.2 cites removed
+        assert ingest_sources(incremental, [str(later)], index=False).stored == 1  # a rule 601.2 cites removed
         assert any(sr.ref.target == "601.3" and sr.target_key is None for sr in incremental.refs("20240301.0", "ja"))
         compare_with_a_full_link(tmp_path / "full-2", later, every_ref(incremental), stored_report(incremental))
         later.write_text(later.read_text(encoding="utf-8").replace("スタックに積み、コストを支払うこと。",
                                                                    "スタックに置き、コストを支払うこと。"), encoding="utf-8")
-        assert ingest_sources(incremental, [str(later)]).stored == 1  # a glossary entry changed: term links redone
+        assert ingest_sources(incremental, [str(later)], index=False).stored == 1  # a glossary entry changed: term links redone
         stepwise, stepwise_report = every_ref(incremental), stored_report(incremental)
         compare_with_a_full_link(tmp_path / "full-3", later, stepwise, stepwise_report)
     from_wiki = [sr for sr in whole_refs_from_unversioned(tmp_path / "kb-a")
@@ -61,7 +62,7 @@ def test_linking_one_version_at_a_time_equals_linking_everything(tmp_path):
 
 def compare_with_a_full_link(kb_dir, later, stepwise, stepwise_report) -> None:
     with Store.open(kb_dir) as whole:
-        ingest_sources(whole, [str(DATA), str(later)])
+        ingest_sources(whole, [str(DATA), str(later)], index=False)
         assert every_ref(whole) == stepwise
         full_report = stored_report(whole)
     assert (full_report.resolved, full_report.unresolved) == (stepwise_report.resolved, stepwise_report.unresolved)
@@ -73,12 +74,13 @@ def whole_refs_from_unversioned(kb_dir):
         return [sr for sr in store.refs() if sr.source_key.version == UNVERSIONED]
 
 
+@pytest.mark.slow
 def test_a_scoped_link_leaves_other_versions_alone(tmp_path):
     """Linking the scope of the newer version rewrites no reference of the older one (their term links stay as
     they were even when deleted by hand, which only a full link would redo)."""
     later = later_version(tmp_path)
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(JA_CR), str(later)])
+        ingest_sources(store, [str(JA_CR), str(later)], index=False)
         older_auto = [sr for sr in store.refs("20231117.0", "ja") if sr.ref.kind == "auto-term"]
         newer_auto = [sr for sr in store.refs("20240301.0", "ja") if sr.ref.kind == "auto-term"]
         assert older_auto and newer_auto
@@ -95,11 +97,11 @@ def test_relinking_one_rule_reads_the_names_it_looks_up_only(tmp_path, monkeypat
     up (the glossary), never every node's names, nor every node's source."""
     later = later_version(tmp_path)
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(JA_CR), str(later)])
+        ingest_sources(store, [str(JA_CR), str(later)], index=False)
         asked: list = []
         name_rows = Store.name_rows
         monkeypatch.setattr(Store, "name_rows", lambda self, *a, **k: asked.append(k.get("kinds")) or name_rows(self, *a, **k))
         monkeypatch.setattr(Store, "node_sources", lambda *a, **k: pytest.fail("every node's source was read"))
         later.write_text(later.read_text(encoding="utf-8").replace("コストだけ", "コストのみ"), encoding="utf-8")
-        assert ingest_sources(store, [str(later)]).stored == 1
+        assert ingest_sources(store, [str(later)], index=False).stored == 1
     assert asked and None not in asked

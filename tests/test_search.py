@@ -103,7 +103,7 @@ def test_unknown_words_fall_back_to_bigrams_of_what_was_typed(searcher, query, n
 def test_snippet_highlights_the_matched_words_at_their_offsets(searcher):
     hit = next(h for h in searcher.search("唱えた", limit=10) if h.id == "cr:601.3")
     marked = [hit.snippet[a:b] for a, b in hit.highlights]
-    assert marked and all(m.startswith("唱え") and query_terms(m) == ["唱える"] for m in marked)
+    assert marked and all(m.startswith("唱え") and query_terms(searcher.splitter, m) == ["唱える"] for m in marked)
     hit = searcher.search("ﾏﾅ･ｺｽﾄ kind:rule")[0]
     assert [hit.snippet[a:b] for a, b in hit.highlights][0] == "マナ・コスト"
 

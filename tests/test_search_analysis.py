@@ -19,52 +19,56 @@ from kb.search.analysis import (
     surface_terms,
     text_analyzer,
 )
+from kb.splitter import JapaneseSplitter
+
+SPLITTER = JapaneseSplitter()  # the system dictionary alone, as a knowledge base without glossary compounds
 
 
 def test_inflections_share_the_dictionary_form():
-    assert query_terms("唱えた") == query_terms("唱えられる") == query_terms("唱える") == ["唱える"]
+    assert query_terms(SPLITTER, "唱えた") == query_terms(SPLITTER, "唱えられる") == query_terms(SPLITTER, "唱える") == ["唱える"]
 
 
 def test_width_and_katakana_variants_give_the_same_query_terms():
-    assert query_terms("ﾏﾅ･ｺｽﾄ") == query_terms("マナ・コスト") == query_terms("マナコスト") == ["マナコスト"]
-    assert query_terms("６０１．２ｆ") == query_terms("601.2f") == ["601.2f"]
-    assert query_terms("ＡＢＣ") == query_terms("abc")
+    assert (query_terms(SPLITTER, "ﾏﾅ･ｺｽﾄ") == query_terms(SPLITTER, "マナ・コスト") == query_terms(SPLITTER, "マナコスト")
+            == ["マナコスト"])
+    assert query_terms(SPLITTER, "６０１．２ｆ") == query_terms(SPLITTER, "601.2f") == ["601.2f"]
+    assert query_terms(SPLITTER, "ＡＢＣ") == query_terms(SPLITTER, "abc")
 
 
 def test_index_holds_parts_of_compounds_and_of_dotted_katakana_words():
-    assert "起因" in index_terms("状況起因処理")
-    terms = index_terms("マナ・コストを支払う")
+    assert "起因" in index_terms(SPLITTER, "状況起因処理")
+    terms = index_terms(SPLITTER, "マナ・コストを支払う")
     assert {"マナコスト", "マナ", "コスト"} <= set(terms)
 
 
 def test_long_vowel_variants_are_unified():
-    assert query_terms("コントローラ") == query_terms("コントローラー")
-    assert query_terms("プレイヤー") == query_terms("プレーヤー")
+    assert query_terms(SPLITTER, "コントローラ") == query_terms(SPLITTER, "コントローラー")
+    assert query_terms(SPLITTER, "プレイヤー") == query_terms(SPLITTER, "プレーヤー")
 
 
 def test_english_light_stemming_and_stop_words():
-    assert query_terms("Casting the spells") == ["cast", "spell"]
+    assert query_terms(SPLITTER, "Casting the spells") == ["cast", "spell"]
     assert light_stem("abilities") == light_stem("ability") == "ability"
     assert light_stem("tapped") == light_stem("taps") == "tap"
     assert light_stem("manifested") == "manifest"
 
 
 def test_rule_numbers_stay_whole_and_702_6_is_not_702_60():
-    assert "702.6" in index_terms("See rule 702.6.")
-    assert "702.6" not in index_terms("See rule 702.60.")
-    assert "601.2a" in query_terms("rule 601.2a-d")
+    assert "702.6" in index_terms(SPLITTER, "See rule 702.6.")
+    assert "702.6" not in index_terms(SPLITTER, "See rule 702.60.")
+    assert "601.2a" in query_terms(SPLITTER, "rule 601.2a-d")
 
 
 def test_function_words_are_dropped_but_positions_stay_adjacent():
-    terms = analyze("呪文を唱える", index=False)
+    terms = analyze(SPLITTER, "呪文を唱える", index=False)
     assert [t.text for t in terms] == ["呪文", "唱える"]
     assert [t.pos for t in terms] == [0, 1]
 
 
 def test_offsets_point_into_the_original_text_even_for_half_width_kana():
     text = "あなたはﾌﾟﾚｲﾔｰを選ぶ"
-    spans = {t.text: text[t.start:t.end] for t in analyze(text)}
-    assert spans[query_terms("プレイヤー")[0]] == "ﾌﾟﾚｲﾔｰ"
+    spans = {t.text: text[t.start:t.end] for t in analyze(SPLITTER, text)}
+    assert spans[query_terms(SPLITTER, "プレイヤー")[0]] == "ﾌﾟﾚｲﾔｰ"
     folded, starts, ends = fold_with_offsets("ｶﾞ６")
     assert folded == "ガ6" and starts == [0, 2] and ends == [2, 3]
 
@@ -75,20 +79,20 @@ def test_bigram_fallback_covers_japanese_runs_only():
 
 
 def test_surface_terms_map_what_was_typed_to_index_terms():
-    assert surface_terms("唱えた") == [("唱え", "唱える")]
-    assert surface_terms("ﾏﾅ･ｺｽﾄを") == [("マナ・コスト", "マナコスト")]
-    assert surface_terms("Casting 601.2f") == [("casting", "cast"), ("601.2f", "601.2f")]
+    assert surface_terms(SPLITTER, "唱えた") == [("唱え", "唱える")]
+    assert surface_terms(SPLITTER, "ﾏﾅ･ｺｽﾄを") == [("マナ・コスト", "マナコスト")]
+    assert surface_terms(SPLITTER, "Casting 601.2f") == [("casting", "cast"), ("601.2f", "601.2f")]
 
 
 def test_the_analyzer_survives_pickling():
-    analyzer = pickle.loads(pickle.dumps(text_analyzer()))
+    analyzer = pickle.loads(pickle.dumps(text_analyzer(SPLITTER)))
     assert [t.text for t in analyzer("唱えた", mode="query")] == ["唱える"]
 
 
 def test_the_analyzer_is_a_whoosh_tokenizer_and_filter_chain_picklable_before_and_after_use():
     from whoosh.analysis import CompositeAnalyzer, Filter, Tokenizer
 
-    analyzer = text_analyzer()
+    analyzer = text_analyzer(SPLITTER)
     assert isinstance(analyzer, CompositeAnalyzer)
     assert isinstance(analyzer.items[0], Tokenizer)
     assert len(analyzer.items) > 2 and all(isinstance(f, Filter) for f in analyzer.items[1:])
@@ -97,7 +101,7 @@ def test_the_analyzer_is_a_whoosh_tokenizer_and_filter_chain_picklable_before_an
     after = pickle.loads(pickle.dumps(analyzer))
     assert before == after == analyzer
     assert [t.text for t in before("呪文を唱えた", mode="query")] == used == ["呪文", "唱える"]
-    assert [t.text for t in after("状況起因処理", mode="index")] == index_terms("状況起因処理")
+    assert [t.text for t in after("状況起因処理", mode="index")] == index_terms(SPLITTER, "状況起因処理")
 
 
 FRAGMENTS = ["呪文", "を", "唱えた", "マナ・コスト", "状況起因処理", "プレイヤー", "は", "601.2f", "rule", "Casting",
@@ -108,7 +112,7 @@ FRAGMENTS = ["呪文", "を", "唱えた", "マナ・コスト", "状況起因�
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12))
 def test_every_query_term_is_an_index_term_of_the_same_text(parts):
     text = "".join(parts)
-    assert set(query_terms(text)) <= set(index_terms(text))
+    assert set(query_terms(SPLITTER, text)) <= set(index_terms(SPLITTER, text))
 
 
 def _to_full_width(text: str) -> str:
@@ -119,8 +123,8 @@ def _to_full_width(text: str) -> str:
 @given(st.lists(st.sampled_from(FRAGMENTS), min_size=1, max_size=12))
 def test_terms_do_not_depend_on_character_width(parts):
     text = "".join(parts)
-    assert index_terms(_to_full_width(text)) == index_terms(text)
-    assert index_terms(unicodedata.normalize("NFKC", text)) == index_terms(text)
+    assert index_terms(SPLITTER, _to_full_width(text)) == index_terms(SPLITTER, text)
+    assert index_terms(SPLITTER, unicodedata.normalize("NFKC", text)) == index_terms(SPLITTER, text)
 
 
 MIXED = st.lists(st.one_of(
@@ -131,7 +135,7 @@ MIXED = st.lists(st.one_of(
 
 
 def _chain_tokens(text, mode, start_pos=0, start_char=0):
-    analyzer = text_analyzer()
+    analyzer = text_analyzer(SPLITTER)
     return [(t.text, t.pos, t.startchar, t.endchar)
             for t in analyzer(text, positions=True, chars=True, mode=mode, start_pos=start_pos,
                               start_char=start_char)]
@@ -142,11 +146,11 @@ def _chain_tokens(text, mode, start_pos=0, start_char=0):
 def test_the_whoosh_chain_gives_exactly_the_terms_of_analyze(parts, start_pos, start_char):
     text = " ".join(parts) if len(parts) % 2 else "".join(parts)
     for mode, index in (("index", True), ("query", False)):
-        expected = [(t.text, t.pos, t.start, t.end) for t in analyze(text, index=index)]
+        expected = [(t.text, t.pos, t.start, t.end) for t in analyze(SPLITTER, text, index=index)]
         assert _chain_tokens(text, mode) == expected
         shifted = [(term, pos + start_pos, a + start_char, b + start_char) for term, pos, a, b in expected]
         assert _chain_tokens(text, mode, start_pos, start_char) == shifted
-    assert dict(index_pairs(text)) == _positions_by_term(analyze(text, index=True))
+    assert dict(index_pairs(SPLITTER, text)) == _positions_by_term(analyze(SPLITTER, text, index=True))
 
 
 def _positions_by_term(terms):

@@ -40,6 +40,7 @@ def ids(hits):
     return [(h.lang, h.id) for h in hits]
 
 
+@pytest.mark.slow
 def test_702_6_never_matches_702_60(searcher):
     hits = searcher.search("702.6", limit=100)
     numbers = [h.number for h in hits]
@@ -68,6 +69,7 @@ def test_english_words_are_stemmed(searcher):
     assert ("en", "cr:605") in ids(searcher.search('"mana abilities"'))
 
 
+@pytest.mark.slow
 def test_ours_beats_the_bigram_baseline(store, tmp_path):
     cases = load_cases()
     assert len(cases) >= 40

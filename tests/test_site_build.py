@@ -51,7 +51,7 @@ def site_links(site: Path) -> tuple[list[str], int]:
 def sample_kb(tmp_path_factory) -> Path:
     kb_dir = tmp_path_factory.mktemp("sample-kb")
     with Store.open(kb_dir) as store:
-        report = ingest_sources(store, [str(DATA)])
+        report = ingest_sources(store, [str(DATA)], index=False)
         assert not report.failed
     return kb_dir
 
@@ -220,7 +220,7 @@ def test_strict_failure_leaves_previous_site_untouched(sample_kb, tmp_path):
             build_site(store, out, strict=True)  # the sample cites rules outside its excerpt
     after = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
     assert after == before
-    assert not list(tmp_path.glob(".site.*"))
+    assert [p.name for p in tmp_path.glob(".site.*")] == [".site.lock"]  # no staging folder left: only the lock
 
 
 def test_refuses_to_replace_a_foreign_folder(sample_kb, tmp_path):
@@ -237,12 +237,12 @@ def test_incremental_rebuild_equals_full_build(tmp_path):
     cr.write_text(text, encoding="utf-8")
     kb_dir = tmp_path / "kb"
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(cr)])
+        ingest_sources(store, [str(cr)], index=False)
         first = build_site(store, tmp_path / "site")
         old = "プレイヤーはその呪文の総コストを決定する。"
         assert old in text
         cr.write_text(text.replace(old, "プレイヤーはその呪文の総コストを決定する。竜巻ミョルニル。"), encoding="utf-8")
-        ingest_sources(store, [str(cr)])
+        ingest_sources(store, [str(cr)], index=False)
         second = build_site(store, tmp_path / "site")
         assert 0 < second.rendered <= 4  # the section page, the rule's page, its parent rule's page, the previews
         assert 0 < second.search_written < first.search_files / 4
@@ -262,13 +262,14 @@ def test_incremental_rebuild_equals_full_build(tmp_path):
 def english_site(corpus_dir, tmp_path_factory) -> Path:
     kb_dir = tmp_path_factory.mktemp("en-kb")
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(corpus_dir / "MagicCompRules-2026-01-16.txt")])
+        ingest_sources(store, [str(corpus_dir / "MagicCompRules-2026-01-16.txt")], index=False)
         out = tmp_path_factory.mktemp("en-site") / "site"
         report = build_site(store, out)
     assert report.pages > 3900  # 9 chapters, 146 sections, 3,114 rules, 725 terms and the index pages
     return out
 
 
+@pytest.mark.slow
 def test_english_cr_site_links_all_resolve(english_site):
     broken, checked = site_links(english_site)
     assert broken == []
@@ -279,7 +280,7 @@ def test_english_cr_site_links_all_resolve(english_site):
 
 def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(JA_CR), str(corpus_dir / "MagicCompRules-2023-11-17.txt")])
+        ingest_sources(store, [str(JA_CR), str(corpus_dir / "MagicCompRules-2023-11-17.txt")], index=False)
         build_site(store, tmp_path / "site")
     site = tmp_path / "site"
     rule = lxml_html.fromstring((site / "cr" / "601.html").read_bytes()).get_element_by_id("601.2f")
@@ -292,6 +293,7 @@ def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
     assert "英語原文 20231117" in home
 
 
+@pytest.mark.slow
 def test_unchanged_inputs_touch_nothing_and_a_deleted_file_is_rebuilt(sample_kb, tmp_path):
     out = tmp_path / "site"
     with Store.open(sample_kb) as store:
@@ -305,22 +307,24 @@ def test_unchanged_inputs_touch_nothing_and_a_deleted_file_is_rebuilt(sample_kb,
     assert repaired.rendered == 1 and (out / "cr" / "601.html").is_file()
 
 
+@pytest.mark.slow
 def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
     """With histories and 更新履歴 pages in: editing one rule and one glossary entry of the newer version re-renders
     a few pages (the term's preview shard among them), and the result equals a full build."""
     text = JA_CR.read_text(encoding="utf-8-sig")
     later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    later = later.replace("2023-11-18", "2024-03-01")  # the translator line
     newer = tmp_path / "JPN_CR_20240301.txt"
     newer.write_text(later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"), encoding="utf-8")
     kb_dir, site = tmp_path / "kb", tmp_path / "site"
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(JA_CR), str(newer)])
+        ingest_sources(store, [str(JA_CR), str(newer)], index=False)
         first = build_site(store, site)
         assert (site / "changes" / "feed.xml").is_file()
         term_old = "スタックに積み、コストを支払うこと。"
         edited = later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみになる。")
         newer.write_text(edited.replace(term_old, "スタックに置き、コストを支払うこと。"), encoding="utf-8")
-        ingest_sources(store, [str(newer)])
+        ingest_sources(store, [str(newer)], index=False)
         second = build_site(store, site)
         build_site(store, tmp_path / "full")  # a full build to compare the incremental one with
     # the rule's section and pages, the term's page, two preview shards, the 更新履歴 page, index and feed
@@ -349,6 +353,7 @@ def test_another_producer_is_not_mistaken_for_unchanged_inputs(sample_kb, tmp_pa
     assert third.rendered == fourth.rendered == 1 and "four |" in (out / "extra.html").read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_build_with_nothing_changed_is_recognised_by_another_process(sample_kb, tmp_path):
     """The inputs fingerprint is the same in every process (string hashing differs per process: PYTHONHASHSEED), so
     a second ``kb build`` as a new process takes the fast path and renders nothing."""
@@ -381,12 +386,12 @@ def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tm
 
     analysed: list[str] = []
     real = search_export.analyse
-    monkeypatch.setattr(search_export, "analyse", lambda doc: analysed.append(doc.url) or real(doc))
+    monkeypatch.setattr(search_export, "analyse", lambda splitter, doc: analysed.append(doc.url) or real(splitter, doc))
     source = tmp_path / JA_CR.name
     source.write_bytes(JA_CR.read_bytes())
     out = tmp_path / "site"
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         build_site(store, out)
         manifest = marshal.loads((out / ".kb-build" / "manifest.marshal").read_bytes())
         assert sorted(analysed) == sorted(manifest["search"]["ids"]) and len(set(analysed)) == len(analysed)
@@ -394,7 +399,7 @@ def test_static_search_analyses_each_document_once_and_then_only_changed_ones(tm
         text = source.read_text(encoding="utf-8-sig")
         edited = text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
         source.write_text(edited, encoding="utf-8")
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         build_site(store, out)
         assert len(analysed) == 1 and "601.2f" in analysed[0]
         analysed.clear()
@@ -429,14 +434,14 @@ def test_static_search_remakes_only_the_changed_documents_chunk_and_its_shards(t
     text = JA_CR.read_text(encoding="utf-8-sig")
     source.write_text(text, encoding="utf-8")
     with Store.open(tmp_path / "kb") as store:
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         first = build_site(store, tmp_path / "site")
         assert len(made) == len(set(made)) > search_export.CHUNK and len(returned) == first.search_files
         made.clear()
         returned.clear()
         source.write_text(text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。"),
                           encoding="utf-8")
-        ingest_sources(store, [str(source)])
+        ingest_sources(store, [str(source)], index=False)
         build_site(store, tmp_path / "site")
     assert any("601.2f" in url for url in made) and len(made) <= search_export.CHUNK
     assert [f for f in returned if f.startswith("search/d/")] == [f"search/d/{_chunk_of(tmp_path / 'site', made[0])}.js"]
@@ -456,7 +461,7 @@ def _chunk_of(site: Path, url: str) -> int:
 def _edit_rule_and_reingest(store: Store, cr: Path, text: str, mark: str) -> None:
     old = "プレイヤーはその呪文の総コストを決定する。"
     cr.write_text(text.replace(old, old + mark), encoding="utf-8")
-    assert not ingest_sources(store, [str(cr)]).failed
+    assert not ingest_sources(store, [str(cr)], index=False).failed
 
 
 def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
@@ -468,7 +473,7 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
     cr.write_text(text, encoding="utf-8")
     site = tmp_path / "site"
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         folder, kept = site.stat().st_ino, (site / "glossary" / "index.html").stat().st_ino
         gone = next(p for p in sorted((site / "cr").iterdir()) if not p.name.startswith("601"))
@@ -483,13 +488,14 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
         assert large.rendered == large.pages
         assert site.stat().st_ino != folder  # a new folder, swapped in
         build_site(store, tmp_path / "full", base_url="https://example.org/rules/")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".site.staging-", ".site.old-"))]
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
         if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
             assert filecmp.cmp(path, site / rel, shallow=False), rel
 
 
+@pytest.mark.slow
 def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_path, monkeypatch):
     """The journal decides: a build that stops after putting one new page in place (the others still staged) leaves
     its staging folder; the next build completes it first, and then has nothing left to do."""
@@ -507,7 +513,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
         raise OSError("disk full")
 
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         _edit_rule_and_reingest(store, cr, text, "竜巻ミョルニル。")
         monkeypatch.setattr(output, "_apply", stop_after_one)
@@ -520,7 +526,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
         again = build_site(store, site)  # completes the journal: the stamp is the stopped build's, nothing to do
         assert again.rendered == 0 and (site / ".kb-build" / "stamp.marshal").read_bytes() != stamp
         build_site(store, tmp_path / "full")
-    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".site.")]
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith((".site.staging-", ".site.old-"))]
     assert "竜巻ミョルニル" in (site / "cr" / "601.2f.html").read_text(encoding="utf-8")
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
@@ -528,6 +534,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
             assert filecmp.cmp(path, site / rel, shallow=False), rel
 
 
+@pytest.mark.slow
 def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     """An in-place build deletes the pages its predecessor wrote and it does not (a rule gone from the rules text),
     and the site it leaves equals a full build of the same store."""
@@ -537,12 +544,12 @@ def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     site = tmp_path / "site"
     line = next(line for line in text.splitlines() if line.startswith("601.2i "))
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         folder = site.stat().st_ino
         assert (site / "cr" / "601.2i.html").is_file()
         cr.write_text(text.replace(line + "\n", ""), encoding="utf-8")
-        assert not ingest_sources(store, [str(cr)]).failed
+        assert not ingest_sources(store, [str(cr)], index=False).failed
         build_site(store, site)
         build_site(store, tmp_path / "full")
     assert site.stat().st_ino == folder  # applied in place
@@ -555,6 +562,7 @@ def test_a_rule_removed_in_place_loses_its_page_and_every_link_to_it(tmp_path):
     assert checked > 0 and broken == []
 
 
+@pytest.mark.slow
 def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, monkeypatch):
     """An older version's pages (``v/<version>/``) are one page group: a rebuild after the newer version changed does
     not read or make them (their files stay, equal to a full build's); editing the older version makes them again."""
@@ -567,17 +575,18 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
     older, newer = tmp_path / "JPN_CR_20231117_0.txt", tmp_path / "JPN_CR_20240301.txt"
     older.write_text(text, encoding="utf-8")
     later = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    later = later.replace("2023-11-18", "2024-03-01")  # the translator line
     newer.write_text(later, encoding="utf-8")
     kb_dir, site = tmp_path / "kb", tmp_path / "site"
     archived = site / "v" / "20231117.0" / "cr" / "601.html"
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(older), str(newer)])
+        ingest_sources(store, [str(older), str(newer)], index=False)
         build_site(store, site)
         assert made == ["20231117.0"] and "通常、そのマナ・コストだけである。" in archived.read_text(encoding="utf-8")
         inode = archived.stat().st_ino
         edited = later.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
         newer.write_text(edited, encoding="utf-8")
-        ingest_sources(store, [str(newer)])
+        ingest_sources(store, [str(newer)], index=False)
         second = build_site(store, site)
         assert made == ["20231117.0"] and archived.stat().st_ino == inode  # neither made nor written
         build_site(store, tmp_path / "full")
@@ -586,7 +595,7 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
         assert second.pages == len([p for p in site.rglob("*") if p.is_file() and ".kb-build" not in p.parts
                                     and p.parts[len(site.parts)] not in ("search", "static")]) - 1  # the sitemap
         older.write_text(text.replace("通常、そのマナ・コストだけである。", "通常、そのマナ・コストである。"), encoding="utf-8")
-        ingest_sources(store, [str(older)])
+        ingest_sources(store, [str(older)], index=False)
         build_site(store, site)
     assert made[-1] == "20231117.0" and len(made) == 3  # the full build's, and this one
     assert "通常、そのマナ・コストである。" in archived.read_text(encoding="utf-8")
@@ -597,7 +606,8 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
     links broken before: a link mended by a new page, or broken by a page that lost its anchor, is still found."""
     import marshal
 
-    from kb.site.builder import MANIFEST, check_links
+    from kb.site.linkcheck import check_links
+    from kb.site.manifest import MANIFEST
     from kb.site.pages import _site_context
 
     def producer(anchors):
@@ -618,3 +628,34 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
             seen.append({b for b in report.broken if b.startswith("x/")})  # the link and the canonical URL
     assert seen == [{"x/a.html: x/b.html#b1 (no such page)"}, set(), {"x/a.html: x/b.html#b1 (no such anchor)"},
                     {"x/a.html: x/b.html#b1 (no such anchor)"}, set()]
+
+
+def test_a_change_to_any_module_of_kb_renders_every_page_again(sample_kb, tmp_path):
+    """The site's identity is derived from all of kb's code (kb.codedigest), not from a list: a copy of the package
+    whose sanitiser (a module no list of the builder named) differs by one line makes the next build render every
+    page again, where an unchanged copy renders nothing."""
+    import re
+    import shutil
+    import subprocess
+    import sys
+
+    copy = tmp_path / "checkout"
+    for part in ("kb", "ingest", "site_templates"):
+        shutil.copytree(REPO / part, copy / part, ignore=shutil.ignore_patterns("__pycache__"))
+    out = tmp_path / "site"
+
+    def build() -> tuple[int, int]:
+        done = subprocess.run([sys.executable, "-m", "kb.cli", "--kb-dir", str(sample_kb), "build", "--out", str(out)],
+                              capture_output=True, text=True, cwd=copy, timeout=300,
+                              env={**os.environ, "PYTHONPATH": str(copy)})
+        assert done.returncode == 0, done.stderr
+        found = re.search(r"(\d+) pages \((\d+) rendered", done.stdout)
+        assert found, done.stdout
+        return int(found[1]), int(found[2])
+
+    pages, _ = build()
+    assert build() == (pages, 0)
+    sanitizer = copy / "kb" / "sanitize.py"
+    sanitizer.write_text(sanitizer.read_text(encoding="utf-8") + "\nNOTHING_ELSE = None\n", encoding="utf-8")
+    assert build() == (pages, pages)
+    assert build() == (pages, 0)

@@ -15,6 +15,7 @@ REPO = Path(__file__).resolve().parent.parent
 TEMPLATES = REPO / "site_templates"
 
 
+@pytest.mark.slow
 def test_wheel_contains_every_template(tmp_path):
     for module in ("setuptools", "wheel"):
         pytest.importorskip(module, reason="building a wheel offline needs setuptools and wheel in the environment")

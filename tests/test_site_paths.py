@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -99,6 +100,7 @@ TITLES = st.one_of(st.text(max_size=40), st.text(alphabet="abcXYZ -:'’唱え�
                             max_size=5).map(" ".join))
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(TITLES)
 def test_names_read_back_or_carry_a_hash(title):
@@ -110,6 +112,7 @@ def test_names_read_back_or_carry_a_hash(title):
         assert title_of_name(name) == title  # a bare name stands for exactly this title
 
 
+@pytest.mark.slow
 @settings(max_examples=500)
 @given(TITLES, TITLES)
 def test_distinct_titles_never_collide_even_case_or_normalisation_folded(a, b):

@@ -22,9 +22,9 @@ def counts(store: Store) -> tuple[int, int, int]:
 
 def test_reingest_is_idempotent(tmp_path):
     store = Store.open(tmp_path)
-    first = ingest_sources(store, [str(JA)])
+    first = ingest_sources(store, [str(JA)], index=False)
     before = counts(store)
-    second = ingest_sources(store, [str(JA)])
+    second = ingest_sources(store, [str(JA)], index=False)
     assert (first.stored, second.stored, second.unchanged) == (1, 0, 1)
     assert counts(store) == before
     assert store.versions() == ["20231117.0"]
@@ -32,10 +32,10 @@ def test_reingest_is_idempotent(tmp_path):
 
 def test_changed_source_replaces_its_nodes(tmp_path):
     store = Store.open(tmp_path)
-    ingest_sources(store, [str(JA)])
+    ingest_sources(store, [str(JA)], index=False)
     changed = tmp_path / "JPN_CR_20231117_0.txt"
     changed.write_bytes(JA.read_bytes().replace("601.7. コストを変える".encode(), "601.7. コストを変更する".encode()))
-    ingest_sources(store, [str(changed)])
+    ingest_sources(store, [str(changed)], index=False)
     node = store.node(NodeKey("20231117.0", "ja", "cr:601.7"))
     assert node.text.startswith("コストを変更する")
     assert len(store.keys_with_id("cr:601.7")) == 1
@@ -44,7 +44,7 @@ def test_changed_source_replaces_its_nodes(tmp_path):
 def test_versions_and_languages_coexist(tmp_path, corpus_dir):
     store = Store.open(tmp_path)
     ingest_sources(store, [str(JA), str(corpus_dir / "MagicCompRules-2023-11-17.txt"),
-                           str(corpus_dir / "MagicCompRules-2026-01-16.txt")])
+                           str(corpus_dir / "MagicCompRules-2026-01-16.txt")], index=False)
     assert store.versions() == ["20260116", "20231117.0", "20231117"]
     assert store.versions("ja") == ["20231117.0"]
     keys = {(k.version, k.lang) for k, _ in store.node_keys() if k.id == "cr:601.2f"}
@@ -56,7 +56,7 @@ def test_versions_and_languages_coexist(tmp_path, corpus_dir):
 
 def test_failed_ingest_leaves_the_store_untouched(tmp_path):
     store = Store.open(tmp_path)
-    ingest_sources(store, [str(JA)])
+    ingest_sources(store, [str(JA)], index=False)
     before = counts(store)
     good = parse_cr_text(JA.read_bytes().replace("和訳 20231117.0".encode(), "和訳 20240209.0".encode()), "v2.txt")
 
@@ -83,7 +83,7 @@ def test_failed_ingest_leaves_the_store_untouched(tmp_path):
 def test_strict_stores_nothing_when_there_are_warnings(tmp_path):
     store = Store.open(tmp_path)
     with pytest.raises(KbError, match="--strict"):
-        ingest_sources(store, [str(JA)], strict=True)  # the excerpt cites rules it does not contain
+        ingest_sources(store, [str(JA)], strict=True, index=False)  # the excerpt cites rules it does not contain
     assert counts(store) == (0, 0, 0)
 
 
@@ -91,7 +91,7 @@ def test_one_bad_source_does_not_stop_the_rest(tmp_path):
     bad = tmp_path / "bad.txt"
     bad.write_text("これはルールではない\n", encoding="utf-8")
     store = Store.open(tmp_path / "kb")
-    report = ingest_sources(store, [str(bad), str(JA), str(tmp_path / "missing.txt")])
+    report = ingest_sources(store, [str(bad), str(JA), str(tmp_path / "missing.txt")], index=False)
     assert report.stored == 1
     assert [f.split(":")[0] for f in report.failed] == [str(bad), str(tmp_path / "missing.txt")]
     assert store.versions() == ["20231117.0"]
@@ -107,7 +107,7 @@ def test_cr_text_outranks_a_wisdom_guild_page_of_the_same_version(tmp_path):
     page = DATA / "wisdom-guild" / "cr_r_701.34.html"
     for order in ([page, JA], [JA, page]):
         store = Store.open(tmp_path / str(len(order) * id(order)))
-        ingest_sources(store, [str(p) for p in order])
+        ingest_sources(store, [str(p) for p in order], index=False)
         doc = store.document_of(NodeKey("20231117.0", "ja", "cr:701.34a"))
         assert doc.kind == "cr-text", order
         assert {"cr-text", "wisdom-guild"} <= {d.kind for d in store.documents()}
@@ -119,8 +119,8 @@ def test_cr_text_outranks_a_wisdom_guild_page_of_the_same_version(tmp_path):
 
 def test_unchanged_sources_are_not_parsed_or_linked_again(tmp_path):
     store = Store.open(tmp_path)
-    first = ingest_sources(store, [str(JA)])
-    again = ingest_sources(store, [str(JA)])
+    first = ingest_sources(store, [str(JA)], index=False)
+    again = ingest_sources(store, [str(JA)], index=False)
     assert (again.documents, again.unchanged, again.stored) == ([], 1, 0)
     # the summary still tells the truth about the store's references
     assert again.links.resolved == first.links.resolved and again.links.unresolved == first.links.unresolved

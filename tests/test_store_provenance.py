@@ -39,10 +39,10 @@ def test_reingesting_a_changed_cr_text_keeps_the_wisdom_guild_term_links(tmp_pat
         cr.parent.mkdir()
         cr.write_bytes(JA.read_bytes())
         store = Store.open(tmp_path / name / "kb")
-        ingest_sources(store, [str(cr), str(PAGE)] if cr_first else [str(PAGE), str(cr)])
+        ingest_sources(store, [str(cr), str(PAGE)] if cr_first else [str(PAGE), str(cr)], index=False)
         assert sorted(set(term_links(store))) == expected, name
         edit_another_rule(cr)
-        report = ingest_sources(store, [str(cr)])
+        report = ingest_sources(store, [str(cr)], index=False)
         assert report.stored == 1
         assert store.node(NodeKey("20231117.0", "ja", "cr:601.7")).text.startswith("コストを変更する")
         assert store.document_of(MANIFEST).kind == "cr-text"
@@ -52,12 +52,12 @@ def test_reingesting_a_changed_cr_text_keeps_the_wisdom_guild_term_links(tmp_pat
 
 def test_a_link_the_source_removes_is_gone_from_the_merged_node(tmp_path):
     store = Store.open(tmp_path / "kb")
-    ingest_sources(store, [str(JA), str(PAGE)])
+    ingest_sources(store, [str(JA), str(PAGE)], index=False)
     assert "場合" in {t for t, _, _ in term_links(store)}
     html = PAGE.read_text(encoding="utf-8")
     edited = tmp_path / PAGE.name
     edited.write_text(html.replace(BAAI_LINK, "場合"), encoding="utf-8")
-    ingest_sources(store, [str(edited)])  # another source name: a second page giving the same nodes
+    ingest_sources(store, [str(edited)], index=False)  # another source name: a second page giving the same nodes
     store.remove_document(str(PAGE))
     after = term_links(store)
     assert sorted(set(after)) == sorted({t for t in page_terms_of_701_34a() if t[0] != "場合"})
@@ -68,10 +68,10 @@ def test_the_same_page_reingested_without_a_link_loses_it(tmp_path):
     page.parent.mkdir()
     page.write_bytes(PAGE.read_bytes())
     store = Store.open(tmp_path / "kb")
-    ingest_sources(store, [str(JA), str(page)])
+    ingest_sources(store, [str(JA), str(page)], index=False)
     before = term_links(store)
     page.write_text(PAGE.read_text(encoding="utf-8").replace(BAAI_LINK, "場合"), encoding="utf-8")
-    report = ingest_sources(store, [str(page)])
+    report = ingest_sources(store, [str(page)], index=False)
     assert report.stored == 1
     after = term_links(store)
     assert [t for t in before if t[0] != "場合"] == after and len(after) < len(before)
@@ -79,10 +79,10 @@ def test_the_same_page_reingested_without_a_link_loses_it(tmp_path):
 
 def test_removing_a_source_removes_exactly_its_contribution(tmp_path):
     alone = Store.open(tmp_path / "alone")
-    ingest_sources(alone, [str(JA)])
+    ingest_sources(alone, [str(JA)], index=False)
     cr_only = alone.node(MANIFEST)
     store = Store.open(tmp_path / "both")
-    ingest_sources(store, [str(PAGE), str(JA)])
+    ingest_sources(store, [str(PAGE), str(JA)], index=False)
     assert term_links(store)
     assert remove_sources(store, [str(PAGE)]).failed == []
     assert store.node(MANIFEST).refs == cr_only.refs and store.node(MANIFEST).text == cr_only.text
@@ -90,6 +90,6 @@ def test_removing_a_source_removes_exactly_its_contribution(tmp_path):
     # and the other way round: without the CR text, the page's own node is what remains
     assert remove_sources(store, [str(JA), "never-ingested.txt"]).failed == ["never-ingested.txt: not in the knowledge base"]
     assert store.node(MANIFEST) is None and store.documents()[0].source == "kb:cards"
-    ingest_sources(store, [str(PAGE)])
+    ingest_sources(store, [str(PAGE)], index=False)
     assert sorted(set(term_links(store))) == sorted(set(page_terms_of_701_34a()))
     assert store.document_of(MANIFEST).kind == "wisdom-guild"

@@ -132,6 +132,7 @@ def en_store(corpus_dir, tmp_path_factory):
     store.close()
 
 
+@pytest.mark.slow
 def test_english_total_cost_and_mana_cost(en_store):
     v = en_store.version
     links = term_links(en_store, NodeKey(v, "en", "cr:601.2f"))
@@ -163,6 +164,7 @@ def test_english_skips_titles_self_links_obsolete_and_function_words(en_store):
     assert targets["gl:Player"] > 500 and len(targets) > 500
 
 
+@pytest.mark.slow
 def test_english_spans_and_idempotent_relink(en_store):
     assert check_spans(en_store) > 10000
     before = all_auto_refs(en_store)

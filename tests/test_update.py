@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, REPO
 
-from ingest.fetch import Politeness, crawl
+from ingest.net.fetch import Politeness, crawl
 from kb.cli import main
 from kb.errors import KbError
 from kb.pipeline import ingest_sources
@@ -34,6 +34,7 @@ def later_version_bytes() -> bytes:
     text = JA.read_text(encoding="utf-8-sig")
     assert EDITED_RULE[0] in text
     text = text.replace("和訳 20231117.0 版", "和訳 20240301.0 版").replace("2023-11-17", "2024-03-01")
+    text = text.replace("2023-11-18", "2024-03-01")  # the translator line
     return text.replace(*EDITED_RULE).encode("utf-8")
 
 
@@ -132,6 +133,7 @@ KILLER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("when", ["during-ingest", "diff", "build"])
 def test_an_update_killed_midway_leaves_store_and_site_whole(deployed, when):
     kb_dir, site, later = deployed
@@ -162,6 +164,7 @@ def test_one_update_at_a_time(deployed, monkeypatch):
     assert versions_in(kb_dir) == ["20231117.0"]
 
 
+@pytest.mark.slow
 def test_site_update_uses_conditional_requests(tmp_path, httpserver):
     """Fetched once with 'kb fetch'; then each 'kb update --site' asks with If-None-Match and gets 304 until the
     file changes."""

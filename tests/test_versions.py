@@ -23,7 +23,7 @@ JA = DATA / "JPN_CR_20231117_0.txt"
 
 def later_japanese(tmp_path):
     text = JA.read_text(encoding="utf-8-sig").replace("和訳 20231117.0 版", "和訳 20240301.0 版")
-    text = text.replace("2023-11-17", "2024-03-01")
+    text = text.replace("2023-11-17", "2024-03-01").replace("2023-11-18", "2024-03-01")
     path = tmp_path / "JPN_CR_20240301.txt"
     path.write_text(text, encoding="utf-8")
     return path

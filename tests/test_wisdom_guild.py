@@ -293,7 +293,7 @@ def test_every_layout_is_detected_by_its_content():
 def test_ingest_resolves_term_links_to_the_glossary_of_the_same_version(tmp_path):
     sources = [str(JPN_CR), str(SAMPLE), str(FIXTURES / "cr_r_601.html")]
     with Store.open(tmp_path) as store:
-        report = ingest_sources(store, sources)
+        report = ingest_sources(store, sources, index=False)
         assert report.failed == [] and report.stored == 3
         refs = {}
         for stored in store.refs("20231117.0", "ja"):
@@ -319,16 +319,17 @@ def test_ingest_resolves_term_links_to_the_glossary_of_the_same_version(tmp_path
         assert node.text == seed_rules()["701.34g"]
         before = sorted(store.node_keys(), key=lambda k: k[0].id)
         before_refs = list(store.refs())
-        again = ingest_sources(store, sources)
+        again = ingest_sources(store, sources, index=False)
         assert (again.stored, again.unchanged, again.failed) == (0, 3, [])
         assert sorted(store.node_keys(), key=lambda k: k[0].id) == before
         assert list(store.refs()) == before_refs
 
 
+@pytest.mark.slow
 def test_real_urls_without_the_final_slash_and_pages_of_different_versions(httpserver, tmp_path):
     """/cr/r/100 and /cr/r/108/ are both section pages; a page synced at 20201120.0 beside pages at 20231117.0 keeps
     its own version and sync date."""
-    from ingest.sites import PROFILES, Target
+    from ingest.net.sites import PROFILES, Target
 
     page = (FIXTURES / "cr_r_601.html").read_text(encoding="utf-8")
     older = page.replace("MJMJ訳 20231117.0<br>版", "MJMJ訳 20201120.0<br>版").replace("2024/04/19", "2021/01/23")
@@ -337,7 +338,7 @@ def test_real_urls_without_the_final_slash_and_pages_of_different_versions(https
     httpserver.expect_request("/cr/r/601").respond_with_data(page, content_type="text/html; charset=utf-8")
     httpserver.expect_request("/old/cr/r/601/").respond_with_data(older, content_type="text/html; charset=utf-8")
     with Store.open(tmp_path / "kb") as store:
-        report = ingest_sources(store, [httpserver.url_for("/cr/r/601"), httpserver.url_for("/old/cr/r/601/")])
+        report = ingest_sources(store, [httpserver.url_for("/cr/r/601"), httpserver.url_for("/old/cr/r/601/")], index=False)
         assert report.failed == []
         documents = sorted((d.version, d.sync_date) for d in store.documents() if d.kind == "wisdom-guild")
         assert documents == [("20201120.0", "2021-01-23"), ("20231117.0", "2024-04-19")]

@@ -99,6 +99,7 @@ def release(proc: subprocess.Popen) -> str:
 
 @pytest.mark.parametrize("command", [["ingest", str(JA)], ["index"], ["build", "--out", "SITE"],
                                      ["fetch", "mtgwiki", "唱える"], ["update", str(JA)]])
+@pytest.mark.slow
 def test_a_second_writer_fails_naming_the_first(tmp_path, command):
     kb_dir = tmp_path / "kb"
     with Store.open(kb_dir) as store:
@@ -134,6 +135,7 @@ def test_a_second_writer_waits_for_the_first_to_finish(tmp_path):
     assert versions_in(kb_dir) == ["20231117.0"]
 
 
+@pytest.mark.slow
 def test_an_ingest_during_an_update_is_refused_not_lost(tmp_path):
     kb_dir = tmp_path / "kb"
     with Store.open(kb_dir) as store:

@@ -6,20 +6,24 @@ from __future__ import annotations
 import errno
 import gc
 import sys
+from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from ingest.kinds import KIND_NAMES
+from ingest.kinds import GAVE_NOTHING, KIND_NAMES, gave_nothing
 from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.schema import damaged_database_error
 
+if TYPE_CHECKING:
+    from kb.pipeline import IngestReport
+
 GC_THRESHOLD = 50_000  # allocations between two collections of the youngest generation (Python's default: 700)
 
 
 class KbGroup(click.Group):
-    def invoke(self, ctx):
+    def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except KbError as exc:
@@ -85,7 +89,8 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
 @click.option("--force", is_flag=True,
               help="Store a rules text even when it is incomplete or far smaller than the newest version it replaces.")
 @click.pass_context
-def ingest(ctx, sources, kind, from_cache, strict, quiet, force):
+def ingest(ctx: click.Context, sources: tuple[str, ...], kind: str | None, from_cache: str | None, strict: bool,
+           quiet: bool, force: bool) -> None:
     """Parse SOURCES (files, folders or URLs) into the knowledge base.
 
     \b
@@ -112,12 +117,14 @@ def ingest(ctx, sources, kind, from_cache, strict, quiet, force):
         sys.exit(1)
 
 
-def print_ingest_report(report, *, quiet: bool = False) -> None:
+def print_ingest_report(report: IngestReport, *, quiet: bool = False) -> None:
     """Warnings of the sources read now, then the unresolved references — listed only when this ingest changed the
     store (else they are those of earlier ingests, counted) — and the errors last, where they are seen: even with
-    --quiet, a source that could not be read, or a rules text that is incomplete, is never silent."""
+    --quiet, a source that could not be read, a rules text that is incomplete or a source that gave nothing is never
+    silent."""
     warnings = [str(w) for w in report.warnings]
-    for line in warnings if not quiet else incomplete_warnings(warnings):
+    loud = set(incomplete_warnings(warnings)) | {w for w in warnings if GAVE_NOTHING in w}  # shown even with --quiet
+    for line in warnings if not quiet else [w for w in warnings if w in loud]:
         click.echo(f"warning: {terminal_safe(line)}", err=True)
     if not quiet and report.stored:
         for d in report.links.diagnostics[:50]:
@@ -128,7 +135,7 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
         click.echo(f"error: {terminal_safe(line)}", err=True)
     kinds = ", ".join(f"{k} {v}" for k, v in sorted(report.nodes_by_kind.items()))
     click.echo(f"sources: {report.stored + report.unchanged} read ({report.stored} stored, {report.unchanged} unchanged), "
-               f"{len(report.failed)} failed")
+               f"{len(report.failed)} failed, {sum(map(gave_nothing, report.documents))} gave nothing")
     click.echo(f"nodes: {kinds or 'none'}")
     click.echo(f"references: {report.links.total_resolved} resolved, {report.links.total_unresolved} unresolved")
     click.echo(f"warnings: {len(report.warnings) + len(report.links.diagnostics)}")
@@ -146,7 +153,8 @@ def print_ingest_report(report, *, quiet: bool = False) -> None:
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json"]), default="jsonl")
 @click.option("--output", "-o", type=click.File("w", encoding="utf-8"), default="-")
 @click.pass_context
-def export(ctx, version, lang, kinds, fmt, output):
+def export(ctx: click.Context, version: str | None, lang: str | None, kinds: tuple[str, ...], fmt: str,
+           output: TextIO) -> None:
     """Write every node as JSON (one object per line with jsonl).
 
     \b
@@ -172,7 +180,7 @@ def export(ctx, version, lang, kinds, fmt, output):
 @click.option("--lang", type=click.Choice(["ja", "en"]), default=None)
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def links(ctx, node, version, lang, as_json):
+def links(ctx: click.Context, node: str, version: str | None, lang: str | None, as_json: bool) -> None:
     """Show what NODE refers to and what cites it (a rule number, glossary term or article title).
 
     \b

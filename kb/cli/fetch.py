@@ -1,14 +1,19 @@
-"""``kb fetch``: crawl a site into the cache of the kb folder (see :mod:`ingest.fetch`), with a progress bar and a
+"""``kb fetch``: crawl a site into the cache of the kb folder (see :mod:`ingest.net.fetch`), with a progress bar and a
 summary of what was fetched, unchanged, failed and skipped by robots.txt."""
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, TextIO
 
 import click
 
 from ingest.kinds import FETCH_SITES
 from kb.cli.terminal import terminal_safe
+
+if TYPE_CHECKING:
+    from ingest.net.fetch import CrawlReport
 
 
 @click.command("fetch")
@@ -28,7 +33,8 @@ from kb.cli.terminal import terminal_safe
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="Read timeout in seconds (connect timeout: 10).")
 @click.pass_context
-def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, tries, timeout):
+def fetch(ctx: click.Context, site: str, targets: tuple[str, ...], base_url: str | None, delay: float | None,
+          depth: int | None, titles_file: TextIO | None, contact: str | None, tries: int, timeout: float) -> None:
     """Download SITE's pages into the kb folder's cache (resumable; re-runs only ask what changed).
 
     \b
@@ -48,7 +54,7 @@ def fetch(ctx, site, targets, base_url, delay, depth, titles_file, contact, trie
         kb fetch mtg-jp https://mtg-jp.com/gameplay/rules/docs/0000000/
         kb ingest --from-cache
     """
-    from ingest.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl
+    from ingest.net.fetch import DEFAULT_DELAY, CrawlInterrupted, Politeness, crawl
     from kb.store import default_kb_dir
     from kb.store.lock import writer_lock
 
@@ -82,24 +88,28 @@ class _progress_bar:
                                  TextColumn("{task.fields[counts]}"), TextColumn("{task.fields[rate]}"),
                                  TimeElapsedColumn(), console=Console(stderr=True), transient=False)
         self.task = self.progress.add_task(site, total=None, counts="", rate="")
+        self.notes_said = 0
 
-    def __enter__(self):
+    def __enter__(self) -> Callable[[CrawlReport, str], None]:
         self.progress.start()
         return self.update
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.progress.stop()
 
-    def update(self, report, url: str) -> None:
+    def update(self, report: CrawlReport, url: str) -> None:
         elapsed = self.progress.tasks[0].elapsed or 0
         rate = f"{report.done / elapsed:.1f}/s" if elapsed > 0 else ""
         counts = (f"new {len(report.fetched)} · 304 {len(report.not_modified)} · resumed {len(report.resumed)}"
                   f" · failed {len(report.failed)} · robots.txt {len(report.robots_skipped)}")
         self.progress.update(self.task, completed=report.done, total=report.done + report.pending, counts=counts,
                              rate=rate)
+        for note in report.notes[self.notes_said:]:  # said at once: a capped Crawl-delay is a long wait ahead
+            self.progress.console.print(terminal_safe(f"note: {note}"), markup=False, highlight=False, soft_wrap=True)
+        self.notes_said = len(report.notes)
 
 
-def _print_summary(report) -> None:
+def _print_summary(report: CrawlReport) -> None:
     click.echo(f"{report.site}: fetched {len(report.fetched)}, not modified {len(report.not_modified)}, "
                f"resumed from cache {len(report.resumed)}, failed {len(report.failed)}, "
                f"skipped by robots.txt {len(report.robots_skipped)}")
@@ -107,5 +117,3 @@ def _print_summary(report) -> None:
         click.echo(terminal_safe(f"failed: {url}: {reason}"), err=True)
     for url in report.robots_skipped:
         click.echo(terminal_safe(f"skipped by robots.txt: {url}"), err=True)
-    for note in report.notes:
-        click.echo(terminal_safe(f"note: {note}"), err=True)

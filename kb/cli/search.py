@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import click
 
 from kb.cli.terminal import json_text, terminal_safe
@@ -16,7 +18,8 @@ from kb.cli.terminal import json_text, terminal_safe
 @click.option("--lang", type=click.Choice(["ja", "en"]), default=None, help="Only this language.")
 @click.option("--version", "version", default=None, help="CR version to search (default: the newest of each language).")
 @click.pass_context
-def search(ctx, query, as_json, limit, kind, lang, version):
+def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str | None, lang: str | None,
+           version: str | None) -> None:
     """Search rules, glossary and articles for QUERY.
 
     QUERY is words (唱えた, マナコスト, "呪文を唱える"), a rule number in any form (601.2f, ６０１．２ｆ, CR:601.2f;
@@ -54,7 +57,7 @@ def search(ctx, query, as_json, limit, kind, lang, version):
         click.echo("    " + _highlighted(hit.snippet.replace("\n", " "), hit.highlights))
 
 
-def _highlighted(snippet: str, spans) -> str:
+def _highlighted(snippet: str, spans: Iterable[tuple[int, int]]) -> str:
     out, at = [], 0
     for start, end in spans:
         out += [terminal_safe(snippet[at:start]), click.style(terminal_safe(snippet[start:end]), fg="yellow", bold=True)]
@@ -66,7 +69,7 @@ def _highlighted(snippet: str, spans) -> str:
 @click.command("index")
 @click.option("--rebuild", is_flag=True, help="Drop the index and build it again from the store.")
 @click.pass_context
-def index_command(ctx, rebuild):
+def index_command(ctx: click.Context, rebuild: bool) -> None:
     """Check the search index against the knowledge base and bring it up to date ('kb ingest' already does this):
     a damaged index is rebuilt, documents missing or stale are indexed again.
 
@@ -75,6 +78,7 @@ def index_command(ctx, rebuild):
         kb index
         kb index --rebuild
     """
+    from kb.pipeline import INDEX_PENDING
     from kb.search.index import update_index, verify_index
     from kb.store import Store
     from kb.store.lock import writer_lock
@@ -87,6 +91,7 @@ def index_command(ctx, rebuild):
             if check.damage:
                 click.echo(f"index: damaged ({terminal_safe(check.damage)}); rebuilt", err=True)
             report = check.report
+        (store.kb_dir / INDEX_PENDING).unlink(missing_ok=True)  # what an ingest left for later is done
     if report.notice:
         click.echo(f"notice: {terminal_safe(report.notice)}", err=True)
     click.echo(f"index: {report.added} added, {report.updated} updated, {report.removed} removed, {report.total} nodes")

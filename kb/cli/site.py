@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
 from kb.cli.terminal import terminal_safe
 from kb.errors import KbError
+
+if TYPE_CHECKING:
+    from http.server import ThreadingHTTPServer
 
 
 @click.command("build")
@@ -18,7 +22,7 @@ from kb.errors import KbError
               help="Where the site will be served (e.g. https://example.org/rules/): absolute URLs in sitemap.xml, "
                    "the Atom feed, canonical links and the 404 page. Without it every URL is relative.")
 @click.pass_context
-def build(ctx, out, strict, base_url):
+def build(ctx: click.Context, out: str, strict: bool, base_url: str | None) -> None:
     """Render the knowledge base as a static site (re-rendering only pages whose inputs changed).
 
     \b
@@ -53,7 +57,7 @@ def build(ctx, out, strict, base_url):
 @click.option("--dir", "site_dir", default="site", show_default=True, type=click.Path(file_okay=False),
               help="The built site folder.")
 @click.pass_context
-def serve(ctx, port, host, site_dir):
+def serve(ctx: click.Context, port: int, host: str, site_dir: str) -> None:
     """Serve the built site for preview, with live search at /_search?q=… from the search index.
 
     \b
@@ -68,7 +72,7 @@ def serve(ctx, port, host, site_dir):
     if not (Path(site_dir) / "index.html").is_file():
         raise KbError(f"{site_dir}: no built site here; run 'kb build --out {site_dir}' first")
 
-    def ready(server):
+    def ready(server: ThreadingHTTPServer) -> None:
         click.echo(f"serving {site_dir} at http://{host}:{server.server_address[1]}/ (Ctrl-C to stop)")
         sys.stdout.flush()
 

@@ -27,7 +27,7 @@ def terminal_safe(text: str, *, keep_newlines: bool = False) -> str:
 _UNSAFE_IN_JSON = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")  # JSON escapes C0
 
 
-def json_text(data, *, indent: int | None = None) -> str:
+def json_text(data: object, *, indent: int | None = None) -> str:
     """``data`` as JSON (non-ASCII kept readable) with every unsafe character written as a ``\\uXXXX`` escape."""
     return _UNSAFE_IN_JSON.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(data, ensure_ascii=False, indent=indent))
 

@@ -3,20 +3,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
 import click
 
 from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
 
+if TYPE_CHECKING:
+    from kb.store import Store
+    from kb.versions.diff import TextOp
+
 LANGS = click.Choice(["ja", "en"])
 
 
-def _store(ctx: click.Context):
+def _store(ctx: click.Context) -> Store:
     from kb.store import Store
 
     return Store.open(ctx.obj.get("kb_dir"), create=False)
 
 
-def _echo_json(data) -> None:
+def _echo_json(data: object) -> None:
     click.echo(json_text(data, indent=1))
 
 
@@ -24,7 +31,7 @@ def _echo_json(data) -> None:
 @click.option("--lang", type=LANGS, default=None, help="Only versions of this language.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 @click.pass_context
-def versions(ctx, lang, as_json):
+def versions(ctx: click.Context, lang: str | None, as_json: bool) -> None:
     """List the rules versions in the knowledge base, newest first, with dates and counts.
 
     \b
@@ -42,9 +49,13 @@ def versions(ctx, lang, as_json):
     if not found:
         click.echo("no rules versions yet; run 'kb ingest' with a CR text file")
         return
-    click.echo(f"{'version':12} {'lang':4} {'effective':10} {'rules':>6} {'glossary':>8}  ingested")
+    click.echo(f"{'version':12} {'lang':4} {'effective':10} {'rules':>6} {'glossary':>8}  {'ingested':25}  dates")
     for v in found:
-        click.echo(f"{v.version:12} {v.lang:4} {v.effective_date or '-':10} {v.rules:6} {v.glossary:8}  {v.ingested_at}")
+        dates = (f"release {v.release}" if v.release else "") if v.lang == "en" else "; ".join(filter(None, [
+            f"翻訳日 {v.translated_date}" if v.translated_date else "", f"claims {v.claim_date}" if v.claim_date else "",
+            f"original {v.original}" if v.original else "no English original stored"]))
+        click.echo(f"{v.version:12} {v.lang:4} {v.effective_date or '-':10} {v.rules:6} {v.glossary:8}  {v.ingested_at:25}"
+                   f"  {dates}".rstrip())
 
 
 @click.command()
@@ -54,7 +65,7 @@ def versions(ctx, lang, as_json):
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (every rule and glossary entry, with inline diff ops).")
 @click.option("--all", "show_all", is_flag=True, help="Also list unchanged rules (text output).")
 @click.pass_context
-def diff(ctx, old, new, lang, as_json, show_all):
+def diff(ctx: click.Context, old: str, new: str, lang: str | None, as_json: bool, show_all: bool) -> None:
     """Show what changed from version OLD to NEW: added, removed, changed (inline), moved (renumbered) rules and
     glossary entries, and references that now point elsewhere. OLD and NEW are version ids as 'kb versions'
     prints them, or effective dates.
@@ -101,7 +112,7 @@ def diff(ctx, old, new, lang, as_json, show_all):
 _STATUS_MARK = {"added": "+", "removed": "-", "changed": "~", "moved": ">", "unchanged": "="}
 
 
-def render_ops(ops, context: int = 60) -> str:
+def render_ops(ops: Sequence[TextOp], context: int = 60) -> str:
     """Inline diff for a terminal: [-deleted-]{+inserted+} (coloured on a terminal), long unchanged runs cut to
     ``context`` characters around each change."""
     out = []
@@ -134,7 +145,7 @@ def _clip(text: str | None, limit: int = 200) -> str:
               help="Start from RULE as numbered in this version (default: newest that has it).")
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
-def history(ctx, rule, lang, version, as_json):
+def history(ctx: click.Context, rule: str, lang: str | None, version: str | None, as_json: bool) -> None:
     """Show one rule's (or glossary term's) history across every ingested version, following renumbering.
 
     \b
@@ -159,7 +170,7 @@ def history(ctx, rule, lang, version, as_json):
             edited = "references renumbered" if e.edit == "references" else "text changed"
             how = {"first": "", "added": "added", "unchanged": "unchanged", "changed": edited,
                    "removed": "removed"}.get(e.status)
-            if e.status == "moved":
+            if e.status == "moved" and e.previous_id:  # a move always names where it came from
                 how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (f", {edited}" if e.ops else "")
             click.echo(terminal_safe(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}"))
             if e.ops:
@@ -189,7 +200,8 @@ _LANG_NAMES = {"en": "English", "ja": "Japanese"}
 @click.option("--force", is_flag=True,
               help="Store a rules text even when it is incomplete or far smaller than the newest version it replaces.")
 @click.pass_context
-def update(ctx, sources, sites, out, strict, delay, contact, base_url, force):
+def update(ctx: click.Context, sources: tuple[str, ...], sites: tuple[str, ...], out: str | None, strict: bool,
+           delay: float | None, contact: str | None, base_url: str | None, force: bool) -> None:
     """Fetch, ingest, compare and rebuild, all or nothing: when nothing changed nothing is touched; when any
     stage fails the previous knowledge base and site stay as they were.
 

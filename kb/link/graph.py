@@ -29,7 +29,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 
-from kb.link.index import LinkIndex, LinkReport, fold, loose_fold
+from kb.link.index import NAMED_KINDS, LinkIndex, LinkReport, fold, key_order, loose_fold
 from kb.model import (
     ARTICLE,
     CARD,
@@ -39,6 +39,7 @@ from kb.model import (
     REF_MECHANIC,
     REF_TERM,
     REF_TERM_ARTICLE,
+    REF_WIKI,
     UNVERSIONED,
     Document,
     Node,
@@ -47,6 +48,8 @@ from kb.model import (
 from kb.store import NodeKey, Store, StoredRef
 
 DERIVED_KINDS = (REF_TERM_ARTICLE,)  # the derived kind this module makes (REF_AUTO_TERM: kb/link/termlinks.py)
+NAMED_REF_KINDS = (REF_WIKI, REF_CARD, REF_MECHANIC)  # the reference kinds resolved by an article's or card's name
+TERM_REF_KINDS = (REF_TERM, REF_AUTO_TERM, REF_MECHANIC)  # those derive_links gives a term-article reference beside
 CARDS_SOURCE = "kb:cards"
 CARD_LANG = "ja"
 
@@ -60,9 +63,43 @@ def prepare(store: Store) -> None:
     store.put_document(card_entities(store.ref_targets(REF_CARD)))
 
 
+def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], set[NodeKey]]:
+    """What an incremental link of the unversioned nodes ``touched`` (added, changed or removed: articles, notes,
+    card entities) must do: the references to resolve again — those of ``touched``, those that resolved into it, and
+    those whose target names a name it has now — and the nodes whose derived references to derive again — the
+    citing nodes of those references, and those of the term references resolved to a glossary entry whose term or
+    English name is a name it has now. A name it lost is found through the references that resolved to it. Every
+    lookup goes by key or by target (the distinct targets are read from the index on kind and target, not the
+    references), so the cost is what the change reaches, plus one pass over the distinct names."""
+    names = _loose_names_of(store, touched)
+    refs = {(sr.source_key, sr.seq): sr for key in touched for sr in store.refs_from(key)}
+    derive: set[NodeKey] = set()
+    for key in touched:
+        for sr in store.cited_by(key):
+            if sr.ref.kind in DERIVED_KINDS:
+                derive.add(sr.source_key)
+            else:
+                refs[(sr.source_key, sr.seq)] = sr
+    if names:
+        targets = [t for t in store.ref_target_names(NAMED_REF_KINDS) if loose_fold(t.split("#", 1)[0]) in names]
+        refs.update(((sr.source_key, sr.seq), sr) for sr in store.refs_targeting(NAMED_REF_KINDS, targets))
+        for entry, _, title, _, english in store.name_rows(kinds=[GLOSSARY]):
+            if loose_fold(title or entry.id[3:]) in names or (english and loose_fold(english) in names):
+                derive.update(sr.source_key for sr in store.cited_by(entry) if sr.ref.kind in TERM_REF_KINDS)
+    derive.update(key for key, _ in refs)
+    return sorted(refs.values(), key=lambda sr: (key_order(sr.source_key), sr.seq)), derive
+
+
+def _loose_names_of(store: Store, keys: set[NodeKey]) -> set[str]:
+    """The loose-folded titles, aliases and English names of the named nodes (articles, cards) among ``keys``."""
+    scopes = {(key.version, key.lang) for key in keys}
+    return {loose_fold(name) for key, _, title, aliases, english in store.name_rows(scopes, kinds=NAMED_KINDS)
+            if key in keys for name in (title, english, *aliases) if name}
+
+
 def card_entities(refs: list[tuple[str, str]]) -> Document:
     """One card node per card named by the (target, surface text) of card references."""
-    from ingest.mtgwiki import split_card_name
+    from ingest.wikititle import split_card_name
 
     names_of: dict[str, Counter] = defaultdict(Counter)  # English name → Japanese spellings (pairs count double)
     japanese_only: set[str] = set()
@@ -102,10 +139,7 @@ def find_named(index: LinkIndex, kind: str, name: str, *, loose: bool = False) -
     names = index.names(kind)
     if fold(name) in names:
         return names[fold(name)]
-    if loose:
-        wanted = loose_fold(name)
-        return next((key for folded, key in names.items() if loose_fold(folded) == wanted), None)
-    return None
+    return index.loose_names(kind).get(loose_fold(name)) if loose else None
 
 
 def resolve_wiki(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
@@ -121,9 +155,7 @@ def find_glossary_entry(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey 
     for version, lang in index.cr_version_for(source, ref):
         found = index.find_glossary(version, lang, ref.target)
         if not found:
-            wanted = loose_fold(ref.target)
-            found = next((gid for name, gid in index.glossary_names(version, lang).items()
-                          if loose_fold(name) == wanted), None)
+            found = index.loose_glossary_names(version, lang).get(loose_fold(ref.target))
         if found:
             return NodeKey(version, lang, found)
     return None
@@ -137,7 +169,7 @@ def resolve_term_article(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey
     return find_named(index, ARTICLE, ref.target, loose=True)
 
 
-RESOLVERS = {"wiki": resolve_wiki, REF_CARD: resolve_card, REF_MECHANIC: resolve_mechanic,
+RESOLVERS = {REF_WIKI: resolve_wiki, REF_CARD: resolve_card, REF_MECHANIC: resolve_mechanic,
              REF_TERM_ARTICLE: resolve_term_article}
 
 
@@ -150,7 +182,7 @@ def derive_links(store: Store, index: LinkIndex, report: LinkReport, refs: list[
     stored reference. ``index`` must hold the glossary entries those references resolved to."""
     rows = []
     for sr in store.refs() if refs is None else refs:
-        if sr.ref.kind not in (REF_TERM, REF_AUTO_TERM, REF_MECHANIC) or sr.target_key is None or sr.target_key.id[:3] != "gl:":
+        if sr.ref.kind not in TERM_REF_KINDS or sr.target_key is None or sr.target_key.id[:3] != "gl:":
             continue
         term = index.title(sr.target_key) or sr.target_key.id[3:]
         article = find_named(index, ARTICLE, term, loose=True)

@@ -8,11 +8,13 @@ from __future__ import annotations
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from kb.fold import fold_name
 from kb.model import ARTICLE, CARD, GLOSSARY, UNVERSIONED, Diagnostic, Ref
 from kb.store import NodeKey, Scopes, Store
 
+NameTarget = TypeVar("NameTarget", NodeKey, str)  # what a name table maps a name to: a node, or a glossary entry's id
 NAMED_KINDS = (ARTICLE, CARD)  # kinds looked up by title, alias and English name (LinkIndex.names)
 _FINAL_LONG_VOWEL = re.compile(r"(?<=[ァ-ヺ])ー$")
 
@@ -25,7 +27,21 @@ def loose_fold(name: str) -> str:
     return _FINAL_LONG_VOWEL.sub("", fold(name))
 
 
-_OKURIGANA = re.compile(r"^[ぁ-ゖー]{0,3}$")
+_MAX_OKURIGANA = 3
+_OKURIGANA = re.compile(rf"^[ぁ-ゖー]{{0,{_MAX_OKURIGANA}}}$")
+
+
+def key_order(key: NodeKey) -> tuple[str, str, str]:
+    """The sort key of a node key: version, language, id."""
+    return (key.version, key.lang, key.id)
+
+
+def _loosened(names: dict[str, NameTarget]) -> dict[str, NameTarget]:
+    """A table of folded names keyed by their :func:`loose_fold` instead, the first of each loose name kept."""
+    loose: dict[str, NameTarget] = {}
+    for folded, value in names.items():
+        loose.setdefault(loose_fold(folded), value)
+    return loose
 
 
 class LinkIndex:
@@ -44,7 +60,10 @@ class LinkIndex:
             versions.sort(reverse=True)
         self._nodes: dict[tuple[str, str], dict[str, tuple[str, str | None, str | None]]] = {}
         self._glossaries: dict[tuple[str, str], dict[str, str]] = {}
+        self._loose_glossaries: dict[tuple[str, str], dict[str, str]] = {}
+        self._stems: dict[tuple[str, str], dict[str, str]] = {}
         self._named: dict[str, tuple[dict[str, list[NodeKey]], dict[str, NodeKey]]] = {}
+        self._loose_named: dict[str, dict[str, NodeKey]] = {}
         self._sources: dict[NodeKey, str] = {}
 
     def _in_scope(self, version: str, lang: str) -> bool:
@@ -92,19 +111,35 @@ class LinkIndex:
                             names.setdefault(fold(name), key.id)
         return self._glossaries[scope]
 
+    def loose_glossary_names(self, version: str, lang: str) -> dict[str, str]:
+        """:meth:`glossary_names` keyed by :func:`loose_fold` (the first entry of a loose name wins it)."""
+        scope = (version, lang)
+        if scope not in self._loose_glossaries:
+            self._loose_glossaries[scope] = _loosened(self.glossary_names(version, lang))
+        return self._loose_glossaries[scope]
+
     def titled(self, kind: str, title: str) -> list[NodeKey]:
-        """The nodes of a named kind (:data:`NAMED_KINDS`) with this exact title, first stored first."""
+        """The nodes of a named kind (:data:`NAMED_KINDS`) with this exact title, by key."""
         return self._named_tables(kind)[0].get(title, [])
 
     def names(self, kind: str) -> dict[str, NodeKey]:
-        """Folded title, English name and aliases → node, of the nodes of a named kind (the first stored wins)."""
+        """Folded title, English name and aliases → node, of the nodes of a named kind (the least key wins a name
+        several have: the same whatever order they were stored in, so an incremental link finds what a whole one
+        does)."""
         return self._named_tables(kind)[1]
+
+    def loose_names(self, kind: str) -> dict[str, NodeKey]:
+        """:meth:`names` keyed by :func:`loose_fold` (the first of a loose name in :meth:`names` wins it)."""
+        if kind not in self._loose_named:
+            self._loose_named[kind] = _loosened(self.names(kind))
+        return self._loose_named[kind]
 
     def _named_tables(self, kind: str) -> tuple[dict[str, list[NodeKey]], dict[str, NodeKey]]:
         if kind not in self._named:
             by_title: dict[str, list[NodeKey]] = defaultdict(list)
             names: dict[str, NodeKey] = {}
-            for key, _, title, aliases, english in self._store.name_rows(self._scopes, kinds=[kind]):
+            rows = sorted(self._store.name_rows(self._scopes, kinds=[kind]), key=lambda row: key_order(row[0]))
+            for key, _, title, aliases, english in rows:
                 if title:
                     by_title[title].append(key)
                 for name in [title, english, *aliases]:
@@ -132,8 +167,20 @@ class LinkIndex:
         if folded in names:
             return names[folded]
         # a stem link ('唱え' + 'る', '戦場に出' + 'す') names the term that adds only okurigana to it
-        stems = [(len(n), i) for n, i in names.items() if n.startswith(folded) and _OKURIGANA.match(n[len(folded):])]
-        return min(stems)[1] if stems and len(folded) >= 1 else None
+        return self._stem_table(version, lang).get(folded) if folded else None
+
+    def _stem_table(self, version: str, lang: str) -> dict[str, str]:
+        """Stem → id of the shortest glossary name (the least id among equals) that is the stem plus 1–3 characters
+        of okurigana: what :meth:`find_glossary` finds for a stem, looked up instead of scanned for."""
+        scope = (version, lang)
+        if scope not in self._stems:
+            best: dict[str, tuple[int, str]] = {}
+            for name, gid in self.glossary_names(version, lang).items():
+                for cut in range(max(len(name) - _MAX_OKURIGANA, 0), len(name)):
+                    if _OKURIGANA.match(name[cut:]) and (name[:cut] not in best or (len(name), gid) < best[name[:cut]]):
+                        best[name[:cut]] = (len(name), gid)
+            self._stems[scope] = {stem: gid for stem, (_, gid) in best.items()}
+        return self._stems[scope]
 
 
 # Kinds whose targets are outside the knowledge base by nature: never reported as unresolved.

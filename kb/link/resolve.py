@@ -10,8 +10,19 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 
 from kb.link import graph, termlinks
-from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport
-from kb.model import REF_RULE, REF_SECTION, REF_TERM, UNVERSIONED, Diagnostic, Ref
+from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport, key_order
+from kb.model import (
+    REF_AUTO_TERM,
+    REF_CARD,
+    REF_MECHANIC,
+    REF_RULE,
+    REF_SECTION,
+    REF_TERM,
+    UNVERSIONED,
+    Diagnostic,
+    Ref,
+)
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store, StoredRef
 
 
@@ -33,16 +44,20 @@ def resolve_term(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
 
 Resolver = Callable[[LinkIndex, NodeKey, Ref], "NodeKey | None"]
 RESOLVERS: dict[str, Resolver] = {REF_RULE: resolve_rule, REF_SECTION: resolve_rule, REF_TERM: resolve_term,
-                                  termlinks.REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
+                                  REF_AUTO_TERM: resolve_term,  # terms found in rule text: kb/link/termlinks.py
                                   **graph.RESOLVERS}  # wiki, card, mechanic, term-article: kb/link/graph.py
+INTO_VERSIONS = (REF_RULE, REF_SECTION, REF_TERM, REF_AUTO_TERM, REF_MECHANIC)  # may name a CR node
+
+
 def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
-         nodes: Collection[NodeKey] | None = None) -> LinkReport:
+         nodes: Collection[NodeKey] | None = None, *, splitter: JapaneseSplitter | None = None) -> LinkReport:
     """Resolve the stored references and write the results. Call inside the ingest's transaction.
 
     With ``scopes`` — the (version, lang) pairs of the CR versions whose documents changed, never an unversioned
     one — only what those changes can affect is linked again: the term links and references of those versions'
-    nodes, and the references of the unversioned nodes (wiki articles, release notes), the only ones that can point
-    into another version (the newest, or the one they cite); the lookup tables hold only the versions these can reach.
+    nodes, and the references of the unversioned nodes (wiki articles, release notes) of the kinds that can point into
+    a version (:data:`INTO_VERSIONS`: the newest, or the one they cite; their links to articles and cards stay); the
+    lookup tables hold only the versions these can reach.
     A versioned node's references resolve inside its own version, so every other version keeps its links, and the
     cost of linking a version does not grow with the number stored. The report is then read back from the store.
 
@@ -51,11 +66,17 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     them (the version's term links then all change), only these nodes get term links and have their references
     resolved, with the rule references of the version that name one of them (an added or removed number).
     Without ``scopes`` (an unversioned source changed: card entities, articles and terms of every version meet
-    there) everything is linked again."""
+    there) but with ``nodes`` all unversioned (wiki articles, release notes: only they changed), the card entities
+    are rebuilt and what those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references,
+    the references into them and to the names they have, and the derived references beside those); the name tables
+    are dictionaries built once, so the cost is that of what changed, not of the corpus. Otherwise everything is
+    linked again."""
+    if scopes is None and nodes is not None and all(key.version == UNVERSIONED for key in nodes):
+        return _link_unversioned(store, set(nodes))
     if scopes is None:
         graph.prepare(store)  # card entities from all card references; drop derived references
         index = LinkIndex(store)
-        termlinks.link_terms(store, index)  # glossary terms found in CR text, recomputed on every link
+        termlinks.link_terms(store, index, splitter=splitter)  # glossary terms found in CR text, recomputed on every link
         report, resolved = _resolve(store, index, store.refs())
         graph.derive_links(store, index, report, resolved)  # glossary-term links also to the article of that term
         return report
@@ -66,15 +87,15 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     langs = {d.lang for d in store.documents()}
     unversioned = {(UNVERSIONED, lang) for lang in langs}
     store.delete_refs(graph.DERIVED_KINDS, unversioned if touched is not None else scopes | unversioned)
-    loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang)]
+    loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang, INTO_VERSIONS)]
     reached = {(versions[0], lang) for lang in langs if (versions := store.versions(lang))}
     reached |= {(sr.ref.version, lang) for sr in loose if sr.ref.version for lang in langs}
     index = LinkIndex(store, scopes | unversioned | reached)
-    termlinks.link_terms(store, index, scopes, touched)
+    termlinks.link_terms(store, index, scopes, touched, splitter=splitter)
     if touched is None:
         changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
     else:  # the rewritten nodes' references, and the rule references naming a rewritten node
-        changed = [sr for key in sorted(touched, key=_order) for sr in store.refs_from(key)]
+        changed = [sr for key in sorted(touched, key=key_order) for sr in store.refs_from(key)]
         for version, lang in sorted(scopes):
             numbers = [key.id[3:] for key in touched if (key.version, key.lang) == (version, lang) and key.id.startswith("cr:")]
             changed += [sr for sr in store.rule_refs_naming(version, lang, numbers) if sr.source_key not in touched]
@@ -83,8 +104,16 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     return stored_report(store)
 
 
-def _order(key: NodeKey) -> tuple[str, str, str]:
-    return (key.version, key.lang, key.id)
+def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
+    """:func:`link` after an ingest that changed the unversioned nodes ``touched`` only."""
+    # with the card entities that changed with the card references
+    touched |= store.put_document(graph.card_entities(store.ref_targets(REF_CARD))).rewritten
+    refs, derive = graph.relink_names(store, touched)
+    store.delete_refs_of(graph.DERIVED_KINDS, derive)
+    index = LinkIndex(store)
+    report, _ = _resolve(store, index, refs)
+    graph.derive_links(store, index, report, [sr for key in sorted(derive, key=key_order) for sr in store.refs_from(key)])
+    return stored_report(store)
 
 
 def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple[LinkReport, list[StoredRef]]:

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from kb.fold import fold
 from kb.link.index import LinkIndex
 from kb.model import GLOSSARY, REF_AUTO_TERM, REF_TERM, RULE_KINDS, Ref
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Scopes, Store
 
 FUNCTION_WORDS = frozenset({"you", "your", "if", "unless", "becomes"})
@@ -74,16 +75,18 @@ class _Form:
     stem_of: str | None = None  # Japanese verb stems: the verb's last word (dictionary form), checked with Sudachi
 
 
-def link_terms(store: Store, index: LinkIndex, scopes: Scopes = None, nodes: Collection[NodeKey] | None = None) -> int:
+def link_terms(store: Store, index: LinkIndex, scopes: Scopes = None, nodes: Collection[NodeKey] | None = None, *,
+               splitter: JapaneseSplitter | None = None) -> int:
     """Replace the derived term references of every CR node (of the (version, lang) ``scopes``, when given: a
     version's term links depend on that version alone); return how many were stored. ``nodes``: only these nodes,
     just rewritten by the store (so without derived references), get term links. Call from
-    :func:`kb.link.resolve.link` before resolving, so the new references are resolved with the others."""
+    :func:`kb.link.resolve.link` before resolving, so the new references are resolved with the others. ``splitter``:
+    the command's (its system dictionary checks Japanese verb stems); one is made when None."""
     if nodes is None:
         store.delete_refs([REF_AUTO_TERM], scopes)
     elif not nodes:
         return 0
-    glossaries = _glossaries(store, scopes)
+    glossaries = _glossaries(store, scopes, splitter or JapaneseSplitter())
     spans, linked = _existing_refs(store, index, scopes, nodes)
     rows = []
     for key, kind, text in store.texts(LINKED_KINDS, scopes, nodes):
@@ -111,7 +114,7 @@ def _existing_refs(store: Store, index: LinkIndex, scopes: Scopes, nodes: Collec
     return spans, linked
 
 
-def _glossaries(store: Store, scopes: Scopes) -> dict[tuple[str, str], _Matcher]:
+def _glossaries(store: Store, scopes: Scopes, splitter: JapaneseSplitter) -> dict[tuple[str, str], _Matcher]:
     defined_in: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for entry, target in store.glossary_rule_targets(scopes):
         defined_in[(entry.version, entry.lang, entry.id)].add(f"cr:{target}")
@@ -124,7 +127,7 @@ def _glossaries(store: Store, scopes: Scopes) -> dict[tuple[str, str], _Matcher]
         names = [n for n in [title, *aliases] if n and len(n) > 1 and "[" not in n
                  and n.casefold() not in FUNCTION_WORDS]
         entries[(version, lang)].append((term, names, bool(_VERB_SENSE.search(text)), bool(_SUBTYPE_SENSE.search(text))))
-    return {(version, lang): (_EnglishMatcher if lang == "en" else _JapaneseMatcher)(items)
+    return {(version, lang): _EnglishMatcher(items) if lang == "en" else _JapaneseMatcher(items, splitter)
             for (version, lang), items in entries.items()}
 
 
@@ -236,7 +239,8 @@ def _verb_forms(word: str) -> list[str]:
 
 
 class _JapaneseMatcher(_Matcher):
-    def __init__(self, items: list[tuple[_Term, list[str], bool, bool]]):
+    def __init__(self, items: list[tuple[_Term, list[str], bool, bool]], splitter: JapaneseSplitter):
+        self.splitter = splitter
         by_first: dict[str, list[_Form]] = defaultdict(list)
         exact: set[str] = set()
         for term, names, *_ in items:
@@ -245,7 +249,7 @@ class _JapaneseMatcher(_Matcher):
                 by_first[name[0]].append(_Form(name, term))
         for term, names, *_ in items:
             for name in names:
-                stem, last_word = _verb_stem(name)
+                stem, last_word = _verb_stem(name, splitter)
                 if stem and stem not in exact:
                     by_first[stem[0]].append(_Form(stem, term, last_word))
         self.by_first = {c: sorted(forms, key=lambda f: (-len(f.text), f.stem_of is not None)) for c, forms in by_first.items()}
@@ -268,7 +272,7 @@ class _JapaneseMatcher(_Matcher):
                     continue
                 if form.stem_of is not None:
                     if words is None:
-                        words = _morphemes(text)
+                        words = _morphemes(text, self.splitter)
                     if not _is_verb_at(words, end, form.stem_of):
                         continue
                 found = (at, end, form.term)
@@ -293,22 +297,21 @@ def _bounded(text: str, start: int, end: int, name: str) -> bool:
     return True
 
 
-def _verb_stem(name: str) -> tuple[str | None, str | None]:
+def _verb_stem(name: str, splitter: JapaneseSplitter) -> tuple[str | None, str | None]:
     """('唱え', '唱える') for '唱える', ('予示', 'する') for '予示する'; (None, None) when ``name`` is no verb."""
     if len(name) < 2 or name[-1] not in _U_ROW or not _HIRAGANA.match(name[-1]):
         return None, None
     if name.endswith("する") and len(name) > 2:
         return name[:-2], "する"
-    last = _morphemes(name)
+    last = _morphemes(name, splitter)
     return name[:-1], (last[-1][2] if last else name)
 
 
-def _morphemes(text: str) -> list[tuple[int, int, str]]:
+def _morphemes(text: str, splitter: JapaneseSplitter) -> list[tuple[int, int, str]]:
     """Sudachi's words of ``text``: (start, end, dictionary form). The system dictionary alone: verb stems are the
-    same with or without the search's user dictionary, and links must not depend on which one a process uses."""
-    from kb.search.analysis import sudachi_words
-
-    return [(offset + m.begin(), offset + m.end(), m.dictionary_form()) for offset, m in sudachi_words(text, system=True)]
+    same with or without the search's user dictionary, and links must not depend on which one a splitter has."""
+    return [(offset + m.begin(), offset + m.end(), m.dictionary_form())
+            for offset, m in splitter.words(text, system=True)]
 
 
 def _is_verb_at(words: list[tuple[int, int, str]], stem_end: int, verb: str) -> bool:

@@ -30,9 +30,9 @@ Contract — what the index holds (the static site must reproduce this exactly; 
 Positions count the kept mode-C terms (and Latin words), so a quoted phrase matches across dropped particles
 (``"呪文を唱える"`` = ``呪文``, ``唱える`` at consecutive positions); extra index terms share their word's position.
 
-Text of any length is analysed: SudachiPy refuses an input over :data:`SUDACHI_MAX_BYTES`, so a longer Japanese run
-reaches it in pieces (:func:`sudachi_pieces`, cut where no word can go on; every caller of Sudachi goes through
-:func:`sudachi_words`).
+Sudachi runs in the :class:`kb.splitter.JapaneseSplitter` every function that splits takes first (made once per
+command; its user dictionary is the index's: :func:`kb.search.userdict.prepare`); text of any length is analysed
+(the splitter hands Sudachi pieces under its input limit).
 
 Terms depend on the Sudachi dictionary (``sudachidict-core``, pinned by the environment); an exported vocabulary
 is therefore tied to the index it was exported from.
@@ -48,8 +48,9 @@ Whoosh tokens, in one pass per text (:func:`_terms`): the chain and the plain pa
 and offsets. :class:`BigramTokenizer` is :func:`bigram_analyzer`. The index stores the text fields with
 :class:`PreAnalysedPositions`, which takes a :class:`PreAnalysed` value (:func:`index_pairs`,
 :func:`bigram_pairs`) as it is: the index build analyses each text once, and text without Japanese (most of the
-English CR) skips the offsets. The analyzers are picklable (Whoosh pickles them with the schema): they hold no
-state, and the Sudachi tokenizer is created on first use (:func:`sudachi_tokenizer`).
+English CR) skips the offsets. The analyzers are picklable (Whoosh pickles them with the schema): the only state
+they hold is the splitter of :class:`JapaneseFormFilter`, which pickles as its user dictionary's path and is left
+out of the filter's equality (a schema is the same whichever splitter its analyzer was made with).
 """
 
 from __future__ import annotations
@@ -57,10 +58,11 @@ from __future__ import annotations
 import operator
 import pickle
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import pairwise
-from pathlib import Path
+from typing import Any
 
 from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
@@ -68,6 +70,7 @@ from whoosh.system import pack_uint
 
 from kb import rulenum
 from kb.fold import fold, fold_with_offsets, fold_with_offsets_or_none  # noqa: F401 (fold, fold_with_offsets: also this module's API)
+from kb.splitter import JapaneseSplitter
 
 ENGLISH_STOP_WORDS = frozenset(
     "a an and are as at be by for from in is it its of on or that the this to with".split())
@@ -80,7 +83,6 @@ _RUN = re.compile(rf"(?P<number>(?<![0-9.]){rulenum.RULE}{rulenum.LETTER}?(?![a-
                   r"|(?P<ja>(?:(?![\x00-\x7f])[\w・･])+)")
 _JAPANESE_CHAR = re.compile(r"(?:(?![\x00-\x7f])[\w・･])")  # what a Japanese run is made of
 _KATAKANA = re.compile(r"^[\u30a1-\u30fa\u30fc]+$")
-_HIRAGANA_CHAR = re.compile(r"[\u3041-\u309f]")
 # starts only where a katakana run starts: tried inside a run, it fails the same way, once per character of the
 # run, and a long run without a middle dot took quadratic time (9 s for 49,000 katakana)
 _KATAKANA_DOTTED = re.compile(r"(?<![\u30a1-\u30fa\u30fc])[\u30a1-\u30fa\u30fc]+(?:[・･][\u30a1-\u30fa\u30fc]+)+")
@@ -122,97 +124,7 @@ def light_stem(word: str) -> str:
     return word
 
 
-# -- Japanese -----------------------------------------------------------------------------------------------
-_user_dictionary: Path | None = None  # see use_user_dictionary
-
-
-def use_user_dictionary(path: Path | None) -> None:
-    """Make ``path`` (a compiled Sudachi user dictionary, :mod:`kb.search.userdict`; None: none) part of the
-    analysis from now on, in this process."""
-    global _user_dictionary
-    _user_dictionary = Path(path) if path else None
-
-
-def user_dictionary_id() -> str:
-    """Names the user dictionary in use ('' when none): analysis results depend on it."""
-    return _user_dictionary.stem if _user_dictionary else ""
-
-
-def sudachi_tokenizer():
-    """The SudachiPy tokenizer of the analysis: ``sudachidict-core`` with the user dictionary in use, if any."""
-    return _tokenizer(_user_dictionary) if _user_dictionary else system_tokenizer()
-
-
-@lru_cache(maxsize=1)
-def system_tokenizer():
-    """The tokenizer of ``sudachidict-core`` alone (created on first use)."""
-    from sudachipy import Dictionary
-
-    return Dictionary().tokenizer()
-
-
-@lru_cache(maxsize=4)
-def _tokenizer(user_dictionary: Path):
-    from sudachipy import Dictionary, config
-
-    return Dictionary(config=config.Config(user=[str(user_dictionary.resolve())])).tokenizer()
-
-
-def system_dictionary_path() -> Path:
-    import sudachidict_core
-
-    return Path(sudachidict_core.__file__).parent / "resources" / "system.dic"
-
-
-SUDACHI_MAX_BYTES = 49149  # SudachiPy refuses a longer input ("Input is too long")
-SUDACHI_PIECE_CHARS = SUDACHI_MAX_BYTES // 4  # at most 4 UTF-8 bytes a character: a piece this long always passes
-_NOT_IN_A_WORD = re.compile(r"[^\w・･]")
-
-
-def sudachi_pieces(text: str) -> list[tuple[int, str]]:
-    """``text`` as (offset, piece) pairs of at most :data:`SUDACHI_PIECE_CHARS` characters, so that Sudachi takes
-    text of any length: a long text is cut after the last character of a piece that cannot be inside a word
-    (a line break, space or punctuation), else at the last change between hiragana and other characters (where
-    Japanese words mostly end), else where the piece is full."""
-    out = []
-    start = 0
-    while len(text) - start > SUDACHI_PIECE_CHARS:
-        window = text[start:start + SUDACHI_PIECE_CHARS]
-        cut = _piece_end(window)
-        out.append((start, window[:cut]))
-        start += cut
-    out.append((start, text[start:]))
-    return out
-
-
-def _piece_end(window: str) -> int:
-    half = len(window) // 2
-    for i in range(len(window) - 1, half, -1):
-        if _NOT_IN_A_WORD.match(window[i - 1]):
-            return i
-    for i in range(len(window) - 1, half, -1):
-        if bool(_HIRAGANA_CHAR.match(window[i - 1])) != bool(_HIRAGANA_CHAR.match(window[i])):
-            return i
-    return len(window)
-
-
-def sudachi_words(text: str, mode=None, *, system: bool = False):
-    """Sudachi's morphemes of ``text`` of any length (see :func:`sudachi_pieces`), as (offset, morpheme) pairs:
-    ``offset + m.begin()`` is the morpheme's place in ``text`` (its ``split`` parts' too). ``system``: with the
-    system dictionary alone (:func:`system_tokenizer`), else the analysis's (:func:`sudachi_tokenizer`)."""
-    tokenizer = system_tokenizer() if system else sudachi_tokenizer()
-    for offset, piece in sudachi_pieces(text):
-        for m in tokenizer.tokenize(piece) if mode is None else tokenizer.tokenize(piece, mode):
-            yield offset, m
-
-
-@lru_cache(maxsize=1)
-def _modes():
-    from sudachipy import SplitMode
-
-    return SplitMode.A, SplitMode.C
-
-
+# -- Japanese: Sudachi through kb.splitter.JapaneseSplitter, handed to every function that splits ----------------
 def katakana_fold(term: str) -> str:
     """Drop a trailing long-vowel mark from a katakana word of three or more other characters."""
     if len(term) >= 4 and term.endswith(LONG_VOWEL) and _KATAKANA.match(term):
@@ -235,7 +147,7 @@ def runs(text: str, *, offsets: bool = True) -> list[tuple]:
     if not offsets:
         return [(NUMBER, number) if number else (WORD, word) if word else (JAPANESE_RUN, japanese)
                 for number, word, japanese in _RUN.findall(folded)]
-    if starts is None:
+    if starts is None or ends is None:
         return [(m.lastgroup, m.group(), m.start(), m.end(), None) for m in _RUN.finditer(folded)]
     out = []
     for m in _RUN.finditer(folded):
@@ -245,22 +157,22 @@ def runs(text: str, *, offsets: bool = True) -> list[tuple]:
     return out
 
 
-def japanese_words(run, *, index: bool) -> list[tuple[str, str, int, int, None]]:
+def japanese_words(splitter: JapaneseSplitter, run: tuple, *, index: bool) -> list[tuple[str, str, int, int, None]]:
     """Step 4 on one Japanese run: Sudachi mode-C normalized forms (katakana-folded) as FORM pieces, particles and
     the like (:data:`DROPPED_POS`) as FUNCTION pieces; with ``index``, mode-A parts and the parts of a dotted
     katakana compound as PART pieces. A dotted compound's joined word is a FORM at its first part."""
     _, chunk, start, _, offsets = run
     if offsets is None:
-        def span(b, e):
+        def span(b: int, e: int) -> tuple[int, int]:
             return start + b, start + e
     else:
-        def span(b, e):
+        def span(b: int, e: int) -> tuple[int, int]:
             return offsets[0][b], offsets[1][e - 1]
-    mode_a, mode_c = _modes()
+    mode_a, mode_c = splitter.modes
     dotted = [(m.start(), m.end(), re.sub(f"[{MIDDLE_DOTS}]", "", m.group(0)))
               for m in _KATAKANA_DOTTED.finditer(chunk)]
     out: list[tuple[str, str, int, int, None]] = []
-    for offset, m in sudachi_words(chunk, mode_c):
+    for offset, m in splitter.words(chunk, mode_c):
         b, e = offset + m.begin(), offset + m.end()
         kind = FUNCTION if m.part_of_speech()[0] in DROPPED_POS else FORM
         compound = next((d for d in dotted if d[0] <= b < d[1]), None)
@@ -272,7 +184,7 @@ def japanese_words(run, *, index: bool) -> list[tuple[str, str, int, int, None]]
             continue
         out.append((kind, katakana_fold(m.normalized_form()), *span(b, e), None))
         if index and kind == FORM and m.dictionary_id() > 0:  # a user word: its system pieces of 2+ characters
-            for p in system_tokenizer().tokenize(m.surface(), mode_c):
+            for p in splitter.tokenizer(system=True).tokenize(m.surface(), mode_c):
                 if len(p.surface()) >= 2 and p.part_of_speech()[0] not in DROPPED_POS:
                     out.append((PART, katakana_fold(p.normalized_form()), *span(b + p.begin(), b + p.end()), None))
         elif index and kind == FORM:
@@ -307,7 +219,7 @@ def _term(kind: str, text: str) -> str | None:
     return stemmed(kind, text) if kept(kind, text) else None
 
 
-def _terms(text: str, *, index: bool) -> list[tuple[str, int, int, int]]:
+def _terms(splitter: JapaneseSplitter, text: str, *, index: bool) -> list[tuple[str, int, int, int]]:
     """(term, position, start, end) of each kept word of ``text``: the steps composed over plain tuples, as the
     Whoosh chain (:func:`text_analyzer`) runs them over tokens. Positions count the kept words (a dropped word takes
     none); a PART shares its word's position."""
@@ -315,7 +227,8 @@ def _terms(text: str, *, index: bool) -> list[tuple[str, int, int, int]]:
     append = out.append
     pos = -1
     for run in runs(text):
-        for kind, word, start, end, _ in (japanese_words(run, index=index) if run[0] == JAPANESE_RUN else (run,)):
+        for kind, word, start, end, _ in (japanese_words(splitter, run, index=index) if run[0] == JAPANESE_RUN
+                                          else (run,)):
             term = _term(kind, word)
             if term is not None:
                 pos = next_position(pos, kind)
@@ -329,7 +242,7 @@ class PreAnalysed(tuple):
     text once and hands Whoosh these instead of the text (see :func:`kb.search.index.node_fields`)."""
 
     @classmethod
-    def of(cls, pairs) -> PreAnalysed:
+    def of(cls, pairs: Iterable[tuple[str, int]]) -> PreAnalysed:
         """From (term, position) pairs in position order."""
         positions: dict[str, list[int]] = {}
         for term, pos in pairs:
@@ -346,7 +259,7 @@ class PreAnalysedPositions(Positions):
     value as it is, without running the field's analyzer again; the encoded postings are Whoosh's, byte for byte
     (the number of positions, then the pickled position deltas)."""
 
-    def word_values(self, value, analyzer, **kwargs):
+    def word_values(self, value: Any, analyzer: Any, **kwargs: Any) -> Iterator[tuple[str, int, float, bytes]]:
         if not isinstance(value, PreAnalysed):
             yield from super().word_values(value, analyzer, **kwargs)
             return
@@ -369,8 +282,9 @@ class RunTokenizer(Tokenizer):
     """Steps 1–2 (:func:`runs`): one token per run, ``kind`` and ``runoffsets`` beside Whoosh's attributes;
     ``startchar``/``endchar`` are offsets into ``value`` until :class:`PositionFilter`."""
 
-    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
-                 start_char=0, tokenize=True, mode="", **kwargs):
+    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
+                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
+                 mode: str = "", **kwargs: Any) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, start_pos=start_pos,
                       start_char=start_char, **kwargs)
         for token.kind, token.text, token.startchar, token.endchar, token.runoffsets in runs(value):
@@ -378,16 +292,23 @@ class RunTokenizer(Tokenizer):
 
 
 class JapaneseFormFilter(Filter):
-    """Step 4 (:func:`japanese_words`): a Japanese run becomes its words; mode-A and dotted parts in ``"index"``
-    mode only (Whoosh passes ``mode="query"`` when parsing a query)."""
+    """Step 4 (:func:`japanese_words`): a Japanese run becomes its words, split by ``splitter``; mode-A and dotted
+    parts in ``"index"`` mode only (Whoosh passes ``mode="query"`` when parsing a query). Two such filters are equal
+    whatever their splitters (an index's schema names the steps; its dictionary is in the index identity)."""
 
-    def __call__(self, tokens):
+    def __init__(self, splitter: JapaneseSplitter):
+        self.splitter = splitter
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is type(self)
+
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         for t in tokens:
             if t.kind != JAPANESE_RUN:
                 yield t
                 continue
             run = (t.kind, t.text, t.startchar, t.endchar, t.runoffsets)
-            for kind, text, start, end, offsets in japanese_words(run, index=t.mode != "query"):
+            for kind, text, start, end, offsets in japanese_words(self.splitter, run, index=t.mode != "query"):
                 t.kind, t.text, t.startchar, t.endchar, t.runoffsets = kind, text, start, end, offsets
                 yield t
 
@@ -395,7 +316,7 @@ class JapaneseFormFilter(Filter):
 class StopWordFilter(Filter):
     """Drops (:func:`kept`): English stop words, one-letter words, function words, Japanese stop forms."""
 
-    def __call__(self, tokens):
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         for t in tokens:
             if kept(t.kind, t.text):
                 yield t
@@ -404,7 +325,7 @@ class StopWordFilter(Filter):
 class EnglishStemFilter(Filter):
     """Step 3 (:func:`stemmed`): light stemming of Latin words."""
 
-    def __call__(self, tokens):
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         for t in tokens:
             t.text = stemmed(t.kind, t.text)
             yield t
@@ -413,7 +334,7 @@ class EnglishStemFilter(Filter):
 class PositionFilter(Filter):
     """Positions (:func:`next_position`) counting the kept words, from ``start_pos``; offsets from ``start_char``."""
 
-    def __call__(self, tokens):
+    def __call__(self, tokens: Iterable[Any]) -> Iterator[Any]:
         pos = -1
         for t in tokens:
             pos = next_position(pos, t.kind)
@@ -426,8 +347,9 @@ class PositionFilter(Filter):
 class BigramTokenizer(Tokenizer):
     """Tokenizer of the fallback field (:func:`bigrams`)."""
 
-    def __call__(self, value, positions=False, chars=False, keeporiginal=False, removestops=True, start_pos=0,
-                 start_char=0, tokenize=True, mode="", **kwargs):
+    def __call__(self, value: str, positions: bool = False, chars: bool = False, keeporiginal: bool = False,
+                 removestops: bool = True, start_pos: int = 0, start_char: int = 0, tokenize: bool = True,
+                 mode: str = "", **kwargs: Any) -> Iterator[Token]:
         token = Token(positions, chars, removestops=removestops, mode=mode, **kwargs)
         for text, pos, start, end in _bigrams(value):
             token.text, token.pos = text, start_pos + pos
@@ -435,25 +357,25 @@ class BigramTokenizer(Tokenizer):
             yield token
 
 
-def text_analyzer():
-    """The analyzer of the ``title`` and ``body`` fields: the steps as a Whoosh chain (picklable; Sudachi is created
-    on first use), giving what :func:`analyze` gives, in ``"index"`` or ``"query"`` mode."""
-    return RunTokenizer() | JapaneseFormFilter() | StopWordFilter() | EnglishStemFilter() | PositionFilter()
+def text_analyzer(splitter: JapaneseSplitter) -> Any:
+    """The analyzer of the ``title`` and ``body`` fields: the steps as a Whoosh chain splitting with ``splitter``
+    (picklable: see :mod:`kb.splitter`), giving what :func:`analyze` gives, in ``"index"`` or ``"query"`` mode."""
+    return RunTokenizer() | JapaneseFormFilter(splitter) | StopWordFilter() | EnglishStemFilter() | PositionFilter()
 
 
-def bigram_analyzer():
+def bigram_analyzer() -> BigramTokenizer:
     """The analyzer of the ``grams`` field."""
     return BigramTokenizer()
 
 
-def index_pairs(text: str) -> PreAnalysed:
+def index_pairs(splitter: JapaneseSplitter, text: str) -> PreAnalysed:
     """The ``title``/``body`` field value of ``text`` for the index: its index terms and their positions, as
     :func:`_terms` gives them; text without Japanese (most of the English CR) skips the offsets."""
     positions: dict[str, list[int]] = {}
     pos = -1
     for kind, run in runs(text, offsets=False):
         if kind == JAPANESE_RUN:  # Sudachi's words need the offsets of the run
-            return PreAnalysed.of((term, pos) for term, pos, _, _ in _terms(text, index=True))
+            return PreAnalysed.of((term, pos) for term, pos, _, _ in _terms(splitter, text, index=True))
         term = _term(kind, run)
         if term is not None:
             pos = next_position(pos, kind)
@@ -471,28 +393,28 @@ def bigram_pairs(text: str) -> PreAnalysed:
 
 
 # -- plain functions -----------------------------------------------------------------------------------------
-def analyze(text: str, *, index: bool = True) -> list[Term]:
+def analyze(splitter: JapaneseSplitter, text: str, *, index: bool = True) -> list[Term]:
     """Terms of ``text`` with positions and ORIGINAL offsets; ``index=False`` gives the query-side terms."""
-    return [Term(*t) for t in _terms(text, index=index)]
+    return [Term(*t) for t in _terms(splitter, text, index=index)]
 
 
-def index_terms(text: str) -> list[str]:
+def index_terms(splitter: JapaneseSplitter, text: str) -> list[str]:
     """The terms the index holds for ``text`` (title and body fields), in order, with repeats."""
-    return [t.text for t in analyze(text, index=True)]
+    return [t.text for t in analyze(splitter, text, index=True)]
 
 
-def query_terms(text: str) -> list[str]:
+def query_terms(splitter: JapaneseSplitter, text: str) -> list[str]:
     """The terms a query ``text`` is looked up by (every one of them is also an index term of the same words)."""
-    return [t.text for t in analyze(text, index=False)]
+    return [t.text for t in analyze(splitter, text, index=False)]
 
 
-def surface_terms(text: str) -> list[tuple[str, str]]:
+def surface_terms(splitter: JapaneseSplitter, text: str) -> list[tuple[str, str]]:
     """(folded surface, term) for each query-side word of ``text``: ``唱えた`` → ``[("唱え", "唱える")]``.
 
     For a client that cannot run Sudachi (the static site): collect these pairs over the indexed texts, fold the
     typed query (step 1), cut it by longest match against the collected surfaces, and look each piece up by its
     term; a Japanese piece with no surface goes to the bigram field."""
-    return [(fold(text[t.start:t.end]), t.text) for t in analyze(text, index=False)]
+    return [(fold(text[t.start:t.end]), t.text) for t in analyze(splitter, text, index=False)]
 
 
 def bigram_terms(text: str) -> list[str]:
@@ -510,8 +432,8 @@ def _bigrams(text: str) -> list[tuple[str, int, int, int]]:
     folded, starts, ends = fold_with_offsets_or_none(text)
     if not _JAPANESE_CHAR.search(folded):
         return []
-    if starts is None:
-        starts, ends = range(len(folded)), range(1, len(folded) + 1)
+    if starts is None or ends is None:
+        starts, ends = list(range(len(folded))), list(range(1, len(folded) + 1))
     out: list[tuple[str, int, int, int]] = []
     for m in _RUN.finditer(folded):
         if m.lastgroup != JAPANESE_RUN:

@@ -22,6 +22,9 @@ pool in one go, without Whoosh's per-posting checks and memory estimate and with
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import Any
+
 from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3Codec, W3FieldWriter, W3PerDocReader, W3PostingsWriter, _lenfield
 from whoosh.util.numeric import byte_to_length
 from whoosh.writing import SegmentWriter
@@ -32,7 +35,12 @@ POSTING_BYTES = 200  # the pool's memory estimate per posting (it spills to disk
 
 
 class InliningPostingsWriter(W3PostingsWriter):
-    def add_posting(self, id_, weight, vbytes, length=None):
+    _maxweight: float  # Whoosh's attributes, set by its constructor and block writer
+    _minlength: int | None
+    _maxlength: int
+    _terminfo: Any
+
+    def add_posting(self, id_: int, weight: float, vbytes: bytes, length: int | None = None) -> None:
         """Whoosh's, without its type assertions (postings come from the writer's own pool)."""
         if len(self._ids) >= self._blocklimit:
             self._write_block()
@@ -48,7 +56,7 @@ class InliningPostingsWriter(W3PostingsWriter):
             if length > self._maxlength:
                 self._maxlength = length
 
-    def finish_postings(self):
+    def finish_postings(self) -> Any:
         terminfo = self._terminfo
         # Only postings with values are inlined: Whoosh reads an inlined term without values back as "" (a str),
         # which its own segment merge then refuses.
@@ -64,12 +72,14 @@ class InliningPostingsWriter(W3PostingsWriter):
 
 
 class PlainFieldWriter(W3FieldWriter):
-    def add_postings(self, schema, lengths, items):
+    def add_postings(self, schema: Any, lengths: Any, items: Iterable[tuple[str, bytes, int, float, bytes]]) -> None:
         """Whoosh's loop over the pool's sorted postings, without its order checks (the pool sorts them) and its
         spelling-word case (the index has no spelling fields), handing each posting straight to the postings
         writer."""
         field_length = lengths.doc_field_length if lengths else (lambda docnum, fieldname: 0)
-        lastfield = lasttext = add_posting = None
+        lastfield: str | None = None
+        lasttext: bytes | None = None
+        add_posting: Any = None
         for fieldname, btext, docnum, weight, value in items:
             if fieldname != lastfield:
                 if lasttext is not None:
@@ -91,11 +101,11 @@ class PlainFieldWriter(W3FieldWriter):
 class LengthListReader(W3PerDocReader):
     """Whoosh's per-document reader with each field's length column read once."""
 
-    def __init__(self, storage, segment):
+    def __init__(self, storage: Any, segment: Any) -> None:
         super().__init__(storage, segment)
         self._length_lists: dict[str, list[int] | None] = {}
 
-    def doc_field_length(self, docnum, fieldname, default=0):
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int | None:
         try:
             lengths = self._length_lists[fieldname]
         except KeyError:
@@ -112,30 +122,30 @@ class LengthListReader(W3PerDocReader):
 
 
 class IndexCodec(W3Codec):
-    def __init__(self):
+    def __init__(self) -> None:
         super().__init__(compression=0, inlinelimit=2)
 
-    def field_writer(self, storage, segment):
+    def field_writer(self, storage: Any, segment: Any) -> PlainFieldWriter:
         return PlainFieldWriter(self, storage, segment)
 
-    def postings_writer(self, dbfile, byteids=False):
+    def postings_writer(self, dbfile: Any, byteids: bool = False) -> InliningPostingsWriter:
         return InliningPostingsWriter(dbfile, blocklimit=self._blocklimit, byteids=byteids,
                                       compression=self._compression, inlinelimit=self._inlinelimit)
 
-    def per_document_reader(self, storage, segment):
+    def per_document_reader(self, storage: Any, segment: Any) -> LengthListReader:
         return LengthListReader(storage, segment)
 
 
 class BulkWriter(SegmentWriter):
     """``SegmentWriter(ix, limitmb=…, codec=…)`` with the faster ``add_document``."""
 
-    def __init__(self, ix, **kwargs):
+    def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
         if any(field.column_type for _, field in self.schema.items()):
             self.cancel()
             raise ValueError("BulkWriter does not write column (sortable) fields")
 
-    def add_document(self, **fields):
+    def add_document(self, **fields: Any) -> None:
         self._check_state()
         schema, docnum, perdoc = self.schema, self.docnum, self.perdocwriter
         postings: list[tuple] = []

@@ -7,10 +7,13 @@ Entry point :func:`update_index` (called by :func:`kb.pipeline.ingest_documents`
 Layout: one Whoosh index per *scope* — a (language, version) pair, unversioned nodes (wiki, notes, cards) in the
 scope of their language and version ``""`` — in the folder :func:`scope_dir`, so that searching the newest version
 reads only that version's postings and field lengths, and ingesting a version writes only its own index.
-``index/state.json`` records the layout, the analysis and dictionary that built the indexes (:func:`index_identity`)
-and, per scope, a digest of its nodes' keys and content hashes: a scope whose digest matches the store is not opened
-at all. An index built by another analysis, dictionary or layout is rebuilt whole, with a one-line notice
-(:attr:`IndexReport.notice`; logged when a :class:`kb.search.Searcher` finds it).
+``index/state.json`` records the layout, the code and dictionaries that built the indexes (:func:`index_identity`:
+a digest of all of kb's code, so no list of the modules that shape terms is kept by hand), the store's content
+generation it was brought in line with (:func:`index_lag`), and, per scope, a digest of its nodes' keys and content
+hashes: a scope whose digest matches the store is not opened at all. A writer rebuilds an index built by another
+code, dictionary or layout whole, with a one-line notice (:attr:`IndexReport.notice`), and brings a lagging or
+missing index in line (:func:`heal_index`); a reader never writes: it answers from the index as it is and says in
+one line why it is stale (:func:`reader_staleness`).
 
 One document per node key (version, lang, id). Fields:
 
@@ -33,41 +36,46 @@ Damage: Whoosh keeps no checksums, so each scope's update records the size and S
 (:func:`damaged_index_error`).
 
 Reading: :func:`shared_indexes` keeps, per process, the open indexes and Whoosh searchers (and so the field
-lengths their readers load) of each index folder, and reopens them only when ``state.json`` changed.
+lengths their readers load) of each index folder, and reopens them only when ``state.json`` changed. A searcher
+over several scopes reads every scope's segments as its own leaves (:func:`_segment_readers`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import marshal
 import os
 import pickle
 import shutil
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Collection
+from collections.abc import Collection
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
+from kb.codedigest import code_digest
 from kb.errors import KbError
 from kb.model import GLOSSARY, Node
+from kb.search.userdict import dictionary_path, intact
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
-from kb.store.lock import writer_lock
+
+if TYPE_CHECKING:
+    from kb.search.analysis import PreAnalysed
 
 INDEX_DIR = "index"
 INDEX_NAME = "nodes"
 STATE_FILE = "state.json"
 CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA-256 as last written
 # 1: one index for everything (before state.json); 2: one index per scope; 3: the node key indexed (deleted by term),
-# each scope's node hashes in HASHES
-LAYOUT = 3
+# each scope's node hashes in HASHES; 4: the identity's "analysis" is the digest of all of kb's code
+LAYOUT = 4
 HASHES = "hashes.marshal"  # in each scope's folder: the content hash of each node indexed (its key → hash)
 FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
-log = logging.getLogger("kb")
 
 
 @dataclass(frozen=True)
@@ -79,22 +87,21 @@ class IndexReport:
     notice: str | None = None  # why the whole index was rebuilt, when it was rebuilt for being stale
 
 
-def index_identity() -> dict[str, str]:
-    """What the index terms depend on besides the texts: the analysis code (a hash of :mod:`kb.search.analysis`),
-    the Sudachi dictionary and tokenizer versions, and the user dictionary in use (:mod:`kb.search.userdict`: the
-    store's glossary terms and wiki titles). Recorded with the Whoosh indexes and the site's static search."""
-    from kb.search.analysis import user_dictionary_id
-
-    return {**_installed_identity(), "user dictionary": user_dictionary_id() or "none"}
+def index_identity(splitter: JapaneseSplitter) -> dict[str, str]:
+    """What the index terms depend on besides the texts: the code (:func:`kb.codedigest.code_digest`: every module
+    of kb, so any that can shape a term — the analysis, the names, the fold, the rule numbers — is covered), the
+    Sudachi dictionary and tokenizer versions, and the user dictionary ``splitter`` splits with
+    (:mod:`kb.search.userdict`: the store's glossary terms and wiki titles). Recorded with the Whoosh indexes and the
+    site's static search."""
+    return {**installed_identity(), "user dictionary": splitter.dictionary_id or "none"}
 
 
 @lru_cache(maxsize=1)
-def _installed_identity() -> dict[str, str]:
-    """The part of :func:`index_identity` fixed for the life of a process: the analysis code and the Sudachi packages."""
+def installed_identity() -> dict[str, str]:
+    """The part of :func:`index_identity` fixed for the life of a process: the code and the Sudachi packages."""
     from kb.search.userdict import installed_version
 
-    code = (Path(__file__).parent / "analysis.py").read_bytes()
-    return {"analysis": hashlib.sha256(code).hexdigest()[:16],
+    return {"analysis": code_digest()[:16],
             "dictionary": f"sudachidict-core {installed_version('sudachidict-core', 'sudachidict_core')}, "
                           f"sudachipy {installed_version('sudachipy', 'sudachipy')}"}
 
@@ -120,7 +127,7 @@ def scope_dir(root: Path, version: str, lang: str) -> Path:
     return root / quote(f"{lang}-{version or '_'}", safe="")
 
 
-def schema():
+def schema(splitter: JapaneseSplitter) -> Any:
     from whoosh.fields import ID, KEYWORD, STORED, Schema
 
     from kb.search.analysis import bigram_analyzer, text_analyzer
@@ -129,15 +136,15 @@ def schema():
         key=ID(stored=True),
         kind=ID(),
         number=ID(),
-        title=_text_field(text_analyzer()),
-        body=_text_field(text_analyzer()),
+        title=_text_field(text_analyzer(splitter)),
+        body=_text_field(text_analyzer(splitter)),
         grams=_text_field(bigram_analyzer()),
         names=KEYWORD(),
         hash=STORED(),
     )
 
 
-def _text_field(analyzer):
+def _text_field(analyzer: Any) -> Any:
     """A phrase-searchable text field that also takes pre-analysed values (see :func:`node_fields`)."""
     from whoosh.fields import TEXT
 
@@ -152,7 +159,7 @@ def key_string(key: NodeKey) -> str:
     return f"{key.version}\t{key.lang}\t{key.id}"
 
 
-def node_fields(node: Node, content_hash: str) -> dict:
+def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> dict[str, str | PreAnalysed]:
     """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
     :class:`kb.search.analysis.PreAnalysed` terms."""
     from kb.search import analysis
@@ -160,23 +167,24 @@ def node_fields(node: Node, content_hash: str) -> dict:
 
     names = [x for x in (node.title, *node.aliases, node.english) if x]
     body = "\n".join([node.text, *node.examples])
-    fields = dict(key=key_string(NodeKey(node.version, node.lang, node.id)), kind=node.kind, hash=content_hash)
+    fields: dict[str, str | PreAnalysed] = dict(key=key_string(NodeKey(node.version, node.lang, node.id)),
+                                                kind=node.kind, hash=content_hash)
     grams = analysis.bigram_pairs("\n".join([*names, body]))
     if grams:
         fields["grams"] = grams
     if node.number:
         fields["number"] = node.number
     if names:
-        fields["title"] = analysis.index_pairs("\n".join(names))
+        fields["title"] = analysis.index_pairs(splitter, "\n".join(names))
         if node.kind == GLOSSARY:
             looked_up = names + [node.meta["reading"]] if node.meta.get("reading") else names
-            fields["names"] = " ".join(sorted({form for name in looked_up for form in name_forms(name)}))
+            fields["names"] = " ".join(sorted({form for name in looked_up for form in name_forms(splitter, name)}))
     if body.strip():
-        fields["body"] = analysis.index_pairs(body)
+        fields["body"] = analysis.index_pairs(splitter, body)
     return fields
 
 
-def open_index(store: Store, version: str, lang: str):
+def open_index(store: Store, version: str, lang: str) -> Any:
     """The index of one scope (KbError when there is none yet, or it was written by an older kb)."""
     path = scope_dir(index_dir(store), version, lang)
     ix = _open_existing(path)
@@ -190,7 +198,7 @@ def indexed_scopes(store: Store) -> list[tuple[str, str]]:
     return [(info[0], info[1]) for info in _read_state(index_dir(store)).get("scopes", {}).values()]
 
 
-def _open_existing(path: Path):
+def _open_existing(path: Path) -> Any:
     """The index in ``path``, None when there is none; KbError when it cannot be read (written by an older kb)."""
     from whoosh import index
 
@@ -220,15 +228,49 @@ def _write_state(root: Path, state: dict) -> None:
     os.replace(tmp, root / STATE_FILE)
 
 
-def check_freshness(store: Store) -> str | None:
-    """Why the index must be rebuilt whole (another analysis, dictionary or layout built it), or None."""
+def check_freshness(store: Store, splitter: JapaneseSplitter) -> str | None:
+    """Why the index must be rebuilt whole (another analysis, dictionary or layout built it than ``splitter`` and
+    this code would), or None."""
     root = index_dir(store)
     state = _read_state(root)
     if not state:
         return "it was written by an older kb" if root.is_dir() and any(root.iterdir()) else None
     if state.get("layout") != LAYOUT:
         return f"layout {state.get('layout')} → {LAYOUT}"
-    return stale_reason(state.get("identity", {}), index_identity())
+    return stale_reason(state.get("identity", {}), index_identity(splitter))
+
+
+def index_lag(store: Store) -> str | None:
+    """Why the index may not hold what the store holds, or None: there is no index; another layout, code or Sudachi
+    wrote it; or it was last brought in line with another generation of the store's content
+    (:meth:`kb.store.Store.content_generation`, changed in the transaction of every content change: a writer killed
+    after its commit and before its index update — or before ``kb update`` swapped its new index in — left the two
+    apart); or the user dictionary it was built with is missing or damaged (:func:`kb.search.userdict.intact`). What
+    every writer checks first."""
+    state = _read_state(index_dir(store))
+    if not state:
+        return "there is no search index"
+    if state.get("layout") != LAYOUT:
+        return f"layout {state.get('layout')} → {LAYOUT}"
+    if (reason := stale_reason(state.get("identity", {}), installed_identity())):
+        return reason
+    if state.get("generation") != store.content_generation():
+        return "the store changed since it was indexed"
+    recorded = recorded_user_dictionary(store)
+    if recorded and not intact(dictionary_path(store, recorded)):
+        return f"its user dictionary {recorded} is missing or damaged"
+    return None
+
+
+def reader_staleness(store: Store, splitter: JapaneseSplitter) -> str | None:
+    """What a reader says of the index it answers from, or None when it is fresh: built by other code, another
+    Sudachi or with another user dictionary than a writer would use now (:func:`check_freshness`, with the
+    dictionary the index recorded), its user dictionary file missing, or behind the store (:func:`index_lag`).
+    Readers never write: ``kb index`` (or any writer) brings it up to date."""
+    recorded = recorded_user_dictionary(store)
+    if recorded and splitter.dictionary_id != recorded:
+        return f"its user dictionary {recorded} is missing or damaged"
+    return check_freshness(store, splitter) or index_lag(store)
 
 
 def _scope_digest(hashes: dict[str, str]) -> str:
@@ -238,18 +280,24 @@ def _scope_digest(hashes: dict[str, str]) -> str:
     return digest.hexdigest()[:24]
 
 
-def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tuple[str, str]] | None = None) -> IndexReport:
+def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tuple[str, str]] | None = None,
+                 splitter: JapaneseSplitter | None = None) -> IndexReport:
     """Bring the index in line with the store, touching only the scopes, and in them the nodes, whose content changed.
     ``scopes``: the only (version, lang) pairs that may have changed since the last update (an ingest's); the others
-    are not compared with the store.
+    are not compared with the store — unless the index lags the store (:func:`index_lag`: then every scope is).
+    Call holding the writer lock.
 
     An index built by another analysis, dictionary or layout is rebuilt whole (the report's ``notice`` says why);
-    the store's user dictionary is brought up to date and used first (:func:`kb.search.userdict.prepare`)."""
+    the store's user dictionary is brought up to date and used first (:func:`kb.search.userdict.prepare`, with
+    ``splitter``, the command's: one is made when None). The state records the store's content generation."""
     from kb.search import userdict
 
-    userdict.prepare(store)
+    splitter = userdict.prepare(store, splitter or JapaneseSplitter())
+    generation = store.content_generation()
     root = index_dir(store)
-    stale = None if rebuild else check_freshness(store)
+    stale = None if rebuild else check_freshness(store, splitter)
+    if index_lag(store):
+        scopes = None
     notice = f"{root}: rebuilding the search index ({stale})" if stale else None
     state = {} if rebuild or stale else _read_state(root)
     if not state:
@@ -278,23 +326,33 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
         if name in recorded and recorded[name][2] == digest and _exists(scope_dir(root, version, lang)):
             result[name] = recorded[name]
             continue
-        a, u, r = _update_scope(store, scope_dir(root, version, lang), version, lang, hashes)
+        a, u, r = _update_scope(store, scope_dir(root, version, lang), version, lang, hashes, splitter)
         added, updated, removed = added + a, updated + u, removed + r
         result[name] = [version, lang, digest, len(hashes)]
     total = sum(info[3] for info in result.values())
-    if result != recorded or not state:
-        _write_state(root, {"layout": LAYOUT, "identity": index_identity(), "scopes": result})
+    if result != recorded or not state or state.get("generation") != generation:
+        _write_state(root, {"layout": LAYOUT, "identity": index_identity(splitter), "scopes": result,
+                            "generation": generation})
     return IndexReport(added, updated, removed, total, notice)
 
 
-def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dict[str, str]) -> tuple[int, int, int]:
+def heal_index(store: Store, splitter: JapaneseSplitter | None = None) -> IndexReport | None:
+    """A writer's first step: when the index lags the store (:func:`index_lag`: missing, or another generation),
+    bring every scope in line; the report, or None when it did not lag. Call holding the writer lock."""
+    if index_lag(store) is None:
+        return None
+    return update_index(store, splitter=splitter)
+
+
+def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dict[str, str],
+                  splitter: JapaneseSplitter) -> tuple[int, int, int]:
     """Bring one scope's index in line with its nodes' hashes; (added, updated, removed)."""
     from whoosh import index
 
     from kb.search.codec import BulkWriter, IndexCodec
 
     os.makedirs(path, exist_ok=True)
-    current = schema()
+    current = schema(splitter)
     try:
         ix = _open_existing(path)
     except KbError:  # unreadable: outdated
@@ -320,7 +378,7 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
                 continue
             k = key_string(NodeKey(node.version, node.lang, node.id))
             if k in changed:
-                writer.add_document(**node_fields(node, wanted[k]))
+                writer.add_document(**node_fields(splitter, node, wanted[k]))
     except BaseException:
         writer.cancel()
         raise
@@ -336,7 +394,7 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
     return len(changed) - updated, updated, len(gone)
 
 
-def _delete_keys(writer, keys: list[str]) -> None:
+def _delete_keys(writer: Any, keys: list[str]) -> None:
     """Delete the documents of these node keys: Whoosh's ``delete_by_term`` for each, read from the writer's own
     postings without loading Whoosh's query and search modules (about 25 ms of a one-rule update's index update)."""
     with writer.reader() as reader:
@@ -355,7 +413,7 @@ def _recorded_checksums(path: Path) -> dict[str, list]:
     return recorded if isinstance(recorded, dict) else {}
 
 
-def _indexed_hashes(ix, path: Path, recorded: dict[str, list]) -> dict[str, str]:
+def _indexed_hashes(ix: Any, path: Path, recorded: dict[str, list]) -> dict[str, str]:
     """Each indexed node's key → content hash: from :data:`HASHES` when the ``recorded`` checksums vouch for it,
     else read from the index's stored fields."""
     try:
@@ -440,16 +498,16 @@ class IndexCheck:
     report: IndexReport
 
 
-def verify_index(store: Store) -> IndexCheck:
+def verify_index(store: Store, splitter: JapaneseSplitter | None = None) -> IndexCheck:
     """``kb index``: check every scope's files against their checksums and every indexed document against the
     store; a damaged index is rebuilt, missing or stale documents are (re)indexed."""
     damage = index_damage(store)
     if damage is None:
         try:
-            return IndexCheck(None, update_index(store))
+            return IndexCheck(None, update_index(store, splitter=splitter))
         except Exception as error:  # unreadable although the files are as written: say what Whoosh said
             damage = f"{type(error).__name__}: {error}"
-    return IndexCheck(damage, update_index(store, rebuild=True))
+    return IndexCheck(damage, update_index(store, rebuild=True, splitter=splitter))
 
 
 def _key(key: str) -> NodeKey:
@@ -466,7 +524,7 @@ class SharedIndexes:
         self.root = root
         self.lock = threading.RLock()
         self._stamp: tuple | None = None
-        self._searchers: dict[frozenset, object] = {}
+        self._searchers: dict[frozenset, Any] = {}
         self.filters: dict[tuple, set[int]] = {}  # (scopes, kinds) → document numbers (kb.search.query)
 
     def _current_stamp(self) -> tuple | None:
@@ -483,7 +541,7 @@ class SharedIndexes:
             self.close()
             self._stamp = stamp
 
-    def searcher(self, scopes: frozenset[tuple[str, str]]):
+    def searcher(self, scopes: frozenset[tuple[str, str]]) -> Any:
         """A Whoosh searcher (BM25F) over the indexes of ``scopes`` that exist; None when none does."""
         from whoosh import scoring
         from whoosh.reading import MultiReader
@@ -495,8 +553,8 @@ class SharedIndexes:
                 self._searchers[scopes] = None
             elif len(indexes) == 1:
                 self._searchers[scopes] = indexes[0].searcher(weighting=scoring.BM25F())
-            else:
-                reader = MultiReader([ix.reader() for ix in indexes])
+            else:  # over the segments: each sub-searcher atomic (see _segment_readers)
+                reader = MultiReader([leaf for ix in indexes for leaf in _segment_readers(ix)])
                 self._searchers[scopes] = WhooshSearcher(reader, weighting=scoring.BM25F())
         return self._searchers[scopes]
 
@@ -508,18 +566,22 @@ class SharedIndexes:
         self.filters.clear()
 
 
+def _segment_readers(ix: Any) -> list[Any]:
+    """The readers of each segment of ``ix``. A Whoosh searcher gives each reader of a ``MultiReader`` its own
+    sub-searcher and expects it atomic: a scope's own ``MultiReader`` there (once its index has two segments) hands
+    its collector a ``MultiMatcher``, which cannot skip blocks by quality (``NotImplementedError: MultiMatcher`` as
+    soon as a search holds ``limit`` hits)."""
+    reader = ix.reader()
+    return [leaf for leaf, _ in reader.leaf_readers()] if not reader.is_atomic() else [reader]
+
+
 _SHARED: dict[Path, SharedIndexes] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_indexes(store: Store, notify: Callable[[str], None] | None = None) -> SharedIndexes:
-    """The process's :class:`SharedIndexes` of ``store``'s index folder; a stale index (another analysis or
-    dictionary) is rebuilt first, its one-line notice handed to ``notify`` (default: logged as a warning)."""
-    if check_freshness(store):
-        with writer_lock(store.kb_dir):  # rebuilding writes the index: one writer at a time, like kb index
-            report = update_index(store) if check_freshness(store) else None
-        if report and report.notice:
-            (notify or log.warning)(report.notice)
+def shared_indexes(store: Store) -> SharedIndexes:
+    """The process's :class:`SharedIndexes` of ``store``'s index folder, as it is: a reader never rebuilds an index
+    (see :func:`reader_staleness` for what it tells the user instead)."""
     root = index_dir(store).resolve()
     if not (root / STATE_FILE).is_file():
         raise KbError(f"{root}: no search index; run 'kb index' (or 'kb ingest' again)")

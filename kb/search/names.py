@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from kb.model import ARTICLE, CARD, GLOSSARY
 from kb.search import analysis
+from kb.splitter import JapaneseSplitter
 from kb.store import Store
 
 _NAME_KINDS = (GLOSSARY, ARTICLE, CARD)
@@ -31,10 +32,10 @@ class NameTable:
     english: dict[str, tuple[str, ...]] = field(default_factory=dict)  # name form of a Japanese name → English names
     readings: dict[str, tuple[str, ...]] = field(default_factory=dict)  # reading form → Japanese names
 
-    def english_names(self, text: str) -> tuple[str, ...]:
+    def english_names(self, splitter: JapaneseSplitter, text: str) -> tuple[str, ...]:
         """The English names of the Japanese name ``text`` is (or whose reading it is)."""
         names = [text, *self.japanese_names(text)]
-        found = [e for name in names for form in sorted(name_forms(name)) for e in self.english.get(form, ())]
+        found = [e for name in names for form in sorted(name_forms(splitter, name)) for e in self.english.get(form, ())]
         return tuple(dict.fromkeys(found))
 
     def japanese_names(self, text: str) -> tuple[str, ...]:
@@ -43,18 +44,18 @@ class NameTable:
         return self.readings.get(form, ()) if form else ()
 
 
-def name_forms(text: str) -> set[str]:
+def name_forms(splitter: JapaneseSplitter, text: str) -> set[str]:
     """The forms a whole name or a whole query is matched by in ``names``: the folded text without spaces and
     middle dots, and its query terms joined (``マナ・コスト``, ``マナコスト`` → ``マナコスト``; ``唱えた`` → ``唱える``)."""
     folded = re.sub(r"[\s・･]", "", analysis.fold(text))
     forms = {folded} if folded else set()
-    joined = "".join(analysis.query_terms(text))
+    joined = "".join(analysis.query_terms(splitter, text))
     if joined:
         forms.add(joined)
     return forms
 
 
-def name_table(store: Store) -> NameTable:
+def name_table(store: Store, splitter: JapaneseSplitter) -> NameTable:
     english: dict[str, list[str]] = defaultdict(list)
     readings: dict[str, list[str]] = defaultdict(list)
     given = source_readings(store)
@@ -63,10 +64,10 @@ def name_table(store: Store) -> NameTable:
             continue
         if title.casefold() == english_name.casefold():
             continue
-        for form in name_forms(title):
+        for form in name_forms(splitter, title):
             if english_name not in english[form]:
                 english[form].append(english_name)
-        reading = given.get(title) or reading_of(title)
+        reading = given.get(title) or reading_of(splitter, title)
         if reading and title not in readings[reading]:
             readings[reading].append(title)
     return NameTable({k: tuple(v) for k, v in english.items()}, {k: tuple(v) for k, v in readings.items()})
@@ -74,20 +75,20 @@ def name_table(store: Store) -> NameTable:
 
 def source_readings(store: Store) -> dict[str, str]:
     """Japanese glossary terms → the reading their source gives (ruby), as a reading form."""
-    out = {}
+    out: dict[str, str] = {}
     for _key, title, _aliases, _english, _text, meta in store.glossary_rows(lang="ja"):
         form = reading_form(meta.get("reading") or "") if title else None
-        if form:
+        if form and title:
             out.setdefault(title, form)
     return out
 
 
-def reading_of(name: str) -> str | None:
+def reading_of(splitter: JapaneseSplitter, name: str) -> str | None:
     """The reading of a Japanese name as a reading form (katakana, no spaces or dots), when it is known: the name
     is kana, or Sudachi's system dictionary holds each of its parts as a word of two or more characters (a lone
     kanji's reading is a guess: 瞬速 is not マドカソク); else None."""
     parts = []
-    for morpheme in analysis.system_tokenizer().tokenize(analysis.fold(name)):
+    for morpheme in splitter.tokenizer(system=True).tokenize(analysis.fold(name)):
         surface, reading = morpheme.surface(), morpheme.reading_form()
         if not any(c.isalnum() for c in surface):
             continue

@@ -30,19 +30,24 @@ Bad queries (empty, longer than :data:`MAX_QUERY_CHARS`, unbalanced quotes, cont
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import islice
+from typing import Any
 
 from kb import rulenum
 from kb.errors import KbError
 from kb.fold import fold
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
 from kb.search import analysis
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
+
+log = logging.getLogger("kb")
 
 MAX_QUERY_CHARS = 500
 TITLE_BOOST = 3.0
@@ -162,25 +167,31 @@ class Searcher:
     language); the open Whoosh searchers, with the field lengths they load, are shared by every Searcher of the
     process (:func:`kb.search.index.shared_indexes`) and reopened only when the index changed."""
 
-    def __init__(self, store: Store, notify: Callable[[str], None] | None = None):
-        """``notify``: told in one line when the index was stale and is rebuilt first (default: a logged warning)."""
+    def __init__(self, store: Store, notify: Callable[[str], None] | None = None, *,
+                 splitter: JapaneseSplitter | None = None):
+        """``notify``: told in one line when the index is stale (it is searched as it is, never rebuilt: a reader
+        does not write; default: a logged warning). ``splitter``: the command's (one is made when None); queries
+        are split with the user dictionary the index recorded, as the index was."""
         from kb.search import userdict
-        from kb.search.index import recorded_user_dictionary, shared_indexes
+        from kb.search.index import reader_staleness, recorded_user_dictionary, shared_indexes
         from kb.search.names import name_table
         from kb.urls.where import Locator
         from kb.versions.current import current_view
 
-        userdict.activate(store, recorded_user_dictionary(store))  # queries are analysed as the index was
+        self.splitter = userdict.recorded(store, recorded_user_dictionary(store), splitter or JapaneseSplitter())
         self.store = store
         try:
-            self.indexes = shared_indexes(store, notify)
+            self.indexes = shared_indexes(store)
         except Exception as error:
             damaged = self._damaged(error)
             if damaged is None:
                 raise
             raise damaged from error
+        stale = reader_staleness(store, self.splitter)
+        if stale:
+            (notify or log.warning)(f"{self.indexes.root}: the search index is stale ({stale}): run 'kb index'")
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
-        self.names = name_table(store)
+        self.names = name_table(store, self.splitter)
         self.locator = Locator(current_view(store))
 
     def close(self) -> None:
@@ -189,7 +200,7 @@ class Searcher:
     def __enter__(self) -> Searcher:
         return self
 
-    def __exit__(self, *exc) -> None:
+    def __exit__(self, *exc: object) -> None:
         self.close()
 
     def search(self, query: str, *, limit: int = 10, kind: str | None = None, lang: str | None = None,
@@ -212,9 +223,9 @@ class Searcher:
 
         return damaged_index_error(self.store, error)
 
-    def _search(self, q, limit: int) -> list[Hit]:
+    def _search(self, q: ParsedQuery, limit: int) -> list[Hit]:
         versions = self._chosen_versions(q)
-        english = () if q.numbers or q.phrases else self.names.english_names(q.text)
+        english = () if q.numbers or q.phrases else self.names.english_names(self.splitter, q.text)
         scopes = frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
         with self.indexes.lock:
             self.indexes.refresh()
@@ -228,8 +239,11 @@ class Searcher:
             for name in english if ws is not None else ():  # the English names of a Japanese name reach English text
                 words += self._by_words(ws, scopes, ParsedQuery("", (name,), q.kinds, q.lang, q.version), limit)
         seen = {k for k, _, _ in found}
-        found += [f for f in words if f[0] not in seen and not seen.add(f[0])]
-        terms = set() if q.numbers else set(analysis.query_terms(" ".join([q.text, *q.phrases, *english])))
+        for f in words:
+            if f[0] not in seen:
+                seen.add(f[0])
+                found.append(f)
+        terms = set() if q.numbers else set(analysis.query_terms(self.splitter, " ".join([q.text, *q.phrases, *english])))
         hits = (self._hit(key, score, match, terms, q, english) for key, score, match in found)
         return list(islice((hit for hit in hits if hit is not None), limit))
 
@@ -249,7 +263,7 @@ class Searcher:
             raise KbError(f"version {q.version}: not in the knowledge base (have: {', '.join(known) or 'none'})")
         return chosen
 
-    def _allowed(self, key: NodeKey, kind: str | None, q: ParsedQuery, versions) -> bool:
+    def _allowed(self, key: NodeKey, kind: str | None, q: ParsedQuery, versions: set[tuple[str, str]]) -> bool:
         """Whether a node is in the query's scope (``kind`` None: ignore the kind filter)."""
         if kind is not None and q.kinds and kind not in q.kinds:
             return False
@@ -258,14 +272,14 @@ class Searcher:
         return key.version == UNVERSIONED or (key.version, key.lang) in versions
 
     # 1. rule numbers ---------------------------------------------------------------------------------------------
-    def _by_number(self, q: ParsedQuery, versions, limit: int) -> list[tuple[NodeKey, float, str]]:
+    def _by_number(self, q: ParsedQuery, versions: set[tuple[str, str]], limit: int) -> list[tuple[NodeKey, float, str]]:
         rows = []
         for number in q.numbers:
             pattern = None
             if q.with_subrules:
                 parsed = rulenum.parse(number)
                 pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*",
-                           "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind)
+                           "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind) if parsed else None
             for key, kind, order in self.store.keys_numbered(number, pattern=pattern):
                 if self._allowed(key, kind, q, versions):
                     rows.append((LANG_ORDER.get(key.lang, 9), key.version, order, key))
@@ -273,14 +287,15 @@ class Searcher:
         return [(key, 1.0, "number") for *_, key in rows[:limit]]
 
     # 2. glossary terms -------------------------------------------------------------------------------------------
-    def _by_term(self, ws, q: ParsedQuery, versions, english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
+    def _by_term(self, ws: Any, q: ParsedQuery, versions: set[tuple[str, str]],
+                 english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
         """The glossary entries the whole query names — in Japanese, in English, by reading, or through the English
         name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it."""
         from whoosh import query as wq
 
         from kb.search.names import name_forms
 
-        forms = {f for name in (q.text, *self.names.japanese_names(q.text), *english) for f in name_forms(name)}
+        forms = {f for name in (q.text, *self.names.japanese_names(q.text), *english) for f in name_forms(self.splitter, name)}
         lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in sorted(forms)])])
         entries = [_key(ws.stored_fields(n)["key"]) for n in ws.docs_for_query(lookup)]
         entries = sorted((k for k in entries if self._allowed(k, None, q, versions)),
@@ -305,10 +320,10 @@ class Searcher:
         return self.store.kind_of(key)
 
     # 3. words ------------------------------------------------------------------------------------------------------
-    def _by_words(self, ws, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
+    def _by_words(self, ws: Any, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
         from whoosh import query as wq
 
-        groups = [self._term_query(ws, term, q.text) for term in _unique(analysis.analyze(q.text, index=False))]
+        groups = [self._term_query(ws, term, q.text) for term in _unique(analysis.analyze(self.splitter, q.text, index=False))]
         phrases = [self._phrase_query(ws, p) for p in q.phrases]
         if not groups and not phrases:
             return []
@@ -328,7 +343,7 @@ class Searcher:
                     found.append((_key(hit["key"]), hit.score, "some words"))
         return found
 
-    def _kind_docs(self, ws, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
+    def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
         """Document numbers of the given kinds in the searcher of ``scopes``, computed once per open searcher."""
         from whoosh import query as wq
 
@@ -338,10 +353,10 @@ class Searcher:
         return self.indexes.filters[key]
 
     @staticmethod
-    def _known(ws, term: str) -> bool:
+    def _known(ws: Any, term: str) -> bool:
         return bool(ws.doc_frequency("title", term) or ws.doc_frequency("body", term))
 
-    def _term_query(self, ws, term: analysis.Term, text: str):
+    def _term_query(self, ws: Any, term: analysis.Term, text: str) -> Any:
         from whoosh import query as wq
 
         if self._known(ws, term.text):
@@ -354,10 +369,10 @@ class Searcher:
             surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
         return _grams_query(surface) or wq.Term("body", term.text)
 
-    def _phrase_query(self, ws, phrase: str):
+    def _phrase_query(self, ws: Any, phrase: str) -> Any:
         from whoosh import query as wq
 
-        words = analysis.analyze(phrase, index=False)
+        words = analysis.analyze(self.splitter, phrase, index=False)
         if not words or not all(self._known(ws, w.text) for w in words):
             return _grams_query(phrase) or wq.NullQuery
         if len(words) == 1:
@@ -376,7 +391,7 @@ class Searcher:
         section = parent
         while section is not None and not section.title and section.parent:
             section = self.store.node(NodeKey(key.version, key.lang, section.parent))
-        snippet, highlights = make_snippet(node, terms, [] if q.numbers else [*q.phrases, q.text, *english])
+        snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english])
         shown = self.locator.shown_id(key)
         shown_number = shown.partition(":")[2] if shown and shown.startswith("cr:") else None
         return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
@@ -399,7 +414,8 @@ def search(store_or_kb_dir: Store | str | os.PathLike | None, query: str, *, lim
 
 
 # -- snippets -----------------------------------------------------------------------------------------------------
-def make_snippet(node: Node, terms: set[str], surfaces: list[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
+def make_snippet(splitter: JapaneseSplitter, node: Node, terms: set[str],
+                 surfaces: list[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Up to :data:`SNIPPET_CHARS` of the node's text around the first match, with the matched words' offsets.
 
     The window starts a little before the first place a query term (or a query word as typed) appears in the
@@ -415,7 +431,7 @@ def make_snippet(node: Node, terms: set[str], surfaces: list[str]) -> tuple[str,
         begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
         end = begin + SNIPPET_CHARS
     window = text[begin:end]
-    spans = [(t.start, t.end) for t in analysis.analyze(window) if t.text in terms]
+    spans = [(t.start, t.end) for t in analysis.analyze(splitter, window) if t.text in terms]
     finder = _Finder(window)
     spans += [span for w in words if len(w) >= 2 and not w.isascii() for span in finder.find(w)]
     prefix = "…" if begin > 0 else ""
@@ -450,7 +466,7 @@ def _merge(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 # -- helpers ------------------------------------------------------------------------------------------------------
-def _grams_query(surface: str):
+def _grams_query(surface: str) -> Any:
     from whoosh import query as wq
 
     grams = analysis.bigram_terms(surface)

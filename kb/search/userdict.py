@@ -5,14 +5,20 @@ query 死 matched every rule about deathtouch. :func:`prepare` reads the stored 
 aliases) and MTG Wiki article titles, keeps each one the system dictionary cuts into two or more pieces that are all
 nouns, prefixes or suffixes (a compound noun: 接死, 状況起因処理, 両面カード — not a phrase such as 戦場に出る or a
 verb such as 唱える), compiles them into ``<kb_dir>/userdict/<digest>.dic`` (``名詞,普通名詞,一般``, the reading
-its source gives or :func:`kb.search.names.reading_of` knows, else Sudachi's reading of the pieces) and makes it the dictionary of
-:func:`kb.search.analysis.sudachi_tokenizer`. The digest covers the words and the system dictionary's version, so
-it names the analysis: the search index records it and is rebuilt when it changes, and the static search's
-analysis cache is keyed by it. The index still holds a user word's pieces of two or more characters (状況起因処理
+its source gives or :func:`kb.search.names.reading_of` knows, else Sudachi's reading of the pieces) and hands back
+a :class:`kb.splitter.JapaneseSplitter` splitting with it. The digest covers the words and the system dictionary's
+version, so it names the analysis (:attr:`kb.splitter.JapaneseSplitter.dictionary_id`): the search index records
+it and is rebuilt when it changes, and the static search's analysis cache is keyed by it. The index still holds a
+user word's pieces of two or more characters (状況起因処理
 → 起因), as it holds a system word's mode-A parts.
 
-Entry points: :func:`prepare` (build if needed, activate; called by the index update and the site build) and
-:func:`activate` (a recorded dictionary, for a searcher).
+Damage: each compiled dictionary has its SHA-256 beside it (``<digest>.sha256``, written after it); a dictionary
+whose file is missing, cut or changed is not :func:`intact`: a writer compiles it again (:func:`prepare`), a reader
+splits without it and says so (:func:`kb.search.index.reader_staleness`), instead of failing inside Sudachi.
+
+Entry points: :func:`prepare` (build if needed; called by the index update and the site build) and
+:func:`recorded` (the dictionary an index recorded, for a searcher). Both take the command's splitter and return
+the splitter with the dictionary (the same one when it already has it); nothing is switched in the process.
 
 Compiling a dictionary costs about 3 seconds whatever its size (Sudachi reads the whole system dictionary). With
 ``$KB_USERDICT_CACHE`` set to a folder, a compiled dictionary is also kept there (named by its digest and the SudachiPy
@@ -29,11 +35,13 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from kb.fold import fold
 from kb.model import ARTICLE, GLOSSARY
-from kb.search import analysis
+from kb.splitter import JapaneseSplitter, system_dictionary_path
 from kb.store import Store
 
 FOLDER = "userdict"
+CHECKSUM_SUFFIX = ".sha256"  # beside each compiled dictionary: its SHA-256
 SHARED_ENV = "KB_USERDICT_CACHE"  # a folder of compiled dictionaries shared by knowledge bases (see the module doc)
 KEEP = 4  # dictionaries kept (a searcher of another process may still use an older one)
 COMPOUND_POS = frozenset(["名詞", "接頭辞", "接尾辞"])
@@ -76,18 +84,19 @@ def candidate_names(store: Store) -> list[str]:
     for _key, _kind, title, aliases, _english in store.name_rows(lang="ja", kinds=(GLOSSARY, ARTICLE)):
         if title:
             names.update([title, *aliases])
-    return sorted({analysis.fold(n) for n in names})
+    return sorted({fold(n) for n in names})
 
 
-def user_words(names: list[str], readings: dict[str, str] | None = None) -> list[tuple[str, str]]:
+def user_words(splitter: JapaneseSplitter, names: list[str],
+               readings: dict[str, str] | None = None) -> list[tuple[str, str]]:
     """(word, reading) for each name the system dictionary cuts into compound-noun pieces (see the module doc);
     ``readings``: the readings sources give, by name."""
     from kb.search.names import reading_of
 
     if not names:  # no Japanese names (an English-only store): the system dictionary is not even loaded
         return []
-    tokenizer = analysis.system_tokenizer()
-    _, mode_c = analysis._modes()
+    tokenizer = splitter.tokenizer(system=True)
+    _, mode_c = splitter.modes
     out = []
     for name in names:
         if not 2 <= len(name) <= 24 or not _WORD.match(name):
@@ -95,7 +104,8 @@ def user_words(names: list[str], readings: dict[str, str] | None = None) -> list
         pieces = tokenizer.tokenize(name, mode_c)
         if len(pieces) < 2 or any(p.part_of_speech()[0] not in COMPOUND_POS for p in pieces):
             continue
-        reading = (readings or {}).get(name) or reading_of(name) or "".join(p.reading_form() or p.surface() for p in pieces)
+        reading = ((readings or {}).get(name) or reading_of(splitter, name)
+                   or "".join(p.reading_form() or p.surface() for p in pieces))
         out.append((name, reading))
     return out
 
@@ -105,30 +115,43 @@ def lexicon(words: list[tuple[str, str]]) -> str:
     return "".join(f"{w},{CONNECTION_ID},{CONNECTION_ID},{COST},{w},{POS},{r},{w},*,A,*,*,*,*\n" for w, r in words)
 
 
-def prepare(store: Store) -> str:
-    """Build (when missing) and activate the user dictionary of ``store``'s names; its digest ('' when no name
-    needs one: the system dictionary alone)."""
+def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
+    """``splitter`` with the user dictionary of ``store``'s names, built when missing (with none when no name needs
+    one: the system dictionary alone); its :attr:`~kb.splitter.JapaneseSplitter.dictionary_id` is the digest."""
     from kb.search.names import source_readings
 
-    given = {analysis.fold(name): reading for name, reading in source_readings(store).items()}
-    words = user_words(candidate_names(store), given)
+    given = {fold(name): reading for name, reading in source_readings(store).items()}
+    words = user_words(splitter, candidate_names(store), given)
     if not words:
-        analysis.use_user_dictionary(None)
-        return ""
+        return splitter.with_user_dictionary(None)
     csv = lexicon(words)
     digest = hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]
     folder = store.kb_dir / FOLDER
     path = folder / f"{digest}.dic"
-    if not path.is_file():
+    if not intact(path):
         _build(csv, folder, path)
-    analysis.use_user_dictionary(path)
-    return digest
+    return splitter.with_user_dictionary(path)
 
 
-def activate(store: Store, digest: str) -> None:
-    """Use the dictionary ``digest`` of ``store`` (as recorded by the index; '' = none)."""
-    path = store.kb_dir / FOLDER / f"{digest}.dic"
-    analysis.use_user_dictionary(path if digest and path.is_file() else None)
+def recorded(store: Store, digest: str, splitter: JapaneseSplitter) -> JapaneseSplitter:
+    """``splitter`` with the dictionary ``digest`` of ``store`` (as recorded by the index; '' = none), or with none
+    when its file is missing or damaged (:func:`kb.search.index.reader_staleness` then says so)."""
+    path = dictionary_path(store, digest)
+    return splitter.with_user_dictionary(path if digest and intact(path) else None)
+
+
+def dictionary_path(store: Store, digest: str) -> Path:
+    """The compiled dictionary ``digest`` of ``store``."""
+    return store.kb_dir / FOLDER / f"{digest}.dic"
+
+
+def intact(path: Path) -> bool:
+    """Whether the compiled dictionary ``path`` is as it was written: its SHA-256 is the one recorded beside it."""
+    try:
+        recorded = path.with_suffix(CHECKSUM_SUFFIX).read_text(encoding="ascii").strip()
+        return recorded == hashlib.sha256(path.read_bytes()).hexdigest()
+    except (OSError, ValueError):
+        return False
 
 
 def _build(csv: str, folder: Path, path: Path) -> None:
@@ -143,13 +166,17 @@ def _build(csv: str, folder: Path, path: Path) -> None:
             shutil.copyfile(cached, built)
         else:
             source.write_text(csv, encoding="utf-8")
-            sudachi_core.build_user_dic(system=analysis.system_dictionary_path(), lex=[source], output=built,
+            sudachi_core.build_user_dic(system=system_dictionary_path(), lex=[source], output=built,
                                         description="kb: glossary terms and MTG Wiki titles")
             if cached is not None:  # published whole or not at all: another process may be reading the folder
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 part = cached.with_name(f".{cached.name}.{os.getpid()}")
                 shutil.copyfile(built, part)
                 os.replace(part, cached)
+        checksum = Path(tmp) / "user.sha256"
+        checksum.write_text(hashlib.sha256(built.read_bytes()).hexdigest() + "\n", encoding="ascii")
         built.replace(path)
+        checksum.replace(path.with_suffix(CHECKSUM_SUFFIX))  # after the dictionary: without it, not intact
     for stale in sorted(folder.glob("*.dic"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
         stale.unlink(missing_ok=True)
+        stale.with_suffix(CHECKSUM_SUFFIX).unlink(missing_ok=True)

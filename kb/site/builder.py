@@ -1,20 +1,21 @@
-"""Build the static site: gather → produce pages → render (only pages whose inputs changed) → static search index →
-check every internal link and anchor → put the new files in place (:mod:`kb.site.output`).
+"""Build the static site, in phases: gather the store (:mod:`kb.site.gather`) → produce pages
+(:mod:`kb.site.pages`) → render only the pages whose inputs changed (:mod:`kb.site.render`) → static files and the
+sitemap (:mod:`kb.site.sitemap`) → the static search index (:mod:`kb.site.search_export`) → check every internal link
+and anchor (:mod:`kb.site.linkcheck`) → put the new files in place (:mod:`kb.site.output`).
 
-Incremental: ``<out>/.kb-build/manifest.marshal`` records, for each file, the hash of its inputs (the page's context —
-which holds the texts of the nodes it shows and the URLs of those it links to — its title and description, and a hash of all
-templates), and the links and ids it contains. A page whose inputs hash is unchanged is kept from the previous site
-instead of rendered; search shards, static files and the sitemap are rewritten only when their content changes.
-A :class:`~kb.site.page.PageGroup` (an archived version's pages) is recorded with the hash of the inputs it names and
-its files: when that is unchanged its pages are not even made.
-
-When the inputs fingerprint (every node's content hash, the references, the documents, the templates and the code —
-see :func:`inputs_fingerprint`) equals the previous build's and its files are all there, nothing is gathered or
-written at all: only the small ``.kb-build/stamp.marshal`` (fingerprint, file list, report) is read.
+Incremental: the manifest (:mod:`kb.site.manifest`) records, for each file, the hash of its inputs
+(:func:`kb.site.fingerprint.page_hash`: the page's record — its context holds the texts of the nodes it shows and the
+URLs of those it links to — with all of kb's code, the templates and the base URL), and the links and ids it contains.
+A page whose hash is unchanged is kept from the previous site instead of rendered; search shards, static files and the
+sitemap are rewritten only when their content changes. A :class:`~kb.site.page.PageGroup` (an archived version's
+pages) is recorded with the hash of the inputs it names and its files: when that is unchanged its pages are not even
+made. When the inputs fingerprint (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its
+files are all there, nothing is gathered or written at all: only the small stamp is read.
 
 Atomic: new files are written to a staging folder beside ``out``; only a complete, checked build is put in place —
 the whole folder swapped, or, when few files changed, each new file renamed over its old copy under a journal that
-a killed build's successor completes (:mod:`kb.site.output`) — so a failed build leaves the previous site whole.
+a killed build's successor completes (:mod:`kb.site.output`) — so a failed build leaves the previous site whole. One
+build at a time per knowledge base (the writer lock) and per output folder (:func:`kb.site.output.output_lock`).
 """
 
 from __future__ import annotations
@@ -25,22 +26,24 @@ import marshal
 import os
 import time
 from dataclasses import dataclass, field
-from functools import lru_cache
-from pathlib import Path, PurePosixPath
-from urllib.parse import unquote, urlsplit
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from kb.errors import KbError
+from kb.site.fingerprint import group_hash, inputs_fingerprint, page_hash, render_key
 from kb.site.gather import gather_site
-from kb.site.output import Output, in_place_suits, recover
+from kb.site.linkcheck import check_links, page_links, resolve_links
+from kb.site.manifest import MANIFEST, MANIFEST_FORMAT, STAMP, FileRecord, file_record, load_record
+from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import PAGE_PRODUCERS, Producer
-from kb.site.render import TEMPLATES, Renderer, page_links, templates_hash
+from kb.site.records import SiteData
+from kb.site.render import TEMPLATES, Renderer
+from kb.site.sitemap import sitemap_key, sitemap_xml
+from kb.splitter import JapaneseSplitter
 from kb.store import Store
 from kb.store.lock import writer_lock
-
-MANIFEST = ".kb-build/manifest.marshal"  # marshal: loads and dumps plain data many times faster than JSON
-STAMP = ".kb-build/stamp.marshal"  # the inputs fingerprint, the files and the report: all a build with nothing to do reads
-MANIFEST_FORMAT = 4  # 4: links and ids kept marshalled in each file's record
 
 
 @dataclass
@@ -57,8 +60,9 @@ class BuildReport:
     seconds: float = 0.0
 
 
-def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, producers: list[Producer] | None = None,
-               templates: Path = TEMPLATES, base_url: str | None = None) -> BuildReport:
+def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = False,
+               producers: list[Producer] | None = None, templates: Path = TEMPLATES,
+               base_url: str | None = None, splitter: JapaneseSplitter | None = None) -> BuildReport:
     """Build the site for ``store`` into ``out``; raises KbError (leaving ``out`` untouched) when it cannot, or when
     ``strict`` and a link is broken or a reference unresolved. With ``base_url`` (where the site will be served,
     e.g. ``https://example.org/rules/``) the sitemap, the Atom feed, ``<link rel="canonical">`` and the 404 page use
@@ -67,67 +71,62 @@ def build_site(store: Store, out: str | os.PathLike, *, strict: bool = False, pr
     # meanwhile: scanning them again and again was a large part of a small rebuild
     gc.freeze()
     try:
-        with writer_lock(store.kb_dir):  # the store must not change under the build, nor two builds swap at once
-            return _build(store, out, strict, producers, templates, base_url)
+        # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
+        with writer_lock(store.kb_dir), output_lock(out):
+            return _build(store, Path(out).resolve(), strict, producers if producers is not None else PAGE_PRODUCERS,
+                          templates, normalize_base_url(base_url), splitter)
     finally:
         gc.unfreeze()
 
 
-def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[Producer] | None, templates: Path,
-           base_url: str | None) -> BuildReport:
+@dataclass
+class _Produced:
+    """What the producers made: the pages to render (with their hashes), every group (``{hash, paths, sitemap,
+    kept}``: ``kept`` when the previous build's files of the group stand, its pages not made) and the sitemap's
+    paths in order."""
+
+    pages: list[Page]
+    digests: list[str]
+    groups: dict[str, dict[str, Any]]
+    sitemap: list[str]
+
+    def kept(self) -> list[str]:
+        return [rel for group in self.groups.values() if group.get("kept") for rel in group["paths"]]
+
+    def changed(self, old_files: dict[str, FileRecord]) -> int:
+        """How many files differ from the previous build's: pages added or rewritten, pages gone."""
+        paths = {page.path for page in self.pages} | set(self.kept())
+        changed = sum(1 for page, digest in zip(self.pages, self.digests, strict=True)
+                      if (old_files.get(page.path) or {}).get("hash") != digest)
+        return changed + sum(1 for rel in old_files if rel not in paths and not rel.startswith(("search/", "static/")))
+
+
+def _build(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,
+           base_url: str | None, splitter: JapaneseSplitter | None) -> BuildReport:
     started = time.perf_counter()
-    out = Path(out).resolve()
     _check_out(out)
     recover(out)  # a build killed while applying its files is completed before anything is read
-    base_url = normalize_base_url(base_url)
-    producers = producers if producers is not None else PAGE_PRODUCERS
     inputs = inputs_fingerprint(store, templates, producers, base_url)
-    stamp = _load_manifest(out, STAMP)
+    stamp = load_record(out, STAMP)
     if stamp.get("inputs") == inputs and _site_whole(out, stamp["files"]):
         return _unchanged(out, stamp, strict, started)
-    previous = _load_manifest(out, MANIFEST)
-    site = gather_site(store)
+    previous = load_record(out, MANIFEST)
+    old_files: dict[str, FileRecord] = previous.get("files", {})
+    site = gather_site(store, splitter)
     site.base_url = base_url
     renderer = Renderer.for_templates(templates)
-    template_key = f"{renderer.template_hash}|{base_url or ''}"
-    old_files = previous.get("files", {})
-    pages, groups, sitemap = _produce(site, producers, template_key, previous.get("groups", {}), old_files, out)
-    kept = [rel for group in groups.values() if group.get("kept") for rel in group["paths"]]
-    digests = [_page_hash(template_key, page) for page in pages]
-    paths = {page.path for page in pages} | set(kept)
-    changed = sum(1 for page, digest in zip(pages, digests, strict=True)
-                  if (old_files.get(page.path) or {}).get("hash") != digest)
-    changed += sum(1 for rel in old_files if rel not in paths and not rel.startswith(("search/", "static/")))
-    output = Output(out, in_place=bool(old_files) and in_place_suits(changed, len(old_files)))
-    report = BuildReport(out, pages=len(paths), unresolved=list(site.unresolved))
+    produced = _produce(site, producers, render_key(renderer.template_hash, base_url), previous.get("groups", {}),
+                        old_files, out)
+    output = Output(out, in_place=bool(old_files) and in_place_suits(produced.changed(old_files), len(old_files)))
+    report = BuildReport(out, pages=len({page.path for page in produced.pages} | set(produced.kept())),
+                         unresolved=list(site.unresolved))
+    files: dict[str, FileRecord] = {}
     try:
-        files: dict[str, dict] = {}
-        for rel in kept:
-            if not output.keep(rel):
-                raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
-            files[rel] = old_files[rel]
-            report.reused += 1
-        for page, digest in zip(pages, digests, strict=True):
-            old = old_files.get(page.path)
-            if old and old["hash"] == digest and output.keep(page.path):
-                files[page.path] = old
-                report.reused += 1
-                continue
-            html = renderer.render(page, {"base_url": base_url})
-            output.write(page.path, html)
-            links, ids = page_links(html)
-            files[page.path] = _file_record(digest, resolve_links(page.path, links), ids)
-            report.rendered += 1
-        for path in sorted((templates / "static").rglob("*")):
-            if path.is_file():
-                _put(output, "static/" + path.relative_to(templates / "static").as_posix(), path.read_bytes(),
-                     old_files, files)
-        sitemap_key = hashlib.sha256(marshal.dumps((sitemap, base_url))).hexdigest()[:24]
-        if previous.get("sitemap") == sitemap_key and "sitemap.xml" in old_files and output.keep("sitemap.xml"):
-            files["sitemap.xml"] = old_files["sitemap.xml"]  # the same pages listed: not written again
-        else:
-            _put(output, "sitemap.xml", _sitemap(sitemap, base_url), old_files, files)
+        _render(produced, renderer, base_url, old_files, output, files, report)
+        _put_static(templates, old_files, output, files)
+        _put_sitemap(produced.sitemap, base_url, previous, old_files, output, files)
         search_state = _export_search(site, previous, out, output, files, report)
+        _keep_foreign(output, previous, old_files, files, report)  # last: every file kb makes is known
         broken = check_links(files, old_files if previous else None, previous.get("broken"))
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
@@ -135,10 +134,11 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
         output.write(STAMP, marshal.dumps({
             "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
-        output.write(MANIFEST, marshal.dumps({"format": MANIFEST_FORMAT, "files": files, "search": search_state,
-                                              "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key,
-                                              "groups": {name: {"hash": g["hash"], "paths": g["paths"], "sitemap": g["sitemap"]}
-                                                         for name, g in groups.items()}}))
+        output.write(MANIFEST, marshal.dumps({
+            "format": MANIFEST_FORMAT, "files": files, "search": search_state,
+            "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(produced.sitemap, base_url),
+            "groups": {name: {"hash": g["hash"], "paths": g["paths"], "sitemap": g["sitemap"]}
+                       for name, g in produced.groups.items()}}))
         output.commit(deleted=[rel for rel in old_files if rel not in files])
     except BaseException:
         output.abort()
@@ -147,34 +147,68 @@ def _build(store: Store, out: str | os.PathLike, strict: bool, producers: list[P
     return report
 
 
-def _file_record(digest: str, links: list[str] | None = None, ids: list[str] | None = None) -> dict:
-    """A file's record in the manifest: its hash, and the links and ids it contains, each kept marshalled (thousands
-    of short lists load much more slowly than as many strings; a link check reads back only the files it looks at)."""
-    return {"hash": digest, "links": marshal.dumps(links or []), "ids": marshal.dumps(ids or [])}
+def _render(produced: _Produced, renderer: Renderer, base_url: str | None, old_files: dict[str, FileRecord],
+            output: Output, files: dict[str, FileRecord], report: BuildReport) -> None:
+    """Keep the files of kept groups and of pages whose hash is unchanged; render the others."""
+    for rel in produced.kept():
+        if not output.keep(rel):
+            raise KbError(f"{output.out / rel}: missing from the previous site; rebuild after deleting {output.out}")
+        files[rel] = old_files[rel]
+        report.reused += 1
+    for page, digest in zip(produced.pages, produced.digests, strict=True):
+        old = old_files.get(page.path)
+        if old and old["hash"] == digest and output.keep(page.path):
+            files[page.path] = old
+            report.reused += 1
+            continue
+        html = renderer.render(page, {"base_url": base_url})
+        output.write(page.path, html)
+        links, ids = page_links(html)
+        files[page.path] = file_record(digest, resolve_links(page.path, links), ids)
+        report.rendered += 1
 
 
-def _put(output: Output, rel: str, data: str | bytes, old_files: dict, files: dict) -> None:
+def _keep_foreign(output: Output, previous: dict[str, Any], old_files: dict[str, FileRecord],
+                  files: dict[str, FileRecord], report: BuildReport) -> None:
+    """Keep the files someone added to the site (``CNAME``, ``.htaccess``, a verification page: in ``out`` but made
+    by no build of kb) unless a page now takes their place; they are not kb's, so they stay out of the manifest.
+    Without the previous build's records nothing tells them apart: the site is made whole, and the notice says what
+    goes."""
+    foreign = sorted(rel for rel in output.existing if rel not in old_files and not rel.startswith(RECORDS))
+    if not previous:
+        if foreign:
+            report.notices.append(f"{output.out}: no records of a previous build of this kb version; the site is "
+                                  f"made again whole, without the {len(foreign)} file(s) kb does not make "
+                                  f"(first: {foreign[0]})")
+        return
+    for rel in foreign:
+        if rel not in files:
+            output.keep(rel)
+
+
+def _put_static(templates: Path, old_files: dict[str, FileRecord], output: Output, files: dict[str, FileRecord]) -> None:
+    for path in sorted((templates / "static").rglob("*")):
+        if path.is_file():
+            _put(output, "static/" + path.relative_to(templates / "static").as_posix(), path.read_bytes(), old_files, files)
+
+
+def _put_sitemap(paths: list[str], base_url: str | None, previous: dict[str, Any], old_files: dict[str, FileRecord],
+                 output: Output, files: dict[str, FileRecord]) -> None:
+    if previous.get("sitemap") == sitemap_key(paths, base_url) and "sitemap.xml" in old_files \
+            and output.keep("sitemap.xml"):
+        files["sitemap.xml"] = old_files["sitemap.xml"]  # the same pages listed: not written again
+    else:
+        _put(output, "sitemap.xml", sitemap_xml(paths, base_url), old_files, files)
+
+
+def _put(output: Output, rel: str, data: str | bytes, old_files: dict[str, FileRecord],
+         files: dict[str, FileRecord]) -> None:
     """A file that is not a page (static, sitemap): written when its content changed."""
     digest = hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()[:24]
     old = old_files.get(rel)
     if not (old and old["hash"] == digest and output.keep(rel)):
         output.write(rel, data)
-    files[rel] = _file_record(digest)
-
-
-_KB = Path(__file__).resolve().parent.parent
-# the code pages are made by (the search analysis is not here: its results are cached by text, as before)
-_CODE = sorted([*(_KB / "site").glob("*.py"), *(_KB / name for name in (
-    "urls/paths.py", "urls/where.py", "versions/history.py", "versions/diff.py", "rulenum.py", "model.py"))])
-
-
-@lru_cache(maxsize=1)
-def _code_digest() -> str:
-    """A hash of the code that makes pages (:data:`_CODE`), read once per process."""
-    digest = hashlib.sha256()
-    for path in _CODE:
-        digest.update(path.read_bytes())
-    return digest.hexdigest()
+    files[rel] = file_record(digest)
 
 
 def normalize_base_url(base_url: str | None) -> str | None:
@@ -185,63 +219,6 @@ def normalize_base_url(base_url: str | None) -> str | None:
     if parts.scheme not in ("http", "https") or not parts.netloc or parts.query or parts.fragment:
         raise KbError(f"--base-url {base_url}: not an http(s) URL of a folder (e.g. https://example.org/rules/)")
     return base_url if base_url.endswith("/") else base_url + "/"
-
-
-def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer], base_url: str | None = None) -> str:
-    """A hash of everything a build reads: every node's content hash, the references, the documents (versions, dates,
-    when ingested), the templates, the page producers, the code that makes pages, the search analysis and dictionary
-    and the base URL. Equal to the previous
-    build's: nothing to do."""
-    from kb.search.index import index_identity  # the static search's analysis and dictionary
-
-    identity = sorted(index_identity().items())
-    digest = hashlib.sha256(f"{MANIFEST_FORMAT}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
-    for producer in producers:
-        digest.update(producer_identity(producer).encode())
-    digest.update(_code_digest().encode())
-    digest.update(store.content_digest().encode())  # nodes, documents, and the references' count and newest row
-    return digest.hexdigest()[:32]
-
-
-def producer_identity(producer, depth: int = 0) -> str:
-    """What a page producer is, as text that is the same in every process: its name, its code, and the values it
-    closes over and its defaults (two lambdas share a name; two producers made by one factory differ only in what
-    they close over)."""
-    code = getattr(producer, "__code__", None)
-    cells = []
-    for cell in getattr(producer, "__closure__", None) or ():
-        try:
-            cells.append(cell.cell_contents)
-        except ValueError:  # a cell not yet filled
-            cells.append(None)
-    defaults = (getattr(producer, "__defaults__", None), getattr(producer, "__kwdefaults__", None))
-    name = f"{producer.__module__}.{getattr(producer, '__qualname__', type(producer).__name__)}|"
-    if depth > 3:  # a function closing over itself
-        return name
-    return f"{name}{code_identity(code) if code else ''}|{_stable(cells, depth)}|{_stable(defaults, depth)}|"
-
-
-def code_identity(code) -> str:
-    """What a code object does, as text that is the same in every process: its bytecode, names and constants, nested
-    code objects and sets of constants included (``repr`` of a code object holds its memory address, and a frozenset's
-    order follows the per-process string hash)."""
-    return f"{code.co_code.hex()}|{code.co_names}|{code.co_varnames}|{_stable(code.co_consts)}"
-
-
-def _stable(value, depth: int = 0) -> str:
-    """``repr`` of plain data and code, the same in every process (sets sorted, code objects by what they do,
-    functions as :func:`producer_identity`)."""
-    if hasattr(value, "co_code"):
-        return code_identity(value)
-    if isinstance(value, (frozenset, set)):
-        return "{" + ",".join(sorted(_stable(v, depth) for v in value)) + "}"
-    if isinstance(value, (tuple, list)):
-        return "(" + ",".join(_stable(v, depth) for v in value) + ")"
-    if isinstance(value, dict):
-        return "{" + ",".join(f"{_stable(k, depth)}:{_stable(v, depth)}" for k, v in value.items()) + "}"
-    if callable(value) and hasattr(value, "__code__"):
-        return producer_identity(value, depth + 1)
-    return repr(value)
 
 
 def _site_whole(out: Path, files: dict) -> bool:
@@ -271,12 +248,11 @@ def _check_out(out: Path) -> None:
         raise KbError(f"{out}: exists and is not a site built by kb; choose another --out or remove it")
 
 
-def _produce(site, producers: list[Producer], template_key: str, old_groups: dict, old_files: dict,
-             out: Path) -> tuple[list[Page], dict[str, dict], list[str]]:
-    """The pages to render, every group ({hash, paths, sitemap, kept}: ``kept`` when the previous build's files of
-    the group stand, its pages not made), and the sitemap's paths in order."""
+def _produce(site: SiteData, producers: list[Producer], key: str, old_groups: dict[str, dict[str, Any]],
+             old_files: dict[str, FileRecord], out: Path) -> _Produced:
+    """Run the producers: pages, and groups made only when their hash changed or their files are gone."""
     pages: list[Page] = []
-    groups: dict[str, dict] = {}
+    groups: dict[str, dict[str, Any]] = {}
     sitemap: list[str] = []
     seen: dict[str, str] = {}  # path → what made it
 
@@ -290,7 +266,7 @@ def _produce(site, producers: list[Producer], template_key: str, old_groups: dic
             if isinstance(item, PageGroup):
                 if item.name in groups:
                     raise KbError(f"page group {item.name!r}: produced twice")
-                digest = _group_hash(template_key, item)
+                digest = group_hash(key, item)
                 old = old_groups.get(item.name)
                 if old and old["hash"] == digest and all(rel in old_files for rel in old["paths"]) \
                         and _site_whole(out, old["paths"]):
@@ -309,35 +285,15 @@ def _produce(site, producers: list[Producer], template_key: str, old_groups: dic
             pages.append(item)
             if item.in_sitemap:
                 sitemap.append(item.path)
-    return pages, groups, sitemap
-
-
-def _page_hash(template_hash: str, page: Page) -> str:
-    """Hash of everything the page is made from (marshal format 2: fast, and without back-references, so the bytes
-    depend on the values only)."""
-    payload = marshal.dumps((template_hash, page.path, page.template, page.title, page.description, page.context), 2)
-    return hashlib.sha256(payload).hexdigest()[:24]
-
-
-def _group_hash(template_hash: str, group: PageGroup) -> str:
-    """Hash of what a page group is made from: its inputs, the templates and the code that makes pages."""
-    payload = marshal.dumps((template_hash, _code_digest(), group.name, group.inputs), 2)
-    return hashlib.sha256(payload).hexdigest()[:24]
-
-
-def _load_manifest(out: Path, name: str) -> dict:
-    try:
-        data = marshal.loads((out / name).read_bytes())
-    except (OSError, ValueError, EOFError, TypeError):
-        return {}
-    return data if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else {}
+    return _Produced(pages, [page_hash(key, page) for page in pages], groups, sitemap)
 
 
 class _StaleSite(Exception):
     """A file the previous manifest lists cannot be read: fall back to a full export."""
 
 
-def _export_search(site, previous: dict, out: Path, output: Output, files: dict, report: BuildReport) -> dict:
+def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: Output, files: dict[str, FileRecord],
+                   report: BuildReport) -> dict[str, Any]:
     from kb.site.search_export import export_search
 
     old_files = previous.get("files", {})
@@ -365,87 +321,6 @@ def _export_search(site, previous: dict, out: Path, output: Output, files: dict,
             digest = old["hash"]
         else:
             raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
-        files[rel] = _file_record(digest)
+        files[rel] = file_record(digest)
     report.search_files = len(state["files"])
     return state
-
-
-def _sitemap(paths: list[str], base_url: str | None) -> str:
-    """Relative ``<loc>``s, or absolute ones under ``base_url`` (what search engines require)."""
-    from xml.sax.saxutils import escape
-
-    from kb.urls.paths import href
-
-    urls = "".join(f"  <url><loc>{escape((base_url or '') + href('', path))}</loc></url>\n" for path in paths)
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n'
-            f"{urls}</urlset>\n")
-
-
-def resolve_links(path: str, links: list[str]) -> list[str]:
-    """The site files (``path#anchor``) the relative links written on the page at ``path`` point at; a link
-    climbing above the site root becomes ``../<link>`` (always broken). Outside links are left out."""
-    base = PurePosixPath(path).parent
-    resolved = []
-    for link in links:
-        parts = _split(link)
-        if parts.scheme or parts.netloc or link.startswith("/"):
-            continue  # outside links are not ours to check (and absolute paths are never written)
-        target = (_join(base, unquote(parts.path)) or f"../{link}") if parts.path else path
-        resolved.append(f"{target}#{unquote(parts.fragment)}" if parts.fragment else target)
-    return resolved
-
-
-def check_links(files: dict[str, dict], old_files: dict[str, dict] | None = None,
-                old_broken: list | None = None) -> list[tuple[str, str, str]]:
-    """Every link written must name a file of the site and, with an anchor, an id in that file: the links that do
-    not, as (page, link, what is wrong), in order. Given the previous build's files (a kept file's record is the same
-    object in ``files``) and its broken (page, link) pairs: when no file is gone and no rewritten file lost an id,
-    only the rewritten files' links and the links broken before are checked — no other can have broken or mended."""
-    ids: dict[str, set[str]] = {}
-
-    def problem(link: str) -> str | None:
-        target, _, anchor = link.partition("#")
-        if target not in files:
-            return "no such page"
-        if anchor:
-            if target not in ids:
-                ids[target] = set(marshal.loads(files[target]["ids"]))
-            if anchor not in ids[target]:
-                return "no such anchor"
-        return None
-
-    if old_files is not None and old_broken is not None and _files_only_grew(files, old_files):
-        pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
-        pairs += [(path, link) for path, info in files.items() if info is not old_files.get(path)
-                  for link in marshal.loads(info["links"])]
-    else:
-        pairs = [(path, link) for path, info in files.items() for link in marshal.loads(info["links"])]
-    return sorted((path, link, reason) for path, link in pairs if (reason := problem(link)) is not None)
-
-
-def _files_only_grew(files: dict[str, dict], old_files: dict[str, dict]) -> bool:
-    """No file of the previous build is gone, and none rewritten lost an id."""
-    return all(rel in files for rel in old_files) and all(
-        old["ids"] == info["ids"] or set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"]))
-        for rel, info in files.items()
-        if (old := old_files.get(rel)) is not None and old is not info)
-
-
-@lru_cache(maxsize=65536)
-def _split(link: str):
-    return urlsplit(link)
-
-
-@lru_cache(maxsize=65536)
-def _join(base: PurePosixPath, rel: str) -> str | None:
-    stack = [p for p in base.parts if p not in ("", ".")]
-    for part in rel.split("/"):
-        if part in ("", "."):
-            continue
-        if part == "..":
-            if not stack:
-                return None
-            stack.pop()
-        else:
-            stack.append(part)
-    return "/".join(stack)

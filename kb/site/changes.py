@@ -12,16 +12,18 @@ Paths: ``changes/index.html``, ``changes/<lang>-<old>-<new>.html``, ``changes/fe
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
 from functools import partial
+from typing import Any
 
+from kb.site.contexts import HistoryBlock
 from kb.site.page import Page, PageGroup
+from kb.site.records import ChangesData, SiteData
+from kb.store import NodeKey
 from kb.urls.paths import href
 from kb.urls.where import archive_root
-from kb.store import NodeKey
 from kb.versions.catalog import VersionInfo
 from kb.versions.diff import VersionDiff, cached_derivation
-from kb.versions.history import changed_histories
+from kb.versions.history import HistoryEntry, changed_histories
 
 INDEX_PAGE = "changes/index.html"
 FEED_PAGE = "changes/feed.xml"
@@ -32,12 +34,6 @@ LANG_NAMES = {"ja": "日本語", "en": "英語"}
 SHOWN_STATUSES = ("changed", "moved", "added", "removed")
 FEED_ITEMS = 50  # changes listed in a feed entry at most
 FORMAT = 1  # of a language's pages data in the diff cache: bump when what _language_changes derives changes
-
-
-@dataclass
-class ChangesData:
-    pairs: list[dict] = field(default_factory=list)  # one per diff, newest first (see _pair)
-    history: dict[tuple[str, str], list[dict]] = field(default_factory=dict)  # (lang, rule number or term id) → entries
 
 
 def change_page(lang: str, old: str, new: str) -> str:
@@ -51,9 +47,9 @@ def gather_changes(steps: dict[str, tuple[list[VersionInfo], list[VersionDiff]]]
     that changed at some point. Each language's part is kept in the diff cache, beside the summaries it comes from
     (:func:`kb.versions.diff.cached_derivation`)."""
     data = ChangesData()
-    shown = [(v, lg) for v, lg in shown if v and lg]
+    pairs_shown = [(v, lg) for v, lg in shown if v and lg]
     for lang, (versions, diffs) in sorted(steps.items()):
-        wanted = sorted({v for v, lg in shown if lg == lang})
+        wanted = sorted({v for v, lg in pairs_shown if lg == lang})
         params = [FORMAT, lang, [[v.version, v.lang, v.effective_date] for v in versions], wanted]
         pairs, history = cached_derivation("changes", diffs, params, partial(_language_changes, lang, versions, diffs, wanted))
         data.pairs += pairs
@@ -63,10 +59,10 @@ def gather_changes(steps: dict[str, tuple[list[VersionInfo], list[VersionDiff]]]
 
 
 def _language_changes(lang: str, versions: list[VersionInfo], diffs: list[VersionDiff], wanted: list[str]
-                      ) -> tuple[list[dict], list[tuple[str, list[dict]]]]:
+                      ) -> tuple[list[dict[str, Any]], list[tuple[str, list[dict[str, Any]]]]]:
     """One language's pairs (oldest first) and (rule number or term id, entries) of the histories kept (see
     :func:`gather_changes`)."""
-    history: list[tuple[str, list[dict]]] = []
+    history: list[tuple[str, list[dict[str, Any]]]] = []
     if wanted:
         for key, lineage in changed_histories(lang, versions, diffs).items():
             if key.version in wanted and lineage.changed:
@@ -75,13 +71,13 @@ def _language_changes(lang: str, versions: list[VersionInfo], diffs: list[Versio
     return [_pair(d) for d in diffs], history
 
 
-def history_context(site, names: dict[str, str]) -> list[dict]:
+def history_context(site: SiteData, names: dict[str, str]) -> list[HistoryBlock]:
     """The history blocks for one rule or term: ``names`` maps each shown language to the rule number or term id
     its node has there (a Japanese text may carry an older number: 701.34 shown under 701.40)."""
-    changes = getattr(site, "changes", None)
+    changes = site.changes
     if not changes:
         return []
-    out = []
+    out: list[HistoryBlock] = []
     for lang in ("ja", "en"):
         entries = changes.history.get((lang, names[lang])) if lang in names else None
         if entries:
@@ -89,9 +85,9 @@ def history_context(site, names: dict[str, str]) -> list[dict]:
     return out
 
 
-def change_pages(site) -> Iterable:
+def change_pages(site: SiteData) -> Iterable[Page | PageGroup]:
     """Producer: the index of updates, a page per version pair, and the Atom feed (a page group)."""
-    changes = getattr(site, "changes", None)
+    changes = site.changes
     if not changes or not changes.pairs:
         return
     shown = {(site.english_version, "en")} | {(ja.key.version, "ja") for ja in (site.view.ja.values() if site.view else ())}
@@ -114,15 +110,15 @@ def change_pages(site) -> Iterable:
                       "new": {"version": p["new"]["version"], "effective_date": p["new"]["effective_date"]},
                       "items": [{k: i[k] for k in ("status", "label", "edit")} for i in p["items"]
                                 if i["status"] in SHOWN_STATUSES][:FEED_ITEMS]} for p in changes.pairs]
-    base_url = getattr(site, "base_url", None)
+    base_url = site.base_url
     yield PageGroup("atom feed", (shown_in_feed, base_url), partial(_feed_page, shown_in_feed, base_url))
 
 
-def _feed_page(pairs: list[dict], base_url: str | None) -> Iterable[Page]:
+def _feed_page(pairs: list[dict[str, Any]], base_url: str | None) -> Iterable[Page]:
     yield Page(FEED_PAGE, "changes_feed.xml", "更新履歴フィード", "", {"xml": atom_feed(pairs, base_url)}, in_sitemap=False)
 
 
-def atom_feed(pairs: list[dict], base_url: str | None = None) -> str:
+def atom_feed(pairs: list[dict[str, Any]], base_url: str | None = None) -> str:
     """An Atom feed with one entry per version pair: links absolute under ``base_url`` (the site's root URL, ending
     with ``/``) when given, else relative (resolved against the feed's own URL)."""
     from feedgen.feed import FeedGenerator
@@ -157,7 +153,7 @@ def _timestamp(iso_date: str) -> str:
     return f"{iso_date}T00:00:00+00:00"
 
 
-def _pair(diff: VersionDiff) -> dict:
+def _pair(diff: VersionDiff) -> dict[str, Any]:
     lang = diff.new.lang
     items = [{"status": c.status, "kind": c.kind, "old": c.old_id, "new": c.new_id, "label": c.label, "edit": c.edit,
               "text": c.new_text if c.status == "added" else c.old_text if c.status == "removed" else None,
@@ -172,32 +168,33 @@ def _pair(diff: VersionDiff) -> dict:
             "counts": diff.counts(), "edits": diff.edit_counts(), "items": items, "retargeted": retargeted}
 
 
-def _summary(pair: dict) -> dict:
-    return {k: pair[k] for k in ("lang", "path", "old", "new", "counts", "edits")} | {"lang_name": LANG_NAMES.get(pair["lang"], pair["lang"])}
+def _summary(pair: dict[str, Any]) -> dict[str, Any]:
+    return ({k: pair[k] for k in ("lang", "path", "old", "new", "counts", "edits")}
+            | {"lang_name": LANG_NAMES.get(pair["lang"], pair["lang"])})
 
 
-def _all_versions(site) -> list[dict]:
+def _all_versions(site: SiteData) -> list[dict[str, Any]]:
     """The version shown (home page) and every archived one, newest first."""
-    shown = [{"version": site.primary_version, "lang_name": LANG_NAMES.get(site.primary_lang, ""),
+    shown = [{"version": site.primary_version, "lang_name": LANG_NAMES.get(site.primary_lang or "", ""),
               "effective_date": site.effective_date, "url": "index.html", "current": True}]
     return shown + [{"version": a.version, "lang_name": LANG_NAMES.get(a.lang, a.lang), "effective_date": a.effective_date,
-                     "url": archive_root(a.version) + "index.html", "current": False} for a in getattr(site, "archives", [])]
+                     "url": archive_root(a.version) + "index.html", "current": False} for a in site.archives]
 
 
-def _version_urls(site, pair: dict) -> dict:
+def _version_urls(site: SiteData, pair: dict[str, Any]) -> dict[str, str]:
     """Where each version of a pair can be read: the home page for the version shown, else its archive."""
-    archived = {(a.version, a.lang) for a in getattr(site, "archives", [])}
+    archived = {(a.version, a.lang) for a in site.archives}
     return {f"{side}_url": archive_root(pair[side]["version"]) + "index.html"
             if (pair[side]["version"], pair["lang"]) in archived else "index.html" for side in ("old", "new")}
 
 
-def _counts_text(counts: dict, edits: dict) -> str:
+def _counts_text(counts: dict[str, int], edits: dict[str, int]) -> str:
     """'変更 3（うち参照番号の変更 1）、番号変更 …'."""
     refs = f"（うち{REFERENCES_ONLY} {edits['references']}）" if edits.get("references") else ""
     return "、".join(f"{STATUS_NAMES[s]} {counts[s]}" + (refs if s == "changed" else "") for s in SHOWN_STATUSES)
 
 
-def _linked(site, item: dict, pair: dict | None) -> dict:
+def _linked(site: SiteData, item: dict[str, Any], pair: dict[str, Any] | None) -> dict[str, Any]:
     """The item with ``url``: the page of its new rule or term on this site, when the site shows ``pair``'s new
     version (None: it does not)."""
     url = None
@@ -207,7 +204,7 @@ def _linked(site, item: dict, pair: dict | None) -> dict:
     return item | {"url": url}
 
 
-def _entry(e) -> dict:
+def _entry(e: HistoryEntry) -> dict[str, Any]:
     name = REFERENCES_ONLY if e.status == "changed" and e.edit == "references" else STATUS_NAMES.get(e.status, "")
     return {"version": e.version, "effective_date": e.effective_date, "label": e.label, "status": e.status,
             "status_name": name, "edit": e.edit, "previous": e.previous_id.split(":", 1)[1] if e.previous_id else None,

@@ -2,33 +2,30 @@
 same effective date), its rules merged by number across the two languages, glossary terms paired by English name,
 every unversioned node (wiki articles, release notes, cards…), and every reference resolved to a site URL.
 
-Public entry: :func:`gather_site` → :class:`SiteData`. Links are computed here once per node as :class:`Link`
-records (offsets into the node's text, a site-relative target) so page producers only arrange them. A link carries
-the target's URL only, never its text, so changing a rule re-renders the pages showing it, not every page citing it.
+Public entry: :func:`gather_site` → :class:`~kb.site.records.SiteData`. Links are computed here once per node as
+:class:`~kb.site.records.Link` records (offsets into the node's text, a site-relative target) so page producers only
+arrange them. A link carries the target's URL only, never its text, so changing a rule re-renders the pages showing
+it, not every page citing it.
 """
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass, field
+from collections.abc import Iterable
 from functools import partial
-from typing import TYPE_CHECKING, NamedTuple
 from urllib.parse import quote
 
 from kb import rulenum
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
-from kb.urls.paths import page_for_id, url_for
+from kb.site.records import Archive, Entry, Link, Mention, SiteData
+from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
-from kb.versions.catalog import list_versions
-from kb.versions.current import MISSING, CurrentView, JaText, current_view
-from kb.versions.diff import version_digest
+from kb.urls.paths import page_for_id, url_for
+from kb.versions.catalog import VersionInfo, list_versions
+from kb.versions.current import current_view
+from kb.versions.diff import VersionDiff, version_digest
 from kb.versions.history import consecutive_summaries
-
-if TYPE_CHECKING:
-    from kb.search.names import NameTable
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
 # Reference kinds whose target lies outside the site by nature (MTG Wiki articles not ingested link to mtgwiki.com):
@@ -36,88 +33,13 @@ MTGWIKI = "https://mtgwiki.com/wiki/"
 OUTSIDE_KINDS = frozenset(["external", "redlink", "category", "wiki"])
 
 
-class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
-    start: int
-    end: int
-    target: str | None  # site-relative URL (with anchor), None when the reference names nothing on the site
-    kind: str = "rule"
-
-
-@dataclass
-class Entry:
-    """One thing with a page or an anchor: a rule (both languages), a glossary term (both languages), an article…"""
-
-    id: str  # node id (the primary language's)
-    kind: str
-    url: str
-    label: str
-    nodes: dict[str, Node] = field(default_factory=dict)  # lang → node
-    links: dict[str, list[Link]] = field(default_factory=dict)  # lang → links into nodes[lang].text
-    children: list[str] = field(default_factory=list)  # ids of child entries in order (rules)
-    cited_by: list[tuple[str, str]] = field(default_factory=list)  # (url, label), in order, unique
-    number: str | None = None  # rule number (rules only)
-    mentions: list[dict] = field(default_factory=list)  # cards: {url, label, before, name, after} per citing sentence
-    ja: JaText | None = None  # rules and terms: the Japanese text shown and its status (None: 未翻訳)
-
-    @property
-    def ja_status(self) -> str:
-        return self.ja.status if self.ja else MISSING
-
-    def main_node(self) -> Node:
-        """The node whose title names the entry: the Japanese one when there is one."""
-        return self.nodes.get("ja") or self.nodes.get("en") or next(iter(self.nodes.values()))
-
-    def text(self, lang: str) -> str:
-        node = self.nodes.get(lang)
-        return node.text if node else ""
-
-
-@dataclass(frozen=True)
-class Archive:
-    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.urls.where`). Its nodes
-    are read only when its pages must be made again: ``digest`` names them (:func:`kb.versions.diff.version_digest`)."""
-
-    version: str
-    lang: str
-    effective_date: str | None
-    has_glossary: bool
-    digest: str
-    nodes: Callable[[], tuple[list[Node], list[Node]]] = field(compare=False)  # (rules, terms), document order
-
-
-@dataclass
-class SiteData:
-    primary_lang: str | None = None  # the language and version of the rules shown (kb.versions.current)
-    primary_version: str | None = None
-    english_version: str | None = None  # the English version shown (the primary one, or the same date's)
-    effective_date: str | None = None
-    translation_version: str | None = None  # the newest Japanese translation, and its effective date
-    translation_date: str | None = None
-    view: CurrentView | None = None
-    sync_date: str | None = None
-    cr_title: str | None = None
-    rules: dict[str, Entry] = field(default_factory=dict)  # by rule number, document order
-    chapters: list[str] = field(default_factory=list)
-    terms: dict[str, Entry] = field(default_factory=dict)  # by node id
-    others: dict[str, Entry] = field(default_factory=dict)  # unversioned nodes by id
-    unresolved: list[str] = field(default_factory=list)  # "rule 601.2 refers to rule 728" …
-    changes: object = None  # kb.site.changes.ChangesData: version diffs and rule histories
-    base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
-    shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
-    archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
-    names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
-
-    def entry_for(self, key: NodeKey) -> Entry | None:
-        """The entry that shows the stored node ``key`` (None: the site does not show it)."""
-        return self.shown.get(key)
-
-
-def gather_site(store: Store) -> SiteData:
+def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteData:
+    """``splitter``: the command's (one is made when None)."""
     from kb.search import userdict  # on first use: a build with nothing to do loads no search code
     from kb.search.names import name_table
 
-    userdict.prepare(store)  # the static search and the 五十音 readings analyse with the store's user dictionary
-    site = SiteData()
+    # the static search and the 五十音 readings analyse with the store's user dictionary
+    site = SiteData(splitter=userdict.prepare(store, splitter or JapaneseSplitter()))
     # each language's consecutive version diffs (summaries, cached per version pair): read once, for the current
     # view's renumbering and the 更新履歴
     steps = {lang: consecutive_summaries(store, lang) for lang in ("en", "ja")}
@@ -132,7 +54,7 @@ def gather_site(store: Store) -> SiteData:
         shown[NodeKey(node.version, node.lang, node.id)] = entry
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
-    site.names = name_table(store)
+    site.names = name_table(store, site.splitter)
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
@@ -140,7 +62,8 @@ def gather_site(store: Store) -> SiteData:
     return site
 
 
-def _choose_versions(store: Store, site: SiteData, english_steps) -> None:
+def _choose_versions(store: Store, site: SiteData,
+                     english_steps: tuple[list[VersionInfo], list[VersionDiff]]) -> None:
     view = site.view = current_view(store, english_steps)
     if view.shown is None:
         return
@@ -149,6 +72,7 @@ def _choose_versions(store: Store, site: SiteData, english_steps) -> None:
     site.english_version = view.english.version if view.english else None
     if view.translation:
         site.translation_version, site.translation_date = view.translation.version, view.translation.effective_date
+        site.translated_date = view.translation.translated_date
     docs = [d for d in store.documents() if d.version == view.shown.version and d.lang == view.shown.lang]
     site.cr_title = next((d.title for d in docs if d.title), None)
     site.sync_date = max((d.sync_date for d in store.documents() if d.version == site.translation_version and d.sync_date),
@@ -163,14 +87,14 @@ def _languages(site: SiteData) -> list[tuple[str, str]]:
     return pairs
 
 
-def _shown_nodes(store: Store, site: SiteData, kinds) -> list[tuple[str, str, Node]]:
+def _shown_nodes(store: Store, site: SiteData, kinds: Iterable[str]) -> list[tuple[str, str, Node]]:
     """(shown node id, lang, node) for every node of ``kinds`` shown: the English version's in document order, then
     the Japanese texts paired with them (see :mod:`kb.versions.current`)."""
-    out = []
+    out: list[tuple[str, str, Node]] = []
     if site.english_version:
         out += [(n.id, "en", n) for n in store.light_nodes(site.english_version, "en", kinds)]
     wanted: dict[str, dict[str, str]] = defaultdict(dict)  # ja version → ja id → shown id
-    for shown_id, ja in site.view.ja.items():
+    for shown_id, ja in (site.view.ja if site.view else {}).items():
         wanted[ja.key.version][ja.key.id] = shown_id
     for version, ids in sorted(wanted.items(), reverse=True):
         out += [(ids[n.id], "ja", n) for n in store.light_nodes(version, "ja", kinds) if n.id in ids]
@@ -186,21 +110,26 @@ def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
         entry.nodes[lang] = node
         shown[NodeKey(node.version, lang, node.id)] = entry
     parsed = {number: rulenum.parse(number) for number in site.rules}
-    ordered = sorted(site.rules.values(), key=lambda e: parsed[e.number].sort_key() if parsed[e.number] else (99, e.number))
-    site.rules = {e.number: e for e in ordered}
-    for entry in ordered:
-        number = parsed[entry.number]
+
+    def order(number: str) -> tuple[object, ...]:
+        rule = parsed[number]
+        return rule.sort_key() if rule else (99, number)
+
+    site.rules = {number: site.rules[number] for number in sorted(site.rules, key=order)}
+    ja = site.view.ja if site.view else {}
+    for number, entry in site.rules.items():
+        rule = parsed[number]
         entry.url = url_for(entry)
-        entry.ja = site.view.ja.get(entry.id)
+        entry.ja = ja.get(entry.id)
         node = entry.main_node()
         title = node.title or entry.nodes[next(iter(entry.nodes))].title
         if title:
-            entry.label = f"{entry.number}. {title}"
-        parent = str(number.parent) if number and number.parent else None
-        if parent in site.rules:
-            site.rules[parent].children.append(entry.number)
+            entry.label = f"{number}. {title}"
+        parent = str(rule.parent) if rule and rule.parent else None
+        if parent is not None and parent in site.rules:
+            site.rules[parent].children.append(number)
         elif entry.kind == CHAPTER:
-            site.chapters.append(entry.number)
+            site.chapters.append(number)
 
 
 def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
@@ -211,7 +140,7 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
         entry = by_shown.get(shown_id)
         if entry is None:
             entry = by_shown[shown_id] = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:])
-            entry.ja = site.view.ja.get(shown_id)
+            entry.ja = site.view.ja.get(shown_id) if site.view else None
             site.terms[node.id] = entry
         entry.nodes[lang] = node
         shown[NodeKey(node.version, lang, node.id)] = entry
@@ -255,7 +184,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
             held = spans.get(span)
             spans[span] = ref if held is None else [held, ref] if isinstance(held, tuple) else [*held, ref]
     cited: dict[int, dict[str, str]] = defaultdict(dict)
-    mentions: dict[int, list[dict]] = defaultdict(list)
+    mentions: dict[int, list[Mention]] = defaultdict(list)
     for (source_key, start, end), held in spans.items():
         source, source_lang = by_key[source_key], source_key[1]
         refs = [held] if isinstance(held, tuple) else held
@@ -297,7 +226,7 @@ SENTENCE_ENDS = "。！？\n"
 MENTION_CONTEXT = 90  # characters on each side of a mention at most
 
 
-def _mention(source: Entry, lang: str, start: int, end: int) -> dict:
+def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
     """The sentence of ``source`` around the reference at ``start:end`` (cut at ``MENTION_CONTEXT`` characters)."""
     text = source.text(lang)
     left = max((text.rfind(ch, 0, start) for ch in SENTENCE_ENDS), default=-1) + 1
@@ -324,7 +253,6 @@ def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: t
             now = renumbered[(source_key[0], f"cr:{number}")]
             return site.rules.get(now.partition(":")[2]) if now else None
         return site.rules.get(number)
-    if key is not None:  # resolved into a version the site does not show: find the same thing by name
-        if key[2].startswith("gl:"):
-            return by_title.get((GLOSSARY, key[2].partition(":")[2].casefold()))
+    if key is not None and key[2].startswith("gl:"):  # resolved into a version the site does not show: by name
+        return by_title.get((GLOSSARY, key[2].partition(":")[2].casefold()))
     return None

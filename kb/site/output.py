@@ -1,5 +1,6 @@
-"""Writing a build into its output folder, all or nothing. Entry points: :func:`recover` (first, before reading
-what the previous build left in ``out``), then :class:`Output`.
+"""Writing a build into its output folder, all or nothing. Entry points: :func:`output_lock` (held by every build
+and ``kb update --out`` for its whole run), :func:`recover` (first, before reading what the previous build left in
+``out``), then :class:`Output`.
 
 A build says, file by file, whether it keeps the previous build's copy (:meth:`Output.keep`) or writes a new one
 (:meth:`Output.write`), then :meth:`Output.commit` s (or :meth:`Output.abort` s). Two ways, chosen per build:
@@ -24,13 +25,32 @@ import contextlib
 import marshal
 import os
 import shutil
-import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+
+from kb.errors import KbError
+from kb.store.lock import exclusive_lock
 
 JOURNAL = ".kb-journal-2.marshal"  # in the staging folder of an in-place build being applied: {written: [[staged
 # name, place]…], deleted: [place…]} (an older build's journal, another format and name, is dropped with its folder)
 RECORDS = ".kb-build/"  # the build's own records: applied last
 IN_PLACE_MAX_SHARE = 10  # in place when at most 1/10 of the files change
+
+
+@contextmanager
+def output_lock(out: str | os.PathLike) -> Iterator[None]:
+    """One build at a time per output folder, whichever knowledge base it comes from (two writer locks do not exclude
+    each other): the lock file ``.<name>.lock`` beside ``out`` (inside, it would be swapped away with the old site),
+    held with :func:`kb.store.lock.exclusive_lock` — a second build waits up to ``$KB_WRITER_WAIT`` seconds, then
+    fails with "another kb is building OUT (pid N)". Re-entrant: ``kb update`` holds it around its build."""
+    out = Path(out).resolve()
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        raise KbError(f"{out}: cannot make the folder it goes in ({error.strerror}); choose another --out") from None
+    with exclusive_lock(out.parent / f".{out.name}.lock", f"another kb is building {out}"):
+        yield
 
 
 def in_place_suits(changed: int, total: int) -> bool:
@@ -43,48 +63,30 @@ class Output:
 
     def __init__(self, out: Path, in_place: bool):
         self.out = out
+        self.existing = regular_files(out) if out.is_dir() else set()  # the files found in out, by relative path
         self.in_place = in_place and out.is_dir()
         self.staging = out.parent / f".{out.name}.staging-{os.getpid()}"
         self._written: list[str] = []
         self._made_dirs: set[str] = set()
         self._decided = False  # the journal is written: the build must complete (see recover)
-        self._existing: set[str] | None = None  # in place: the files found in out (see _files_in_out)
         shutil.rmtree(self.staging, ignore_errors=True)
         self.staging.mkdir(parents=True)
 
     def keep(self, rel: str) -> bool:
         """Keep the previous build's ``rel``; False when it is not there (or not a regular file): write it anew."""
-        if self.in_place:
-            return rel in self._files_in_out()
-        old = f"{self.out}/{rel}"
-        try:
-            if not stat.S_ISREG(os.lstat(old).st_mode):
-                return False
-        except OSError:
+        if rel not in self.existing:
             return False
-        new = f"{self.staging}/{rel}"
+        if self.in_place:
+            return True
+        old, new = f"{self.out}/{rel}", f"{self.staging}/{rel}"
         self._folder_of(new)
         try:
             os.link(old, new)
+        except FileNotFoundError:  # gone since the scan
+            return False
         except OSError:
             shutil.copyfile(old, new)
         return True
-
-    def _files_in_out(self) -> set[str]:
-        """Every regular file under ``out``, by relative path: one scan of its folders (cheaper than a stat per kept
-        file)."""
-        if self._existing is None:
-            self._existing = set()
-            folders = [("", str(self.out))]
-            while folders:
-                prefix, folder = folders.pop()
-                with os.scandir(folder) as entries:
-                    for entry in entries:
-                        if entry.is_dir(follow_symlinks=False):
-                            folders.append((f"{prefix}{entry.name}/", entry.path))
-                        elif entry.is_file(follow_symlinks=False):
-                            self._existing.add(prefix + entry.name)
-        return self._existing
 
     def write(self, rel: str, data: str | bytes) -> None:
         if self.in_place:
@@ -119,6 +121,25 @@ class Output:
         if folder not in self._made_dirs:
             os.makedirs(folder, exist_ok=True)
             self._made_dirs.add(folder)
+
+
+def regular_files(out: Path) -> set[str]:
+    """Every regular file under ``out``, by relative path: one scan of its folders (cheaper than a stat per kept file).
+    A symbolic link inside the site is refused (KbError): a build writes, keeps and deletes nothing through one."""
+    found: set[str] = set()
+    folders = [("", str(out))]
+    while folders:
+        prefix, folder = folders.pop()
+        with os.scandir(folder) as entries:
+            for entry in entries:
+                if entry.is_symlink():
+                    raise KbError(f"{entry.path}: a symbolic link inside the site; kb writes nothing through one: "
+                                  f"remove it and build again")
+                if entry.is_dir(follow_symlinks=False):
+                    folders.append((f"{prefix}{entry.name}/", entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    found.add(prefix + entry.name)
+    return found
 
 
 def _apply(staging: Path, out: Path, journal: dict) -> None:

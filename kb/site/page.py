@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from typing import Any
 
 
 @dataclass(frozen=True)
@@ -14,7 +15,7 @@ class Page:
     template: str
     title: str
     description: str
-    context: dict = field(default_factory=dict, hash=False)
+    context: dict[str, Any] = field(default_factory=dict, hash=False)  # JSON-able (kb.site.contexts)
     in_sitemap: bool = True
 
 
@@ -25,5 +26,5 @@ class PageGroup:
     files are all there, they are kept and ``make`` is never called. An archived version's pages are one group."""
 
     name: str  # unique among the groups, e.g. 'archive 20231117 en'
-    inputs: object = field(hash=False)
+    inputs: Any = field(hash=False)  # marshal-able
     make: Callable[[], Iterable[Page]] = field(hash=False, compare=False)

@@ -1,9 +1,10 @@
 """Page producers: each turns :class:`SiteData` into :class:`Page` records (path, template, context), or into
 :class:`PageGroup` s of pages made only when the inputs the group names change (:mod:`kb.site.page`).
 
-A page's context is plain JSON-able data holding everything the page shows (links as URLs: the hover previews of
-referenced rules come from ``previews/<section>.js``, made by :func:`preview_pages`); the builder hashes it with the template to decide whether the page must be re-rendered. To add a
-kind of page, write ``def my_pages(site) -> Iterable[Page]`` and append it to :data:`PAGE_PRODUCERS` (or pass
+A page's context is plain JSON-able data holding everything the page shows (its shapes: :mod:`kb.site.contexts`;
+links as URLs: the hover previews of referenced rules come from ``previews/<section>.js``, made by
+:func:`preview_pages`); the builder hashes it with the template to decide whether the page must be re-rendered. To
+add a kind of page, write ``def my_pages(site) -> Iterable[Page]`` and append it to :data:`PAGE_PRODUCERS` (or pass
 ``producers=[*PAGE_PRODUCERS, my_pages]`` to :func:`kb.site.build_site`).
 """
 
@@ -11,27 +12,37 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable
-from functools import lru_cache, partial
+from functools import partial
+from typing import Any
 
 from kb.fold import fold
 from kb.model import CHAPTER, SECTION
 from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
-from kb.site.changes import LANG_NAMES
-from kb.site.changes import change_pages, history_context
-from kb.site.gather import Archive, Entry, Link, SiteData
+from kb.site.changes import LANG_NAMES, change_pages, history_context
+from kb.site.contexts import (
+    Bullet,
+    JaContext,
+    LangText,
+    LinkContext,
+    NodeContext,
+    RuleContext,
+    Segment,
+    SiteContext,
+    TermContext,
+)
 from kb.site.page import Page, PageGroup
+from kb.site.records import Archive, Entry, Link, SiteData
+from kb.site.render import article_html
 from kb.urls.paths import legacy_page_for_id, rule_page, section_page, typed_page_for_id
 from kb.urls.where import archive_glossary, archive_root, term_anchor
-from kb.site.render import article_html
 from kb.versions.current import JA_STATUSES
-
 
 CARDS_INDEX = "cards/index.html"
 
 
-def segments(text: str, links: list[Link]) -> list:
+def segments(text: str, links: list[Link]) -> list[Segment]:
     """``text`` cut at its links: plain strings and [text, target, kind] lists (target None = unresolved)."""
-    out: list = []
+    out: list[Segment] = []
     pos = 0
     for link in links:
         if link.start < pos or link.end > len(text) or link.end <= link.start:
@@ -45,32 +56,35 @@ def segments(text: str, links: list[Link]) -> list:
     return out
 
 
-def _langs(site: SiteData, entry: Entry) -> list[dict]:
+def _langs(site: SiteData, entry: Entry) -> list[LangText]:
     """The texts of an entry, Japanese first."""
-    out = []
+    out: list[LangText] = []
     for lang in ("ja", "en"):
         node = entry.nodes.get(lang)
         if node is None:
             continue
-        out.append({"lang": lang, "title": node.title, "english": node.english, "text": segments(node.text, entry.links.get(lang, [])),
+        out.append({"lang": lang, "title": node.title, "english": node.english,
+                    "text": segments(node.text, entry.links.get(lang, [])),
                     "examples": list(node.examples), "aliases": list(node.aliases)})
     return out
 
 
-def rule_context(site: SiteData, entry: Entry, memo: dict[str, dict]) -> dict:
+def rule_context(site: SiteData, entry: Entry, memo: dict[str, RuleContext]) -> RuleContext:
     """What a rule block shows (made once per rule in ``memo``: it appears on its section page and on rule pages)."""
-    if entry.number not in memo:
-        memo[entry.number] = {"number": entry.number, "kind": entry.kind, "label": entry.label, "url": entry.url,
-                              "page": rule_page(entry.number), "langs": _langs(site, entry), "cited_by": entry.cited_by,
-                              "history": history_context(site, {lang: node.number or node.id for lang, node in entry.nodes.items()}),
-                              **ja_context(site, entry)}
-    return memo[entry.number]
+    number = entry.number
+    assert number is not None  # every rule entry has its number (kb.site.gather)
+    if number not in memo:
+        history = history_context(site, {lang: node.number or node.id for lang, node in entry.nodes.items()})
+        memo[number] = {"number": number, "kind": entry.kind, "label": entry.label, "url": entry.url,
+                        "page": rule_page(number), "langs": _langs(site, entry), "cited_by": entry.cited_by,
+                        "history": history, **ja_context(site, entry)}
+    return memo[number]
 
 
 JA_STATUS_NOTES = {"outdated": "英語原文が更新されています（和訳は旧版のもの）", "missing": "未翻訳"}
 
 
-def ja_context(site: SiteData, entry: Entry) -> dict:
+def ja_context(site: SiteData, entry: Entry) -> JaContext:
     """How current the Japanese text of a rule or term is: its status, a note when it is not current, the
     translation's version, the number it had there when it differs, and the English changes since."""
     ja = entry.ja
@@ -81,15 +95,16 @@ def ja_context(site: SiteData, entry: Entry) -> dict:
             "ja_ops": [[o.op, o.text] for o in ja.ops] if ja else []}
 
 
-def _site_context(site: SiteData) -> dict:
+def _site_context(site: SiteData) -> SiteContext:
     return {"version": site.primary_version, "english_version": site.english_version, "lang": site.primary_lang,
             "effective_date": site.effective_date, "sync_date": site.sync_date, "cr_title": site.cr_title,
-            "translation_version": site.translation_version, "translation_date": site.translation_date}
+            "translation_version": site.translation_version, "translation_date": site.translation_date,
+            "translated_date": site.translated_date}
 
 
 def _plain(entry: Entry, site: SiteData, limit: int = 120) -> str:
     node = entry.main_node()
-    text = " ".join((node.title or node.text or "").split()) if entry.kind in (CHAPTER, SECTION) else " ".join(node.text.split())
+    text = " ".join((node.title or node.text or "").split() if entry.kind in (CHAPTER, SECTION) else node.text.split())
     return text[:limit]
 
 
@@ -97,48 +112,51 @@ def home_pages(site: SiteData) -> Iterable[Page]:
     chapters = [{"number": n, "label": site.rules[n].label, "url": site.rules[n].url,
                  "sections": [{"number": s, "label": site.rules[s].label, "url": site.rules[s].url}
                               for s in site.rules[n].children]} for n in site.chapters]
-    counts = {"rules": sum(1 for e in site.rules.values() if e.kind not in (CHAPTER, SECTION)), "terms": len(site.terms),
-              **{kind: sum(1 for e in site.others.values() if e.kind == kind) for kind in ("article", "note", "card")}}
+    counts: dict[str, int | dict[str, int]] = {
+        "rules": sum(1 for e in site.rules.values() if e.kind not in (CHAPTER, SECTION)), "terms": len(site.terms),
+        **{kind: sum(1 for e in site.others.values() if e.kind == kind) for kind in ("article", "note", "card")}}
     if site.english_version:
         rules = [e for e in site.rules.values() if e.kind not in (CHAPTER, SECTION)]
         counts["ja"] = {status: sum(1 for e in rules if e.ja_status == status) for status in JA_STATUSES}
-    description = f"マジック：ザ・ギャザリング総合ルール {site.effective_date or site.primary_version or ''} 版の全文、用語集、関連記事を相互リンクで読めるサイト。"
+    description = (f"マジック：ザ・ギャザリング総合ルール {site.effective_date or site.primary_version or ''} "
+                   "版の全文、用語集、関連記事を相互リンクで読めるサイト。")
     yield Page("index.html", "home.html", "マジック総合ルール", description,
-               {"site": _site_context(site), "chapters": chapters, "counts": counts,
-                "others": _other_lists(site), "cards_index": CARDS_INDEX if counts["card"] else None, "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None})
+               {"site": _site_context(site), "chapters": chapters, "counts": counts, "others": _other_lists(site),
+                "cards_index": CARDS_INDEX if counts["card"] else None,
+                "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None})
     yield Page("404.html", "404.html", "ページが見つかりません", "お探しのページは見つかりませんでした。", {}, in_sitemap=False)
     yield Page("search.html", "search.html", "検索", "総合ルール・用語集・記事の全文検索。", {})
 
 
-def _other_lists(site: SiteData) -> dict:
-    lists: dict[str, list] = {}
+def _other_lists(site: SiteData) -> dict[str, list[LinkContext]]:
+    lists: dict[str, list[LinkContext]] = {}
     for entry in site.others.values():
         if entry.kind == "card":
             continue  # many, and named in passing: the card index lists them
         lists.setdefault(entry.kind, []).append({"label": entry.label, "url": entry.url})
     for items in lists.values():
-        items.sort(key=lambda i: _kana_key(i["label"]))
+        items.sort(key=lambda i: _kana_key(site, i["label"]))
     return lists
 
 
 def rule_pages(site: SiteData) -> Iterable[Page]:
     """A page per chapter and per section (every rule anchored by its number), and a page per rule."""
     site_ctx = _site_context(site)
-    memo: dict[str, dict] = {}
+    memo: dict[str, RuleContext] = {}
     for number, entry in site.rules.items():
         if entry.kind == CHAPTER:
             sections = [rule_context(site, site.rules[s], memo) for s in entry.children]
             yield Page(entry.url, "chapter.html", entry.label, f"総合ルール 第{number}章 {entry.label} の目次。",
                        {"site": site_ctx, "rule": rule_context(site, entry, memo), "sections": sections})
         elif entry.kind == SECTION:
-            rules = []
+            rules: list[RuleContext] = []
             _walk(site, entry, rules, memo, include_self=False)
             parent = site.rules.get(number[0])
             yield Page(entry.url, "section.html", entry.label, f"総合ルール {entry.label}：{_plain(entry, site)}",
                        {"site": site_ctx, "rule": rule_context(site, entry, memo), "rules": rules,
                         "parent": {"label": parent.label, "url": parent.url} if parent else None})
         else:
-            family: list = []
+            family: list[RuleContext] = []
             _walk(site, entry, family, memo, include_self=True)
             section = site.rules.get(number.split(".")[0])
             yield Page(rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
@@ -146,26 +164,18 @@ def rule_pages(site: SiteData) -> Iterable[Page]:
                         "section": {"label": section.label, "url": section.url} if section else None})
 
 
-def _walk(site: SiteData, entry: Entry, out: list, memo: dict, *, include_self: bool) -> None:
+def _walk(site: SiteData, entry: Entry, out: list[RuleContext], memo: dict[str, RuleContext], *,
+          include_self: bool) -> None:
     if include_self:
         out.append(rule_context(site, entry, memo))
     for child in entry.children:
         _walk(site, site.rules[child], out, memo, include_self=True)
 
 
-def _kana_key(label: str) -> str:
-    """五十音 order: the reading (Sudachi's, for kanji), katakana folded to hiragana, NFKC — so 唱える sorts as
-    となえる, and ア and あ together before か."""
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(_reading(label)))
-
-
-@lru_cache(maxsize=8192)
-def _reading(label: str) -> str:
-    if not any("\u3400" <= c <= "\u9fff" or c in "々〆" for c in label):
-        return label
-    from kb.search.analysis import sudachi_words
-
-    return "".join(m.reading_form() if m.reading_form() else m.surface() for _, m in sudachi_words(label))
+def _kana_key(site: SiteData, label: str) -> str:
+    """五十音 order: the reading (Sudachi's, for kanji: the site's splitter), katakana folded to hiragana, NFKC — so
+    唱える sorts as となえる, and ア and あ together before か."""
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(site.splitter.reading(label)))
 
 
 def _term_reading(entry: Entry) -> str:
@@ -176,8 +186,8 @@ def _term_reading(entry: Entry) -> str:
 GOJUON_ROWS = ("あ", "か", "さ", "た", "な", "は", "ま", "や", "ら", "わ")
 
 
-def _row(label: str) -> str:
-    first = _kana_key(label)[:1]
+def _row(site: SiteData, label: str) -> str:
+    first = _kana_key(site, label)[:1]
     base = unicodedata.normalize("NFD", first)[:1]
     if "ぁ" <= base <= "ゖ":
         row = [r for r in GOJUON_ROWS if r <= base]
@@ -188,23 +198,24 @@ def _row(label: str) -> str:
 
 
 def glossary_pages(site: SiteData) -> Iterable[Page]:
-    if not site.terms:
-        return
+    """The glossary's index (always: every page's navigation links it; without terms it says so) and a page per
+    term."""
     site_ctx = _site_context(site)
-    entries = sorted(site.terms.values(), key=lambda e: _kana_key(_term_reading(e)))
+    entries = sorted(site.terms.values(), key=lambda e: _kana_key(site, _term_reading(e)))
     articles = term_articles(site)
-    groups: dict[str, list] = {}
+    groups: dict[str, list[dict[str, str | None]]] = {}
     for entry in entries:
-        groups.setdefault(_row(_term_reading(entry)), []).append(
+        groups.setdefault(_row(site, _term_reading(entry)), []).append(
             {"label": entry.label, "english": _english_name(entry), "url": entry.url})
     yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の五十音順索引。",
                {"site": site_ctx, "groups": list(groups.items())})
     for entry in entries:
+        article = articles.get(entry.id)
+        term: TermContext = {"label": entry.label, "english": _english_name(entry), "langs": _langs(site, entry),
+                             "article": {"label": article.label, "url": article.url} if article else None,
+                             "cited_by": entry.cited_by, **ja_context(site, entry)}
         yield Page(entry.url, "term.html", f"{entry.label}（用語集）", f"{entry.label}：{_plain(entry, site)}",
-                   {"site": site_ctx, "term": {"label": entry.label, "english": _english_name(entry), "langs": _langs(site, entry),
-                                             "article": ({"label": articles[entry.id].label, "url": articles[entry.id].url}
-                                                         if entry.id in articles else None),
-                                             "cited_by": entry.cited_by, **ja_context(site, entry)}})
+                   {"site": site_ctx, "term": term})
 
 
 def _english_name(entry: Entry) -> str | None:
@@ -262,9 +273,9 @@ def term_articles(site: SiteData) -> dict[str, Entry]:
     return pairs
 
 
-def _lines(segs: list) -> list[list]:
+def _lines(segs: list[Segment]) -> list[list[Segment]]:
     """Segments cut into lines (at ``\n`` in plain pieces): a release note's heading and bullets."""
-    lines: list[list] = [[]]
+    lines: list[list[Segment]] = [[]]
     for seg in segs:
         if isinstance(seg, str):
             first, *rest = seg.split("\n")
@@ -277,11 +288,11 @@ def _lines(segs: list) -> list[list]:
     return [line for line in lines if line]
 
 
-def _plain_line(line: list) -> str:
-    return "".join(seg if isinstance(seg, str) else seg[0] for seg in line)
+def _plain_line(line: list[Segment]) -> str:
+    return "".join(seg if isinstance(seg, str) else seg[0] or "" for seg in line)
 
 
-def _bullet(line: list) -> dict:
+def _bullet(line: list[Segment]) -> Bullet:
     head = line[0]
     if isinstance(head, str) and head.startswith("• "):
         return {"bullet": True, "segments": [head[2:], *line[1:]] if head[2:] else line[1:]}
@@ -301,18 +312,18 @@ def other_pages(site: SiteData) -> Iterable[Page]:
         html = article_html(node.html, entry.url, site_pages, rule_urls) if node.html and entry.kind != "note" else None
         term = term_of_article.get(entry.id)
         text = segments(node.text, entry.links.get(node.lang, []))
+        shown: NodeContext = {
+            "id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label, "english": node.english,
+            "html": html, "text": text if entry.kind != "note" else [],
+            "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
+                      if entry.kind == "note" else []),
+            "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
+            "term": {"label": term.label, "url": term.url} if term else None,
+            "index": CARDS_INDEX if entry.kind == "card" else None,
+            "mentions": entry.mentions, "cited_by": entry.cited_by}
         yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
-                   f"{entry.label}：{' '.join(node.text.split())[:120]}",
-                   {"site": site_ctx, "node": {"id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label,
-                                               "english": node.english, "html": html,
-                                               "text": text if entry.kind != "note" else [],
-                                               "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
-                                                         if entry.kind == "note" else []),
-                                               "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
-                                               "term": {"label": term.label, "url": term.url} if term else None,
-                                               "index": CARDS_INDEX if entry.kind == "card" else None,
-                                               "mentions": entry.mentions, "cited_by": entry.cited_by}})
-    cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(e.label))
+                   f"{entry.label}：{' '.join(node.text.split())[:120]}", {"site": site_ctx, "node": shown})
+    cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
                   "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]
@@ -364,15 +375,18 @@ def archive_pages(site: SiteData) -> Iterable[PageGroup]:
     version's pages are a group named by its nodes' digest: made again (its nodes read) only when they change."""
     for archive in site.archives:
         root = archive_root(archive.version)
-        name = f"総合ルール {archive.version}（{archive.effective_date or '日付なし'} 発効・{LANG_NAMES.get(archive.lang, archive.lang)}）"
-        ctx = {"site": _site_context(site), "archive": {"name": name, "version": archive.version, "lang": archive.lang,
-                                                        "index": root + "index.html",
-                                                        "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None,
-                                                        "glossary": archive_glossary(archive.version) if archive.has_glossary else None}}
-        yield PageGroup(f"archive {archive.version} {archive.lang}", (ctx, archive.digest), partial(_archive_pages, archive, ctx))
+        lang_name = LANG_NAMES.get(archive.lang, archive.lang)
+        name = f"総合ルール {archive.version}（{archive.effective_date or '日付なし'} 発効・{lang_name}）"
+        ctx: dict[str, Any] = {
+            "site": _site_context(site),
+            "archive": {"name": name, "version": archive.version, "lang": archive.lang, "index": root + "index.html",
+                        "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None,
+                        "glossary": archive_glossary(archive.version) if archive.has_glossary else None}}
+        yield PageGroup(f"archive {archive.version} {archive.lang}", (ctx, archive.digest),
+                        partial(_archive_pages, archive, ctx))
 
 
-def _archive_pages(archive: Archive, ctx: dict) -> Iterable[Page]:
+def _archive_pages(archive: Archive, ctx: dict[str, Any]) -> Iterable[Page]:
     root, name = archive_root(archive.version), ctx["archive"]["name"]
     rules, terms = archive.nodes()
     pages: dict[str, list] = {}
@@ -389,8 +403,8 @@ def _archive_pages(archive: Archive, ctx: dict) -> Iterable[Page]:
         yield Page(page, "archive.html", f"{blocks[0]['number']}（{archive.version}）", f"{name} {blocks[0]['number']}",
                    ctx | {"toc": [], "blocks": blocks}, in_sitemap=False)
     if terms:
-        items = [{"anchor": term_anchor(n.id[3:]), "title": n.title or n.id[3:], "english": n.english,
-                  "text": n.text, "examples": []} for n in terms]
+        items: list[dict[str, object]] = [{"anchor": term_anchor(n.id[3:]), "title": n.title or n.id[3:],
+                                           "english": n.english, "text": n.text, "examples": []} for n in terms]
         yield Page(archive_glossary(archive.version), "archive.html", f"用語集（{archive.version}）", f"{name}の用語集",
                    ctx | {"toc": [], "blocks": [], "terms": items}, in_sitemap=False)
 

@@ -11,14 +11,22 @@ would make the browser fetch from another site.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
+from ingest.wikititle import WIKI_HOSTS
 from kb import rulenum
+from kb.codedigest import tree_digest
 from kb.site.gather import MTGWIKI
 from kb.urls.paths import href
+
+if TYPE_CHECKING:
+    from jinja2.runtime import Context
+
+    from kb.site.contexts import Segment
+    from kb.site.page import Page
 
 
 def templates_folder() -> Path:
@@ -33,7 +41,6 @@ def templates_folder() -> Path:
 
 
 TEMPLATES = templates_folder()
-_WIKI_HOSTS = {"mtgwiki.com", "www.mtgwiki.com", "wiki.mtg-jp.com"}
 
 
 class Renderer:
@@ -55,15 +62,15 @@ class Renderer:
                                bytecode_cache=FileSystemBytecodeCache())
 
         @pass_context
-        def rel(ctx, target: str) -> str:
+        def rel(ctx: Context, target: str) -> str:
             return href(ctx["page_path"], target)
 
         @pass_context
-        def linked(ctx, segments: list) -> str:
+        def linked(ctx: Context, segments: list[Segment]) -> str:
             return self.linked(ctx["page_path"], segments)
 
         @pass_context
-        def absolute(ctx, target: str) -> str:
+        def absolute(ctx: Context, target: str) -> str:
             return ctx["base_url"] + href("", target)
 
         self.env.filters.update(rel=rel, linked=linked, absolute=absolute)
@@ -79,11 +86,12 @@ class Renderer:
             renderer = _RENDERERS[templates] = cls(templates)
         return renderer
 
-    def render(self, page, template_vars: dict) -> str:
+    def render(self, page: Page, template_vars: dict[str, object]) -> str:
+        """The page's file, without control characters (a NUL or an escape in a stored text is no text to show)."""
         variables = {"base_url": None, **template_vars, **page.context}
-        return self.env.get_template(page.template).render(page_path=page.path, page=page, **variables)
+        return without_controls(self.env.get_template(page.template).render(page_path=page.path, page=page, **variables))
 
-    def linked(self, page_path: str, segments: list) -> str:
+    def linked(self, page_path: str, segments: list[Segment]) -> str:
         from markupsafe import Markup, escape
 
         out = []
@@ -100,14 +108,19 @@ class Renderer:
         return Markup("".join(out))
 
 _RENDERERS: dict[Path, Renderer] = {}
+_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+
+
+def without_controls(text: str) -> str:
+    """``text`` without C0 and C1 control characters (but tab, line feed and carriage return): what a page or a
+    search result shows of a stored text (a NUL or an escape sequence is no text to show)."""
+    return _CONTROL.sub("", text) if _CONTROL.search(text) else text
 
 
 def templates_hash(templates: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted(templates.rglob("*")):
-        if path.is_file():
-            digest.update(str(path.relative_to(templates)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]
+    """A hash of every file under ``templates`` (names and bytes): with :func:`kb.codedigest.code_digest`, what
+    renders a page."""
+    return tree_digest(templates, [path for path in templates.rglob("*") if path.is_file()])[:16]
 
 
 _RULE_IN_TEXT = re.compile(rf"(?<![\d.])({rulenum.RULE}{rulenum.LETTER}?)(?!\d)")
@@ -118,12 +131,12 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
     our page of what they name when the site has it (``site_pages``: name → (site path, link kind): articles, glossary
     terms, cards), else to mtgwiki.com; in-page links (sections, footnotes) stay when the article has the anchor;
     rule numbers in the text link to the rule (``rule_urls``). Nothing in it fetches from elsewhere."""
-    from lxml import html as lxml_html
     from markupsafe import escape
 
+    from ingest.htmltree import children_html, html_fragment
     from kb.sanitize import sanitize_html
 
-    root = lxml_html.fragment_fromstring(sanitize_html(html), create_parent="div")
+    root = html_fragment(sanitize_html(html))
     ids = {el.get("id") for el in root.iter() if isinstance(el.tag, str) and el.get("id")}
     for a in list(root.iter("a")):
         raw = a.get("href")
@@ -148,40 +161,21 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
         if inside_link or not text or not _RULE_IN_TEXT.search(text):
             continue
         _link_rules(text_holder, attr, text, page_path, rule_urls)
-    return str(escape(root.text or "")) + "".join(lxml_html.tostring(child, encoding="unicode") for child in root)
+    return str(escape(root.text or "")) + children_html(root)
 
 
-def _link_rules(holder, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
-    from lxml import html as lxml_html
+def _link_rules(holder: Any, attr: str, text: str, page_path: str, rule_urls: dict[str, str]) -> None:
+    from ingest.htmltree import insert_links
 
-    pieces, pos = [], 0
-    for m in _RULE_IN_TEXT.finditer(text):
-        if m.group(1) in rule_urls:
-            pieces.append((text[pos:m.start()], m.group(1)))
-            pos = m.end()
-    if not pieces:
-        return
-    setattr(holder, attr, pieces[0][0])
-    anchors = []
-    for i, (_before, number) in enumerate(pieces):
-        a = lxml_html.Element("a", {"class": "ref ref-rule", "href": href(page_path, rule_urls[number])})
-        a.text = number
-        a.tail = pieces[i + 1][0] if i + 1 < len(pieces) else text[pos:]
-        anchors.append(a)
-    if attr == "text":
-        for offset, a in enumerate(anchors):
-            holder.insert(offset, a)
-    else:
-        parent = holder.getparent()
-        index = parent.index(holder)
-        for offset, a in enumerate(anchors, 1):
-            parent.insert(index + offset, a)
+    insert_links(holder, attr, [(m.start(), m.end(), m.group(1),
+                                 {"class": "ref ref-rule", "href": href(page_path, rule_urls[m.group(1)])})
+                                for m in _RULE_IN_TEXT.finditer(text) if m.group(1) in rule_urls])
 
 
 def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]]) -> tuple[str, str | None]:
     """(href, link kind when it is one of our pages) for a link found in MTG Wiki HTML."""
     parts = urlsplit(raw)
-    if parts.scheme in ("http", "https") and parts.hostname not in _WIKI_HOSTS:
+    if parts.scheme in ("http", "https") and parts.hostname not in WIKI_HOSTS:
         return raw, None
     if parts.scheme and parts.scheme not in ("http", "https", "mailto"):
         return MTGWIKI, None  # javascript: and the like
@@ -202,14 +196,3 @@ def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]])
         return href(page_path, ours[0]), ours[1]
     anchor = f"#{parts.fragment}" if parts.fragment else ""
     return MTGWIKI + quote(title.replace(" ", "_"), safe="/:()") + anchor, None
-
-
-_ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')
-
-
-def page_links(html: str) -> tuple[list[str], list[str]]:
-    """(hrefs and srcs, ids) written in ``html`` — what the link check verifies."""
-    links, ids = [], []
-    for attr, value in _ATTR_RE.findall(html):
-        (ids if attr == "id" else links).append(value.replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'"))
-    return links, ids

@@ -38,10 +38,13 @@ import marshal
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
-from kb.site.gather import Entry, SiteData
+from kb.site.records import Entry, SiteData
+from kb.site.render import without_controls
+from kb.splitter import JapaneseSplitter
 
 K1, B = 1.2, 0.75
 REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
@@ -107,7 +110,7 @@ def search_doc(entry: Entry) -> SearchDoc:
     if entry.kind == GLOSSARY:
         label = entry.label + (f" / {first.english}" if first.english else "")
     kind = "rule" if entry.kind in RULE_KINDS else entry.kind
-    return SearchDoc(entry.url, label, snippet, "\n".join(dict.fromkeys(names)), body, kind,
+    return SearchDoc(entry.url, without_controls(label), without_controls(snippet), "\n".join(dict.fromkeys(names)), body, kind,
                      " ".join(n.lang for n in nodes))
 
 
@@ -123,19 +126,19 @@ def _inputs_digest(slots: list[Entry | None]) -> bytes:
     return _digest(flat)
 
 
-def _digest(data) -> bytes:
+def _digest(data: Any) -> bytes:
     """A hash of plain data (marshal format 2 writes no back-references, so equal data gives equal bytes)."""
     return hashlib.sha1(marshal.dumps(data, 2)).digest()
 
 
-def analyse(doc: SearchDoc) -> dict:
+def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
     """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
     from kb.search.analysis import analyze, bigram_terms, fold
 
     vocab: dict[str, str] = {}
-    fields = {}
+    fields: dict[str, Any] = {}
     for name, text in (("t", doc.title), ("b", doc.body)):
-        terms = analyze(text, index=True) if text else []
+        terms = analyze(splitter, text, index=True) if text else []
         fields[name] = [t.text for t in terms]
         for t in terms:
             surface = fold(text[t.start:t.end])
@@ -170,7 +173,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     """
     from kb.search.index import index_identity, stale_reason
 
-    identity = index_identity()
+    identity = index_identity(site.splitter)
     if previous and (reason := stale_reason(previous.get("identity", {}), identity)):
         if notify:
             notify(f"static search: exporting every document again ({reason})")
@@ -201,9 +204,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             continue
         first = chunk * CHUNK
         rows: list[list[str] | None] = [None] * CHUNK
-        for j, entry in enumerate(chunk_entries):
-            if entry:
-                docs[first + j] = doc = search_doc(entry)
+        for j, slot in enumerate(chunk_entries):
+            if slot:
+                docs[first + j] = doc = search_doc(slot)
                 keys[first + j] = _text_key(doc)
                 rows[j] = [doc.url, doc.label, doc.snippet, doc.kind, doc.langs]
         files[f"search/d/{chunk}.js"] = _script(f"d/{chunk}", rows)
@@ -212,14 +215,14 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     if not incremental:
         old_keys = {}
     # the new and changed documents (every one when not incremental), each analysed at most once
-    fields_by_id = {i: cache.get(k) or analyse(docs[i]) for i, k in keys.items() if k != old_keys.get(i)}
+    fields_by_id = {i: cache.get(k) or analyse(site.splitter, docs[i]) for i, k in keys.items() if k != old_keys.get(i)}
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: cache[old_keys[i]] for i in changed if i in old_keys}
 
     postings, grams, vocab = _tables(fields_by_id)
     old_postings, old_grams, _ = _tables(old_fields)
-    p_count = previous.get("p") if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
-    g_count = previous.get("g") if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
+    p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
+    g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
     for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
         new_parts, old_parts = _by_shard(table, count), _by_shard(old_table, count)
         for shard in new_parts.keys() | old_parts.keys():
@@ -230,8 +233,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             coded = _read_shard(read_old, name) if incremental else {}  # gap-coded; only a changed document's terms
             for term in part.keys() | old_parts.get(shard, {}).keys():  # hold its entries
                 old, new = _undelta(coded.get(term, [])), part.get(term, [])
-                pairs = sorted([*((d, w) for d, w in zip(old[::2], old[1::2]) if d not in changed),
-                                *zip(new[::2], new[1::2])])
+                pairs = sorted([*((d, w) for d, w in zip(old[::2], old[1::2], strict=False) if d not in changed),
+                                *zip(new[::2], new[1::2], strict=False)])
                 if pairs:
                     coded[term] = _delta([x for pair in pairs for x in pair])
                 else:
@@ -282,7 +285,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     used: dict[str, list[str]] = {}
 
     def forms_of(name: str) -> list[str]:
-        forms = used[name] = cache.get(name) or sorted(name_forms(name))
+        forms = used[name] = cache.get(name) or sorted(name_forms(site.splitter, name))
         return forms
 
     def add(form: str, docs: list[int]) -> None:  # docs: without repeats, and not changed afterwards
@@ -294,7 +297,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     for entry in site.terms.values():
         docs = []
         for lang in ("ja", "en"):
-            rule = next((l.target for l in entry.links.get(lang, []) if l.kind == "rule" and l.target), None)
+            rule = next((link.target for link in entry.links.get(lang, []) if link.kind == "rule" and link.target), None)
             if rule and rule in ids and ids[rule] not in docs:
                 docs.append(ids[rule])
         docs.append(ids[entry.url])
@@ -329,7 +332,8 @@ def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
         fields = fields_by_id[doc_id]
         title, body = Counter(fields["t"]), Counter(fields["b"])
         for term in title.keys() | body.keys():
-            weight = _tf_weight(body[term], len(fields["b"])) + TITLE_BOOST * _tf_weight(title[term], len(fields["t"]), TITLE_REF_LEN)
+            weight = (_tf_weight(body[term], len(fields["b"]))
+                      + TITLE_BOOST * _tf_weight(title[term], len(fields["t"]), TITLE_REF_LEN))
             postings[term] += [doc_id, round(weight * 10)]
         for gram, tf in Counter(fields["g"]).items():
             grams[gram] += [doc_id, round(_tf_weight(tf, len(fields["g"])) * 10)]
@@ -363,6 +367,6 @@ def _undelta(pairs: list[int]) -> list[int]:
     return out
 
 
-def _script(name: str, data) -> str:
+def _script(name: str, data: object) -> str:
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return f'window.__kbSearch("{name}",{payload});\n'

@@ -25,7 +25,7 @@ from kb.errors import KbError
 LOCK_NAME = ".writer.lock"
 WAIT_SECONDS = 5.0
 
-_held: dict[Path, int] = {}  # kb folders this process holds the lock of → nesting depth
+_held: dict[Path, int] = {}  # lock files this process holds → nesting depth
 
 
 def wait_seconds() -> float:
@@ -41,46 +41,53 @@ def wait_seconds() -> float:
 def writer_lock(kb_dir: str | os.PathLike, *, wait: float | None = None) -> Iterator[None]:
     """Hold the writer lock of the kb folder ``kb_dir`` (created if missing) for the block; see the module doc."""
     folder = Path(kb_dir).resolve()
-    if folder in _held:
-        _held[folder] += 1
+    folder.mkdir(parents=True, exist_ok=True)
+    with exclusive_lock(folder / LOCK_NAME, f"another kb is writing {folder}", wait=wait):
+        yield
+
+
+@contextmanager
+def exclusive_lock(lock_file: Path, busy: str, *, wait: float | None = None) -> Iterator[None]:
+    """Hold the lock ``lock_file`` (an advisory ``flock``; the file, created if missing, holds the holder's pid) for
+    the block, re-entrant within the process; a second process waits up to :func:`wait_seconds`, then fails with
+    "<busy> (pid N); try again when it has finished". The writer lock, and the lock of a site's output folder."""
+    if lock_file in _held:
+        _held[lock_file] += 1
         try:
             yield
         finally:
-            _held[folder] -= 1
+            _held[lock_file] -= 1
         return
-    with _open_lock_file(folder) as handle:  # closing it releases the lock
-        _acquire(handle, folder, wait_seconds() if wait is None else wait)
+    with _open_lock_file(lock_file) as handle:  # closing it releases the lock
+        _acquire(handle, busy, wait_seconds() if wait is None else wait)
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
         handle.flush()
-        _held[folder] = 1
+        _held[lock_file] = 1
         try:
             yield
         finally:
-            del _held[folder]
+            del _held[lock_file]
             handle.truncate(0)
 
 
-def _open_lock_file(folder: Path) -> IO[str]:
-    """The lock file of ``folder``, made if missing; a one-line KbError when it cannot be: the folder cannot be
-    written (read-only), or something that is not a regular file (a folder, a FIFO) took its name."""
-    path = folder / LOCK_NAME
+def _open_lock_file(path: Path) -> IO[str]:
+    """The lock file ``path``, made if missing; a one-line KbError when it cannot be: its folder cannot be written
+    (read-only), or something that is not a regular file (a folder, a FIFO) took its name."""
     try:
-        folder.mkdir(parents=True, exist_ok=True)
         descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)  # a FIFO would block without
     except OSError as exc:
         kind = "a folder, not a file" if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc)
-        raise KbError(f"{path}: cannot open the kb folder's writer lock ({kind}); a command that writes needs a "
-                      "writable kb folder with a plain file there (remove whatever else has its name)") from None
+        raise KbError(f"{path}: cannot open this lock file ({kind}); a command that writes needs a writable folder "
+                      "with a plain file there (remove whatever else has its name)") from None
     if not stat.S_ISREG(os.fstat(descriptor).st_mode):
         os.close(descriptor)
-        raise KbError(f"{path}: not a plain file, so not the kb folder's writer lock; remove it and run the command "
-                      "again")
+        raise KbError(f"{path}: not a plain file, so not kb's lock file; remove it and run the command again")
     return os.fdopen(descriptor, "r+", encoding="ascii")
 
 
-def _acquire(handle: IO[str], folder: Path, wait: float) -> None:
+def _acquire(handle: IO[str], busy: str, wait: float) -> None:
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -90,5 +97,5 @@ def _acquire(handle: IO[str], folder: Path, wait: float) -> None:
             if time.monotonic() >= deadline:
                 handle.seek(0)
                 pid = handle.read().strip() or "unknown"
-                raise KbError(f"another kb is writing {folder} (pid {pid}); try again when it has finished") from None
+                raise KbError(f"{busy} (pid {pid}); try again when it has finished") from None
             time.sleep(0.05)

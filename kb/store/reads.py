@@ -14,11 +14,11 @@ from typing import Any
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, UNVERSIONED, Node
 from kb.store.codec import REF_COLUMNS, decode_node, node_columns, row_fields, stored_ref
 from kb.store.connection import Connected
-from kb.store.filters import where
+from kb.store.filters import KEYED_MAX, where
 from kb.store.records import DocumentInfo, NodeKey, Scopes, StoredRef
 
 _DOCUMENT_COLUMNS = ("d.id, d.source, d.kind, d.lang, d.version, d.effective_date, d.sync_date, d.title, d.content_hash,"
-                     " d.ingested_at")  # DocumentInfo's fields, in order
+                     " d.ingested_at, d.translated_date")  # DocumentInfo's fields, in order
 
 
 class Reads(Connected):
@@ -59,6 +59,13 @@ class Reads(Connected):
         """A value that changes whenever the database may have: a write through this Store, or a commit by another
         connection (SQLite's ``data_version``). What read caches are keyed by."""
         return self._db.execute("PRAGMA data_version").fetchone()[0], self._db.total_changes
+
+    def content_generation(self) -> str:
+        """A token of the stored content, changed by :meth:`kb.store.writes.Writes.new_content_generation` in the
+        transaction of every content change ('' before the first): the search index (kb.search.index) records the
+        one it was brought in line with."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='generation'").fetchone()
+        return row[0] if row else ""
 
     # -- nodes ------------------------------------------------------------------------------------------------------
     def nodes(self, version: str | None = None, lang: str | None = None, kinds: Iterable[str] | None = None
@@ -189,6 +196,24 @@ class Reads(Connected):
         return [(target, text) for target, text in self._db.execute(
             "SELECT target, text FROM refs WHERE kind=? ORDER BY rowid", (kind,))]
 
+    def ref_target_names(self, kinds: Iterable[str]) -> list[str]:
+        """The distinct targets of the references of these kinds (read from the index on kind and target). For
+        kb.link.graph."""
+        clause, args = where("refs", kinds=kinds)
+        return [r[0] for r in self._db.execute(f"SELECT DISTINCT target FROM refs{clause}", args)]
+
+    def refs_targeting(self, kinds: Iterable[str], targets: Iterable[str]) -> list[StoredRef]:
+        """The references of these kinds whose target is one of ``targets``, by citing node and order. For
+        kb.link.graph."""
+        kinds, names = list(kinds), sorted(set(targets))
+        out: list[StoredRef] = []
+        for start in range(0, len(names), KEYED_MAX):
+            chunk = names[start:start + KEYED_MAX]
+            out += [stored_ref(r) for r in self._db.execute(
+                f"SELECT {REF_COLUMNS} FROM refs INDEXED BY refs_kind_target WHERE kind IN ({','.join('?' * len(kinds))})"
+                f" AND target IN ({','.join('?' * len(chunk))})", [*kinds, *chunk])]
+        return sorted(out, key=lambda sr: (sr.source_key.version, sr.source_key.lang, sr.source_key.id, sr.seq))
+
     def ref_summary(self) -> list[tuple[str, bool, int]]:
         """(kind, resolved?, count) over every stored reference, by kind, the unresolved first (two index reads: the
         references of each kind, and the few unresolved). For kb.link.resolve's report."""
@@ -290,7 +315,7 @@ class Reads(Connected):
             "SELECT group_concat(version || ' ' || lang || ' ' || id || ' ' || content_hash, char(10))"
             " FROM (SELECT version, lang, id, content_hash FROM nodes ORDER BY version, lang, id)").fetchone()[0] or "").encode())
         for sql in ("SELECT count(*), max(rowid) FROM refs",
-                    "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at"
-                    " FROM documents ORDER BY id"):
+                    "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, ingested_at,"
+                    " translated_date FROM documents ORDER BY id"):
             digest.update(json.dumps(self._db.execute(sql).fetchall(), ensure_ascii=False).encode())
         return digest.hexdigest()

@@ -39,6 +39,7 @@ class DocumentInfo:
     title: str | None
     content_hash: str
     ingested_at: str
+    translated_date: str | None = None  # a translation's own date, from its translator line
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from kb.model import DERIVED_REF_KINDS
 from kb.store.codec import decode_node, encode_node, node_columns, payload, row_fields
 from kb.store.lock import writer_lock
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 TABLES = ("meta", "documents", "contributions", "nodes", "refs")
 
 SCHEMA = """
@@ -43,6 +43,7 @@ CREATE TABLE documents (
     effective_date TEXT, sync_date TEXT, title TEXT,
     content_hash TEXT NOT NULL, ingested_at TEXT NOT NULL,
     authority INTEGER NOT NULL DEFAULT 0,
+    translated_date TEXT,
     UNIQUE (source, version, lang)
 );
 CREATE TABLE contributions (
@@ -120,9 +121,18 @@ def _migrate_5_to_6(db: sqlite3.Connection) -> None:
     db.execute("CREATE INDEX IF NOT EXISTS refs_kind_target ON refs(kind, target)")
 
 
+def _migrate_6_to_7(db: sqlite3.Connection) -> None:
+    """Schema 7 keeps a translation's own date (its translator line's) apart from the date it claims; schema 6 stored
+    the translator line's date as the effective date. The Japanese rules texts' content hashes are cleared, so that
+    the next ingest of each reads it again and dates it anew."""
+    if "translated_date" not in {row[1] for row in db.execute("PRAGMA table_info(documents)")}:
+        db.execute("ALTER TABLE documents ADD COLUMN translated_date TEXT")
+    db.execute("UPDATE documents SET content_hash='' WHERE lang='ja' AND kind='cr-text' AND translated_date IS NULL")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
                                                                3: _migrate_3_to_4, 4: _migrate_4_to_5,
-                                                               5: _migrate_5_to_6}  # N to N + 1
+                                                               5: _migrate_5_to_6, 6: _migrate_6_to_7}  # N to N + 1
 
 
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:

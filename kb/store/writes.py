@@ -5,6 +5,7 @@ resolutions and derived references. Each runs in its own transaction unless the 
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -31,7 +32,8 @@ class Writes(Connected):
             if row and row[1] == doc.content_hash:
                 return Written(0, frozenset())
             now = datetime.now(UTC).isoformat(timespec="seconds")
-            values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority)
+            values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority,
+                      doc.translated_date)
             given: dict[str, Node] = {}
             for node in doc.nodes:  # a node given twice by one source: the later, with the earlier's term links
                 given[node.id] = merge_same_text(node, given[node.id]) if node.id in given else node
@@ -48,12 +50,13 @@ class Writes(Connected):
                                      [(doc_id, node_id) for node_id in [*gone, *changed] if node_id in stored])
                 touched = {NodeKey(doc.version, doc.lang, node_id) for node_id in gone}
                 self._db.execute("UPDATE documents SET kind=?, effective_date=?, sync_date=?, title=?, content_hash=?,"
-                                 " ingested_at=?, authority=? WHERE id=?", (*values, doc_id))
+                                 " ingested_at=?, authority=?, translated_date=? WHERE id=?", (*values, doc_id))
             else:
                 changed, touched = list(payloads), set()
                 cur = self._db.execute(
                     "INSERT INTO documents (source, lang, version, kind, effective_date, sync_date, title, content_hash,"
-                    " ingested_at, authority) VALUES (?,?,?,?,?,?,?,?,?,?)", (doc.source, doc.lang, doc.version, *values))
+                    " ingested_at, authority, translated_date) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                    (doc.source, doc.lang, doc.version, *values))
                 assert cur.lastrowid is not None  # always set by an INSERT
                 doc_id = cur.lastrowid
             self._db.executemany(
@@ -121,6 +124,11 @@ class Writes(Connected):
         self._db.executemany(_INSERT_REF, ref_rows)
         return rewritten
 
+    def new_content_generation(self) -> None:
+        """Mark the content as changed (see :meth:`kb.store.reads.Reads.content_generation`); call inside the
+        transaction that changes it. Called by the ingest (:mod:`kb.pipeline`)."""
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (os.urandom(8).hex(),))
+
     # -- the linker's writes (kb.link) -------------------------------------------------------------------------
     def set_resolutions(self, resolutions: Iterable[tuple[NodeKey, int, NodeKey | None]]) -> None:
         """Record where each (citing node, reference seq) resolved to (None: unresolved). Called by
@@ -140,6 +148,15 @@ class Writes(Connected):
         kind = "kind" if scopes is None else "+kind"  # '+': a scope's are found by key, not among every version's
         with self.transaction():
             self._db.execute(f"DELETE FROM refs{clause} AND {kind} IN ({','.join('?' * len(kinds))})", [*args, *kinds])
+
+    def delete_refs_of(self, kinds: Iterable[str], nodes: Iterable[NodeKey]) -> None:
+        """Delete the references of these kinds from ``nodes`` (the derived references of the nodes the linker
+        derives again). Called by :mod:`kb.link.resolve`."""
+        kinds = list(kinds)
+        with self.transaction():
+            self._db.executemany(
+                f"DELETE FROM refs WHERE version=? AND lang=? AND node_id=? AND kind IN ({','.join('?' * len(kinds))})",
+                [(key.version, key.lang, key.id, *kinds) for key in nodes])
 
     def add_refs(self, refs: Iterable[tuple[NodeKey, Ref, NodeKey | None]]) -> int:
         """Append references (derived by the linker) to nodes, after each node's own, with where they resolved to

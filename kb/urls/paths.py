@@ -43,7 +43,9 @@ from __future__ import annotations
 import hashlib
 import re
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Protocol
 from urllib.parse import quote
 
 from kb import rulenum
@@ -182,7 +184,7 @@ def rule_anchor(number: str) -> str:
     return number
 
 
-def page_for_id(node_id: str, *, naming=safe_name) -> str:
+def page_for_id(node_id: str, *, naming: Callable[[str], str] = safe_name) -> str:
     """Path of the page showing the node with this id (no anchor)."""
     prefix, _, name = node_id.partition(":")
     if prefix == "cr":
@@ -205,7 +207,14 @@ def legacy_page_for_id(node_id: str) -> str:
     return page_for_id(node_id, naming=legacy_name)
 
 
-def url_for(node_key) -> str:
+class HasId(Protocol):
+    """A stored node's key (:class:`kb.store.NodeKey`), a site entry: anything with a node id."""
+
+    @property
+    def id(self) -> str: ...
+
+
+def url_for(node_key: HasId) -> str:
     """Canonical site-relative URL of a node (a :class:`kb.store.NodeKey`, or anything with ``.id``):
     ``cr/601.html#601.2f``, ``glossary/唱える.html`` … (unescaped; see :func:`href`)."""
     node_id = node_key.id

@@ -6,10 +6,12 @@ Entry point: :func:`current_view` (store) → :class:`CurrentView`.
 - The **shown version** is the one with the newest effective date among all stored versions (English first on a tie:
   it is complete, a translation may be an excerpt). Its English text is shown; when the newest version is Japanese
   with no English of that date, the Japanese version alone is shown.
-- Each Japanese version (a translation) has an **English original**: the English version of the same effective date
-  (else the newest older one). A Japanese node pairs with its original's node (rules by number, glossary entries by
-  the English name), and that node is followed through the English histories (:mod:`kb.versions.history`, which
-  follows renumbering) to the shown version: the 2023-11-17 Japanese 701.34 予示 pairs with the 2026-01-16 701.40.
+- Each Japanese version (a translation) has an **English original** when it is stored: the English version whose
+  date is nearest the date the translation claims (:func:`kb.versions.catalog.english_original`); the translation
+  takes its original's effective date, so it never outranks it. A Japanese node pairs with its original's node
+  (rules by number, glossary entries by the English name), and that node is followed through the English histories
+  (:mod:`kb.versions.history`, which follows renumbering) to the shown version: the 2023-11-17 Japanese 701.34 予示
+  pairs with the 2026-01-16 701.40.
 - For each shown node the Japanese text comes from the newest translation that has it. Its ``ja_status``:
   ``current`` (the English original's text equals the shown English text, whitespace aside), ``outdated`` (the
   English changed since; :attr:`JaText.ops` is the inline diff of the English from the original to now) or
@@ -67,11 +69,12 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
         return CurrentView(None, None, None, None)
     newest_en = english_versions[0] if english_versions else None
     newest_ja = translations[0] if translations else None
+    shown: VersionInfo | None
+    english: VersionInfo | None
     if newest_en and (newest_ja is None or _date(newest_en) >= _date(newest_ja)):
         shown, english = newest_en, newest_en
     else:
-        shown = newest_ja
-        english = next((v for v in english_versions if _date(v) == _date(newest_ja)), None)
+        shown, english = newest_ja, None  # newer than every English version: its original is not stored
     # read only when a translation needs them: the shown English nodes, and the lineages that changed (cached summaries)
     english_nodes = _by_id(store, english) if english and translations else {}
     lineages: dict[NodeKey, RuleHistory] | None = None
@@ -96,8 +99,9 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
                     current_ids[key] = node.id
                 continue
             original_id = by_english.get((node.english or "").casefold()) if node.kind == GLOSSARY else node.id
-            paired = _follow(original, original_id, english, lineages or {}, english_nodes,
-                             originals.get(original.version, {}) if original else {})
+            paired: tuple[str, NodeKey | None, tuple[TextOp, ...]] | None = _follow(
+                original, original_id, english, lineages or {}, english_nodes,
+                originals.get(original.version, {}) if original else {})
             if paired is None:  # no English original stored for it: the same number or term, if the version has it
                 same = node.id if node.id in english_nodes else by_english.get((node.english or "").casefold())
                 if same not in english_nodes:
@@ -157,9 +161,8 @@ def _follow(original: VersionInfo | None, original_id: str | None, english: Vers
 
 
 def _original(translation: VersionInfo, english_versions: list[VersionInfo]) -> VersionInfo | None:
-    """The English version a translation was made from: the same effective date, else the newest older one."""
-    same = next((v for v in english_versions if _date(v) == _date(translation)), None)
-    return same or next((v for v in english_versions if _date(v) < _date(translation)), None)
+    """The English version a translation was made from, when stored (paired by :mod:`kb.versions.catalog`)."""
+    return next((v for v in english_versions if v.version == translation.original), None)
 
 
 def _glossary_by_english(store: Store, version: VersionInfo) -> dict[str, str]:
@@ -210,7 +213,7 @@ def bilingual_history(store: Store, name: str, *, lang: str | None = None, versi
     return list(out.values())
 
 
-def _path(history: RuleHistory) -> tuple:
+def _path(history: RuleHistory) -> tuple[object, ...]:
     return (history.lang, *((e.version, e.node_id) for e in history.entries))
 
 
@@ -231,8 +234,8 @@ def _counterparts(store: Store, version: str, lang: str, node_id: str, english_v
             else:
                 out.append(NodeKey(translation.version, "ja", node_id))
         return out
-    translation = next((t for t in translations if t.version == version), None)
-    original = _original(translation, english_versions) if translation else None
+    of_version = next((t for t in translations if t.version == version), None)
+    original = _original(of_version, english_versions) if of_version else None
     if original is None:
         return []
     if node_id.startswith("gl:"):

@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from kb import rulenum
@@ -110,8 +110,8 @@ class Change:
             return f"{old} → {new}"
         return new or old
 
-    def to_json(self, *, with_text: bool = True) -> dict:
-        out = {"status": self.status, "kind": self.kind, "old": self.old_id, "new": self.new_id}
+    def to_json(self, *, with_text: bool = True) -> dict[str, Any]:
+        out: dict[str, Any] = {"status": self.status, "kind": self.kind, "old": self.old_id, "new": self.new_id}
         if with_text:
             out |= {"old_text": self.old_text, "new_text": self.new_text, "similarity": round(self.similarity, 4),
                     "text_changed": self.text_changed, "edit": self.edit, "ops": [[o.op, o.text] for o in self.ops]}
@@ -270,17 +270,18 @@ def cached_derivation(name: str, diffs: Sequence[VersionDiff], params: object, m
     except (OSError, ValueError, EOFError, TypeError):
         pass
     value = make()
-    _write_cache(path, marshal.dumps(value))
+    _write_cache(path, marshal.dumps(value))  # type: ignore[arg-type]  # make() gives marshal's types (see the doc)
     return value
 
 
-def _row(c: Change) -> list:
+def _row(c: Change) -> list[Any]:
     return [c.status, c.kind, c.old_id, c.new_id, c.old_text, c.new_text, c.similarity, [[o.op, o.text] for o in c.ops],
             c.edit]
 
 
-def _change(row: list) -> Change:
-    change = Change(*row[:7], tuple(TextOp(*op) for op in row[7]))
+def _change(row: list[Any]) -> Change:
+    status, kind, old_id, new_id, old_text, new_text, similarity = row[:7]
+    change = Change(status, kind, old_id, new_id, old_text, new_text, similarity, tuple(TextOp(*op) for op in row[7]))
     if len(row) > 8:  # entries written before Change.edit was kept compute it when asked
         change.__dict__["edit"] = row[8]  # what cached_property would store
     return change
@@ -323,7 +324,7 @@ def diff_nodes(old_nodes: Iterable[Node], new_nodes: Iterable[Node], lang: str) 
         for i in olds:
             if i not in new:
                 continue
-            same_parent = pair_of.get(old[i].parent) == new[i].parent if old[i].parent else new[i].parent is None
+            same_parent = pair_of.get(old[i].parent or "") == new[i].parent if old[i].parent else new[i].parent is None
             equal = old_content[i] == new_content[i] or _norm(old_content[i]) == _norm(new_content[i])
             similarity[i] = 1.0 if equal else tokens.ratio(old_content[i], new_content[i])
             if same_parent and similarity[i] >= MOVE_THRESHOLD:
@@ -337,10 +338,10 @@ def diff_nodes(old_nodes: Iterable[Node], new_nodes: Iterable[Node], lang: str) 
         paired_new = set(pair_of.values())
         for o in sorted(loose_old - set(pair_of)):  # the same place under a renumbered parent: one rule, rewritten
             parent, new_parent = old[o].parent, pair_of.get(old[o].parent or "")
-            n = new_parent + o[len(parent):] if parent and new_parent and new_parent != parent else None
-            if n in loose_new and n not in paired_new:
-                pair_of[o], similarity[o] = n, tokens.ratio(old_content[o], new_content[n])
-                paired_new.add(n)
+            renamed = new_parent + o[len(parent):] if parent and new_parent and new_parent != parent else None
+            if renamed is not None and renamed in loose_new and renamed not in paired_new:
+                pair_of[o], similarity[o] = renamed, tokens.ratio(old_content[o], new_content[renamed])
+                paired_new.add(renamed)
         for i in loose_old & loose_new:  # a same-number pair neither side of which moved: one rule, rewritten
             if i not in pair_of and i not in paired_new:
                 pair_of[i] = i
@@ -434,13 +435,16 @@ class _Tokens:
         return difflib.SequenceMatcher(None, self(a), self(b), autojunk=False).ratio()
 
 
-def _match_moves(old, new, old_content, new_content, loose_old, loose_new, pair_of, tokens) -> dict[str, tuple[str, float]]:
+def _match_moves(old: dict[str, Node], new: dict[str, Node], old_content: dict[str, str], new_content: dict[str, str],
+                 loose_old: set[str], loose_new: set[str], pair_of: dict[str, str], tokens: _Tokens
+                 ) -> dict[str, tuple[str, float]]:
     """Pair loose old nodes with loose new nodes (one kind) whose masked texts are similar, best pairs first."""
     olds = sorted(loose_old, key=lambda i: old[i].order)
     news = sorted(loose_new, key=lambda i: new[i].order)
 
     def parents_match(o: str, n: str) -> bool:
-        return old[o].parent is not None and pair_of.get(old[o].parent) == new[n].parent
+        parent = old[o].parent
+        return parent is not None and pair_of.get(parent) == new[n].parent
 
     def accept(o: str, n: str, ratio: float) -> None:
         same_parent = parents_match(o, n)

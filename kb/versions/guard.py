@@ -2,7 +2,8 @@
 file and the site it would replace. Entry point: :func:`replacement_refusal`.
 
 A rules text (``cr-text``) that would become the newest stored version of its language — a new version dated no
-earlier than the newest, or the newest version's own source ingested again — is refused when it holds fewer than
+earlier than the newest, or the newest version's own source ingested again — in place of a whole version (every
+chapter, 1 to 9, and a glossary: an excerpt replaced loses nothing) is refused when it holds fewer than
 :data:`MIN_SHARE` of the rules and glossary entries of the version it replaces, or fewer than that version at all
 while incomplete (its parse says so: cut short, or an excerpt; the caller tells) and of another version: one excerpt
 may follow another, and an edited excerpt replace itself.
@@ -12,22 +13,26 @@ Consecutive real releases differ by a few percent; a file cut at 60 % or a six-l
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from kb.model import GLOSSARY, RULE_KINDS, UNVERSIONED, Document
 from kb.versions.catalog import VersionInfo
 
 MIN_SHARE = 0.8  # of the replaced version's rules (chapters, sections, rules, subrules) and glossary entries
 SIZED_KINDS = frozenset([*RULE_KINDS, GLOSSARY])
+WHOLE_CHAPTERS = frozenset("123456789")
 RULES_KIND = "cr-text"  # the source kind that brings whole rules versions (Wisdom Guild pages are one rule each)
 
 
-def replacement_refusal(doc: Document, stored: list[VersionInfo], *, incomplete: str | None) -> str | None:
+def replacement_refusal(doc: Document, stored: list[VersionInfo], *, incomplete: str | None,
+                        chapters: Callable[[VersionInfo], set[str]]) -> str | None:
     """Why ``doc`` (``incomplete``: what its parse said it lacks — ``the document ends inside the rules, …`` — or
     None) must not replace the newest version of its language (``stored``: :func:`kb.versions.catalog.list_versions`,
-    newest first); None when it may."""
+    newest first; ``chapters``: the chapter numbers a stored version has); None when it may."""
     if doc.kind != RULES_KIND or doc.version == UNVERSIONED:
         return None
     replaced = _replaced(doc, [v for v in stored if v.lang == doc.lang])
-    if replaced is None:
+    if replaced is None or not replaced.glossary or not chapters(replaced) >= WHOLE_CHAPTERS:
         return None
     size = sum(node.kind in SIZED_KINDS for node in doc.nodes)
     replaced_size = replaced.rules + replaced.glossary

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from itertools import pairwise
+from typing import Any
 
 from kb import rulenum
 from kb.errors import KbError
@@ -38,7 +39,7 @@ class HistoryEntry:
     def label(self) -> str:
         return self.node_id.split(":", 1)[1]
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "effective_date": self.effective_date, "id": self.node_id, "status": self.status,
                 "previous_id": self.previous_id, "text": self.text, "edit": self.edit,
                 "ops": [[o.op, o.text] for o in self.ops]}
@@ -90,6 +91,7 @@ def histories(store: Store, lang: str, diffs: tuple[list[VersionInfo], list[Vers
                 lineage = [entry]
                 lineages.append(lineage)
             else:
+                assert change.old_id is not None  # every change but an addition has an old node
                 lineage = current[change.old_id]
                 lineage.append(entry)
             if change.new_id:
@@ -127,12 +129,13 @@ def changed_histories(lang: str, versions: list[VersionInfo], steps: list[Versio
             else:
                 assert change.old_id is not None
                 moved_on.add(change.old_id)
-                lineage = current.get(change.old_id)
-                if lineage is None:  # untouched since the oldest version
-                    lineage = [HistoryEntry(first.version, first.effective_date, change.old_id, "first", None)]
-                    lineage += [HistoryEntry(v.version, v.effective_date, change.old_id, "unchanged", None, change.old_id)
+                tracked = current.get(change.old_id)
+                if tracked is None:  # untouched since the oldest version
+                    tracked = [HistoryEntry(first.version, first.effective_date, change.old_id, "first", None)]
+                    tracked += [HistoryEntry(v.version, v.effective_date, change.old_id, "unchanged", None, change.old_id)
                                 for v in versions[1:k]]
-                    lineages.append(lineage)
+                    lineages.append(tracked)
+                lineage = tracked
                 lineage.append(entry)
             if change.new_id:
                 following[change.new_id] = lineage
@@ -177,6 +180,8 @@ def _by_node(lang: str, lineages: list[list[HistoryEntry]]) -> dict[NodeKey, Rul
 
 def _entry(version: VersionInfo, change: Change) -> HistoryEntry:
     if change.status == "removed":
+        assert change.old_id is not None  # a removed node has its old id
         return HistoryEntry(version.version, version.effective_date, change.old_id, "removed", None, change.old_id)
+    assert change.new_id is not None  # any other change has a new id
     return HistoryEntry(version.version, version.effective_date, change.new_id, change.status, change.new_text,
                         change.old_id, change.ops, change.edit)

@@ -31,7 +31,7 @@ def _serve(srv):
 def site(tmp_path_factory) -> Path:
     base = tmp_path_factory.mktemp("attack404")
     with Store.open(base / "kb") as store:
-        ingest_sources(store, [str(REPO / "data")])
+        ingest_sources(store, [str(REPO / "data")], index=False)
         build_site(store, base / "site")
     return base / "site"
 

@@ -15,7 +15,7 @@ from collections.abc import Callable
 import pytest
 from hostile import kb
 
-from ingest.fetch import Politeness, crawl, fetch_url
+from ingest.net.fetch import Politeness, crawl, fetch_url
 from kb.errors import KbError
 
 

@@ -58,6 +58,7 @@ main(sys.argv[1:], prog_name="kb")
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT])
 def test_an_ingest_stopped_while_indexing_is_completed_by_the_next(tmp_path, whole, sig):
     kb_dir = tmp_path / "kb"
@@ -79,6 +80,7 @@ def test_an_ingest_stopped_while_indexing_is_completed_by_the_next(tmp_path, who
     assert _search_ids(kb_dir) == whole[1]
 
 
+@pytest.mark.slow
 def test_kb_index_completes_an_index_missing_documents(tmp_path, whole):
     """The state an interrupted index phase leaves, made by hand: the index of an earlier, smaller ingest."""
     kb_dir = tmp_path / "kb"
@@ -112,6 +114,7 @@ def _overwrite(path, at):
         f.write(b"\0" * 1000)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("damage", sorted(DAMAGE))
 def test_a_damaged_index_names_its_remedy_and_kb_index_rebuilds_it(tmp_path, whole, damage):
     kb_dir = tmp_path / "kb"

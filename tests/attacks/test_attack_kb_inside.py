@@ -24,5 +24,5 @@ def test_a_folder_holding_kb_folders_ingests_only_its_own_files(tmp_path):
     assert (visible / "kb.sqlite").is_file() and (hidden / "index").is_dir()
     again = kb(visible, "ingest", "-q", str(folder))
     assert again.returncode == 0, again.stderr
-    assert _sources(first) == f"sources: {files} read ({files} stored, 0 unchanged), 0 failed"
-    assert _sources(again) == f"sources: {files} read (0 stored, {files} unchanged), 0 failed"
+    assert _sources(first) == f"sources: {files} read ({files} stored, 0 unchanged), 0 failed, 0 gave nothing"
+    assert _sources(again) == f"sources: {files} read (0 stored, {files} unchanged), 0 failed, 0 gave nothing"

@@ -21,6 +21,7 @@ LONG_TEXTS = {
 SWEETS = ("羊羹", "煎餅", "饅頭", "団子")  # one word that only the end of each long paragraph has
 
 
+@pytest.mark.slow
 def test_long_wiki_paragraphs_break_nothing(tmp_path):
     pages = []
     for n, shape in enumerate(sorted(LONG_TEXTS)):
@@ -44,6 +45,7 @@ def test_long_wiki_paragraphs_break_nothing(tmp_path):
     assert (tmp_path / "site" / "index.html").is_file()
 
 
+@pytest.mark.slow
 def test_a_long_rule_breaks_nothing(tmp_path):
     """A CR text whose rule 601.1 runs on for 16,400 characters: linking (glossary terms are looked up in it with
     Sudachi) and indexing both take it."""
@@ -63,14 +65,15 @@ def test_a_long_rule_breaks_nothing(tmp_path):
 
 @pytest.mark.parametrize("shape", sorted(LONG_TEXTS))
 def test_long_runs_reach_the_tokenizer_in_pieces_it_takes(shape):
-    from kb.search.analysis import SUDACHI_MAX_BYTES, analyze, sudachi_pieces
+    from kb.search.analysis import analyze
+    from kb.splitter import SUDACHI_MAX_BYTES, JapaneseSplitter, sudachi_pieces
 
     text = LONG_TEXTS[shape] * 3
     pieces = sudachi_pieces(text)
     assert "".join(piece for _, piece in pieces) == text and len(pieces) > 1
     assert all(text[offset:offset + len(piece)] == piece for offset, piece in pieces)
     assert all(len(piece.encode()) <= SUDACHI_MAX_BYTES for _, piece in pieces)
-    terms = analyze(text)
+    terms = analyze(JapaneseSplitter(), text)
     assert terms[-1].text == "語彙" and text[terms[-1].start:terms[-1].end] == "語彙"  # offsets stay right
     if shape == "punctuated":  # cut after punctuation, never inside a word
         assert all(piece.endswith("。") for _, piece in pieces[:-1])

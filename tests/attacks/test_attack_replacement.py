@@ -82,7 +82,7 @@ def test_a_whole_newer_release_replaces_the_old_one(corpus_dir, tmp_path):
 
 
 def _info(version: str, date: str, rules: int, source: str = "old.txt") -> VersionInfo:
-    return VersionInfo(version, "en", date, (source,), "2026-01-01T00:00:00", rules, 0)
+    return VersionInfo(version, "en", date, (source,), "2026-01-01T00:00:00", rules - 100, 100)
 
 
 def _doc(version: str, date: str, rules: int, source: str = "new.txt") -> Document:
@@ -91,19 +91,35 @@ def _doc(version: str, date: str, rules: int, source: str = "new.txt") -> Docume
                     diagnostics=(Diagnostic(source, "", "a warning"),))
 
 
+WHOLE = set("123456789")
+
+
+def refuse(doc, stored, *, incomplete, chapters=WHOLE):
+    return replacement_refusal(doc, stored, incomplete=incomplete, chapters=lambda version: chapters)
+
+
 def test_the_guard_weighs_share_date_and_source():
     stored = [_info("20251114", "2025-11-14", 1000)]
-    assert replacement_refusal(_doc("20260116", "2026-01-16", 990), stored, incomplete=None) is None
-    small = replacement_refusal(_doc("20260116", "2026-01-16", 700), stored, incomplete=None)
+    assert refuse(_doc("20260116", "2026-01-16", 990), stored, incomplete=None) is None
+    small = refuse(_doc("20260116", "2026-01-16", 700), stored, incomplete=None)
     assert small is not None and "it has 700 rules and glossary entries, fewer than 80% of its 1000" in small
     excerpt = "the document has no chapter 2"
-    assert replacement_refusal(_doc("20250101", "2025-01-01", 10), stored, incomplete=excerpt) is None  # older: not shown
-    assert replacement_refusal(_doc("20260116", "2026-01-16", 10), [], incomplete=excerpt) is None  # nothing to replace
-    assert excerpt in (replacement_refusal(_doc("20260116", "2026-01-16", 990), stored, incomplete=excerpt) or "")
+    assert refuse(_doc("20250101", "2025-01-01", 10), stored, incomplete=excerpt) is None  # older: not shown
+    assert refuse(_doc("20260116", "2026-01-16", 10), [], incomplete=excerpt) is None  # nothing to replace
+    assert excerpt in (refuse(_doc("20260116", "2026-01-16", 990), stored, incomplete=excerpt) or "")
     # one excerpt may follow another of the same size (the bundled sample, then a later excerpt of it)
-    assert replacement_refusal(_doc("20260116", "2026-01-16", 1000), stored, incomplete=excerpt) is None
+    assert refuse(_doc("20260116", "2026-01-16", 1000), stored, incomplete=excerpt) is None
     # the newest version's own file ingested again, cut short; another file of that version (a second source) is not
-    assert replacement_refusal(_doc("20251114", "2025-11-14", 500, "old.txt"), stored, incomplete=None) is not None
-    assert replacement_refusal(_doc("20251114", "2025-11-14", 500, "other.txt"), stored, incomplete=None) is None
+    assert refuse(_doc("20251114", "2025-11-14", 500, "old.txt"), stored, incomplete=None) is not None
+    assert refuse(_doc("20251114", "2025-11-14", 500, "other.txt"), stored, incomplete=None) is None
     # an edited excerpt, one rule less, replaces itself
-    assert replacement_refusal(_doc("20251114", "2025-11-14", 999, "old.txt"), stored, incomplete=excerpt) is None
+    assert refuse(_doc("20251114", "2025-11-14", 999, "old.txt"), stored, incomplete=excerpt) is None
+
+
+def test_an_excerpt_stored_may_be_replaced_by_anything():
+    """The guard keeps a whole version (every chapter and a glossary); an excerpt replaced loses nothing."""
+    stored = [_info("20231117", "2023-11-17", 1000)]
+    assert refuse(_doc("20260116", "2026-01-16", 10), stored, incomplete="x", chapters={"1", "6", "7"}) is None
+    no_glossary = [VersionInfo("20231117", "en", "2023-11-17", ("old.txt",), "2026-01-01T00:00:00", 1000, 0)]
+    assert refuse(_doc("20260116", "2026-01-16", 10), no_glossary, incomplete="x") is None
+    assert refuse(_doc("20260116", "2026-01-16", 10), stored, incomplete="x") is not None

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from hostile import DATA, SAMPLE_CR, kb, wiki_page
 
 ESCAPES = "\x1b[2J\x1b]0;pwned\x07\x1b[31m\u202e\x9b"
@@ -25,6 +26,7 @@ def _assert_safe(output: str):
     assert not UNSAFE.search(output), [line for line in output.splitlines() if UNSAFE.search(line)]
 
 
+@pytest.mark.slow
 def test_source_text_never_reaches_the_terminal_raw(tmp_path):
     kb_dir = tmp_path / "kb"
     wiki = tmp_path / "wiki.html"
@@ -58,6 +60,7 @@ def test_strict_names_the_first_warning(tmp_path):
     assert "incomplete: the document has no chapter" in line.split("first: ")[1]  # the warning itself: an excerpt
 
 
+@pytest.mark.slow
 def test_a_failed_source_is_the_last_line_not_buried_in_old_warnings(tmp_path):
     kb_dir = tmp_path / "kb"
     assert kb(kb_dir, "ingest", "--quiet", str(DATA)).returncode == 0

@@ -2,7 +2,7 @@
 
 A profile turns the command-line arguments into seed :class:`Target` s and, for each fetched body, names the further
 targets to fetch (:meth:`SiteProfile.discover`). Every URL a profile produces stays under the crawl's base URL.
-Profiles never touch the network; :mod:`ingest.fetch` does. Pages (role ``page``) are what ``kb ingest --from-cache``
+Profiles never touch the network; :mod:`ingest.net.fetch` does. Pages (role ``page``) are what ``kb ingest --from-cache``
 parses, as the source kinds that name the site in :mod:`ingest.kinds`; listings (role ``listing``: an index page, a
 category member list) are only
 read for their links.
@@ -15,6 +15,9 @@ import re
 from dataclasses import dataclass
 from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit, urlunsplit
 
+from ingest.cr_text import file_names_of_version
+from ingest.htmltree import html_document
+from ingest.wikititle import WIKI_HOST, WIKI_HOSTS
 from kb import rulenum
 from kb.errors import KbError
 
@@ -28,14 +31,34 @@ class Target:
     url: str
     role: str = PAGE
     depth: int = 0
+    fallbacks: tuple[str, ...] = ()  # the URLs to try next, in order, when this one is not found (404, 410)
+    tried: tuple[str, ...] = ()  # the URLs tried before this one, not found
 
 
 def canonical_url(url: str) -> str:
-    """One spelling per URL: no fragment, lower-case scheme and host, percent-encoding normalised."""
+    """One spelling per URL: no fragment, lower-case scheme and host, percent-encoding normalised, and no dot segments
+    (``/docs/%2e%2e/x`` is ``/x``, where a server takes it), so a URL under the base path is there."""
     parts = urlsplit(url.strip())
-    path = quote(unquote(parts.path), safe="/:@!$&'()*+,;=-._~") or "/"
+    path = quote(_without_dot_segments(unquote(parts.path)), safe="/:@!$&'()*+,;=-._~") or "/"
     query = urlencode(parse_qsl(parts.query, keep_blank_values=True), quote_via=quote, safe=":/")
     return urlunsplit((parts.scheme.lower(), parts.netloc.lower(), path, query, ""))
+
+
+def _without_dot_segments(path: str) -> str:
+    """RFC 3986's remove_dot_segments for an absolute path: ``.`` dropped, ``..`` drops the segment before it."""
+    if not path.startswith("/"):
+        return path
+    segments = path.split("/")
+    kept: list[str] = []
+    for i, segment in enumerate(segments):
+        if segment in (".", ".."):
+            if segment == ".." and len(kept) > 1:
+                kept.pop()
+            if i == len(segments) - 1:
+                kept.append("")  # "/a/.." is the folder "/"
+            continue
+        kept.append(segment)
+    return "/".join(kept)
 
 
 def normalise_base(base_url: str) -> str:
@@ -51,11 +74,9 @@ def under_base(url: str, base: str) -> bool:
 
 def html_links(body: bytes, page_url: str, *, container_xpath: str | None = None) -> list[str]:
     """Absolute URLs of the ``<a href>`` links in an HTML body (inside ``container_xpath`` when it matches)."""
-    import lxml.html
-
     if not body.strip():
         return []
-    root = lxml.html.document_fromstring(body)
+    root = html_document(body, page_url, [])  # a page's warnings are the parser's to give, when it is ingested
     scope = (root.xpath(container_xpath) if container_xpath else None) or [root]
     out = []
     for element in scope:
@@ -82,6 +103,10 @@ class SiteProfile:
 
     def seeds(self, base: str, args: list[str]) -> list[Target]:
         return [Target(_resolve(a, base)) for a in args]
+
+    def hosts(self) -> frozenset[str]:
+        """The hosts whose URLs are this site's (for a single URL fetched outside a crawl)."""
+        return frozenset({urlsplit(self.default_base).netloc})
 
     def discover(self, target: Target, final_url: str, body: bytes, base: str, max_depth: int | None) -> list[Target]:
         return []
@@ -111,7 +136,7 @@ class WisdomGuild(SiteProfile):
             targets.append(Target(url, LISTING if url == base + "cr/" else PAGE))
         return targets
 
-    def discover(self, target, final_url, body, base, max_depth):
+    def discover(self, target: Target, final_url: str, body: bytes, base: str, max_depth: int | None) -> list[Target]:
         if max_depth is not None and target.depth >= max_depth:
             return []
         found = []
@@ -134,6 +159,9 @@ class MtgWiki(SiteProfile):
     """Articles by title (``/wiki/<title>``); a ``Category:``/``カテゴリ:`` title lists its members via ``api.php``;
     with ``--depth N`` the article links of each page are followed N steps."""
 
+    def hosts(self) -> frozenset[str]:
+        return WIKI_HOSTS
+
     def page_url(self, base: str, title: str) -> str:
         return canonical_url(base + "wiki/" + quote(title.strip().replace(" ", "_"), safe=":/()!,'"))
 
@@ -144,7 +172,7 @@ class MtgWiki(SiteProfile):
             params["cmcontinue"] = cont
         return canonical_url(base + "api.php?" + urlencode(params))
 
-    def seeds(self, base, args):
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
         out = []
         for arg in args:
             if "://" in arg or arg.startswith("/"):  # a URL: an article, or a category listing (a re-crawl's seed)
@@ -166,7 +194,7 @@ class MtgWiki(SiteProfile):
             return None
         return title
 
-    def discover(self, target, final_url, body, base, max_depth):
+    def discover(self, target: Target, final_url: str, body: bytes, base: str, max_depth: int | None) -> list[Target]:
         if target.role == LISTING:
             return self._category_members(target, body, base)
         if max_depth is None or target.depth >= max_depth:
@@ -178,7 +206,7 @@ class MtgWiki(SiteProfile):
                 found.append(Target(self.page_url(base, title), PAGE, target.depth + 1))
         return found
 
-    def _category_members(self, target, body, base):
+    def _category_members(self, target: Target, body: bytes, base: str) -> list[Target]:
         try:
             data = json.loads(body)
         except ValueError:
@@ -194,19 +222,27 @@ class MtgWiki(SiteProfile):
 
 class Mjmj(SiteProfile):
     """The Japanese CR files ``JPN_CR_YYYYMMDD_N.txt`` in the folder of the base URL (``--base-url`` names host and
-    folder): give a version (``20260116`` = ``20260116.0``, ``20250919.1``), a file name (``JPN_CR_20250919_1.txt``,
+    folder): give a version (``20260116`` = ``20260116.0``, ``20250919.1``, or the id ``kb versions`` shows:
+    ``20250726.0``, whose file is ``JPN_CR_20250725_0.txt`` — the names of the dates a week either side are tried in
+    turn, :func:`ingest.cr_text.file_names_of_version`), a file name (``JPN_CR_20250919_1.txt``,
     ``JPN_CR_20250919_1.rb.html``) or a URL on the same host."""
 
     _VERSION = re.compile(r"(\d{8})(?:[._](\d+))?")
 
-    def seeds(self, base, args):
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
         if not args:
             raise KbError("mjmj: give a CR version (e.g. 20260116 or 20250919.1), a JPN_CR_*.txt name or its URL")
-        return [Target(self._url(base, a.strip())) for a in args]
+        targets = []
+        for arg in args:
+            if names := file_names_of_version(arg) if self._VERSION.fullmatch(arg.strip()) else []:
+                # the id kb versions shows (20250726.0) may be in a file of a nearby date (JPN_CR_20250725_0.txt)
+                urls = [_resolve(name, base) for name in names]
+                targets.append(Target(urls[0], fallbacks=tuple(urls[1:])))
+            else:
+                targets.append(Target(self._url(base, arg.strip())))
+        return targets
 
     def _url(self, base: str, arg: str) -> str:
-        if version := self._VERSION.fullmatch(arg):
-            return _resolve(f"JPN_CR_{version.group(1)}_{version.group(2) or 0}.txt", base)
         if "://" not in arg:
             return _resolve(arg, base)
         url = canonical_url(arg)
@@ -215,7 +251,7 @@ class Mjmj(SiteProfile):
             raise KbError(f"{arg}: not on the crawl's host {host} (give --base-url)")
         return url
 
-    def reject(self, target, content_type):
+    def reject(self, target: Target, content_type: str) -> str | None:
         media = content_type.split(";")[0].strip().lower()
         if urlsplit(target.url).path.endswith((".html", ".htm")):  # the ruby edition JPN_CR_*.rb.html
             return None if media in HTML_TYPES else f"expected an HTML page (Content-Type: {content_type or 'none'})"
@@ -226,7 +262,7 @@ class MtgJp(SiteProfile):
     """mtg-jp.com pages by URL (or a path under the base URL): release-notes articles and the official rules
     document ``/gameplay/rules/docs/<id>/`` (told apart by their content when ingested)."""
 
-    def seeds(self, base, args):
+    def seeds(self, base: str, args: list[str]) -> list[Target]:
         if not args:
             raise KbError("mtg-jp: give the URL of each release-notes article or rules document")
         return super().seeds(base, args)
@@ -236,7 +272,7 @@ PROFILES: dict[str, SiteProfile] = {
     p.name: p for p in (
         WisdomGuild("wisdom-guild", "http://whisper.wisdom-guild.net/", True,
                     "Wisdom Guild rules viewer: /cr/ and the chapter and section pages /cr/r/NNN/"),
-        MtgWiki("mtgwiki", "http://mtgwiki.com/", True,
+        MtgWiki("mtgwiki", f"http://{WIKI_HOST}/", True,
                 "MTG Wiki articles by title, Category:NAME members, links followed to --depth N"),
         Mjmj("mjmj", "https://mjmj.info/data/docs/", False, "the Japanese CR file JPN_CR_YYYYMMDD_N.txt of a version"),
         MtgJp("mtg-jp", "https://mtg-jp.com/", True, "mtg-jp.com release notes and rules documents by URL"),
@@ -246,4 +282,4 @@ PROFILES: dict[str, SiteProfile] = {
 
 def profile_for_url(url: str) -> SiteProfile | None:
     host = urlsplit(url).netloc.lower()
-    return next((p for p in PROFILES.values() if urlsplit(p.default_base).netloc == host), None)
+    return next((p for p in PROFILES.values() if host in p.hosts()), None)

@@ -71,7 +71,7 @@ def atomic_write(path: Path, data: bytes) -> None:
         raise
 
 
-def _dump(value) -> bytes:
+def _dump(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, indent=1, sort_keys=True).encode()
 
 
@@ -81,7 +81,7 @@ class SiteCache:
     site: str
     folder: Path = field(init=False)
 
-    def __post_init__(self):
+    def __post_init__(self) -> None:
         self.folder = Path(self.kb_dir) / CACHE_DIR / self.site
 
     def _paths(self, url: str) -> tuple[Path, Path]:

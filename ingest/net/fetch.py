@@ -1,7 +1,7 @@
 """Fetching: the only stage of kb that touches the network. A polite, resumable crawler over one site profile.
 
-:func:`crawl` walks a profile (:mod:`ingest.sites`) from its seeds, breadth first, and stores every response in the
-cache (:mod:`ingest.cache`). Politeness: robots.txt is obeyed (Protego), including ``Crawl-delay`` and
+:func:`crawl` walks a profile (:mod:`ingest.net.sites`) from its seeds, breadth first, and stores every response in the
+cache (:mod:`ingest.net.cache`). Politeness: robots.txt is obeyed (Protego), including ``Crawl-delay`` and
 ``Request-rate``; requests to a host are sequential on one connection and spaced by at least the delay (default one
 second, longer when robots.txt asks, up to ``max_crawl_delay`` — five minutes — with a note in the report); the
 User-Agent names kb and a contact URL; connect and read timeouts, and an overall deadline per request
@@ -23,19 +23,26 @@ page confirmed since that moment from the cache without asking the server again.
 
 from __future__ import annotations
 
+import contextlib
 import random
+import ssl
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from email.utils import parsedate_to_datetime
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
+import httpcore
+import httpx
+from protego import Protego
+
 from ingest import MAX_BYTES
-from ingest.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser
 from ingest.decode import http_charset, meta_charset
-from ingest.sites import PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
+from ingest.net.cache import CacheEntry, CrawlState, SiteCache, bytes_for_parser
+from ingest.net.sites import LISTING, PAGE, PROFILES, SiteProfile, Target, canonical_url, normalise_base, profile_for_url
 from kb.errors import KbError
 
 DEFAULT_DELAY = 1.0
@@ -56,6 +63,7 @@ class Politeness:
     backoff_cap: float = 60.0
     max_retry_after: float = 600.0  # a longer Retry-After fails the URL instead of stalling the crawl
     max_crawl_delay: float = 300.0  # a longer robots.txt Crawl-delay or Request-rate is capped here, with a note
+    max_listing_pages: int = 1000  # listing pages (category members, 500 a page) one crawl fetches at most
     max_bytes: int = MAX_BYTES
 
     @property
@@ -89,7 +97,7 @@ class CrawlReport:
 class CrawlInterrupted(Exception):
     """Ctrl-C during a crawl; carries what was done so far (the crawl resumes when run again)."""
 
-    def __init__(self, report: CrawlReport):
+    def __init__(self, report: CrawlReport) -> None:
         super().__init__("interrupted")
         self.report = report
 
@@ -109,14 +117,11 @@ class _Response:
     body: bytes
 
 
-class _DeadlineNetwork:
+class _DeadlineNetwork(httpcore.NetworkBackend):
     """httpcore's network, each socket read, write and handshake bounded by the current request's deadline as well
     as by its own timeout: a server sending one byte a second never stays within the read timeout long enough."""
 
-    def __init__(self):
-        import httpcore
-
-        self._httpcore = httpcore
+    def __init__(self) -> None:
         self._backend = httpcore.SyncBackend()
         self.until: float | None = None  # time.monotonic() by which the current request must be done
 
@@ -128,10 +133,11 @@ class _DeadlineNetwork:
             return timeout
         left = self.until - time.monotonic()
         if left <= 0:
-            raise self._httpcore.ReadTimeout("request deadline passed")
+            raise httpcore.ReadTimeout("request deadline passed")
         return left if timeout is None else min(timeout, left)
 
-    def connect_tcp(self, host, port, timeout=None, local_address=None, socket_options=None):
+    def connect_tcp(self, host: str, port: int, timeout: float | None = None, local_address: str | None = None,
+                    socket_options: Iterable[httpcore.SOCKET_OPTION] | None = None) -> httpcore.NetworkStream:
         return _DeadlineStream(self._backend.connect_tcp(host, port, self.limit(timeout), local_address,
                                                          socket_options), self)
 
@@ -139,10 +145,10 @@ class _DeadlineNetwork:
         self._backend.sleep(seconds)
 
 
-class _DeadlineStream:
+class _DeadlineStream(httpcore.NetworkStream):
     """A network stream of :class:`_DeadlineNetwork`."""
 
-    def __init__(self, stream, network: _DeadlineNetwork):
+    def __init__(self, stream: httpcore.NetworkStream, network: _DeadlineNetwork) -> None:
         self._stream = stream
         self._network = network
 
@@ -155,11 +161,12 @@ class _DeadlineStream:
     def close(self) -> None:
         self._stream.close()
 
-    def start_tls(self, ssl_context, server_hostname=None, timeout=None):
+    def start_tls(self, ssl_context: ssl.SSLContext, server_hostname: str | None = None,
+                  timeout: float | None = None) -> httpcore.NetworkStream:
         return _DeadlineStream(self._stream.start_tls(ssl_context, server_hostname, self._network.limit(timeout)),
                                self._network)
 
-    def get_extra_info(self, info: str):
+    def get_extra_info(self, info: str) -> Any:
         return self._stream.get_extra_info(info)
 
 
@@ -176,27 +183,25 @@ def refuse_credentials(url: str) -> None:
 class PoliteClient:
     """One HTTP client per crawl: robots.txt per origin, request spacing per host, retries, size/type limits."""
 
-    def __init__(self, politeness: Politeness, base: str, report: CrawlReport | None = None):
-        import httpcore
-        import httpx
-
+    def __init__(self, politeness: Politeness, base: str, report: CrawlReport | None = None) -> None:
         self.politeness = politeness
         self.base = base
         self.report = report
-        self._httpx = httpx
         self._network = _DeadlineNetwork()
         transport = httpx.HTTPTransport()
         # httpx's transport, on a connection pool whose network bounds every request by its deadline
         transport._pool = httpcore.ConnectionPool(ssl_context=httpx.create_ssl_context(), max_connections=1,
                                                   max_keepalive_connections=1, keepalive_expiry=5.0,
                                                   network_backend=self._network)
+        # requests go to the transport itself: kb follows redirects one request at a time (:meth:`_following`,
+        # :meth:`fetch`), so httpx's own redirect handling, which chokes on a Location it cannot parse, never runs
+        self._transport = transport
         self.client = httpx.Client(
             headers={"User-Agent": politeness.user_agent},
             timeout=httpx.Timeout(politeness.read_timeout, connect=politeness.connect_timeout),
             transport=transport,
-            follow_redirects=False,
         )
-        self._robots: dict[str, object] = {}
+        self._robots: dict[str, Protego | FetchFailed] = {}
         self._ready_at: dict[str, float] = {}  # host → monotonic time of its next allowed request
         self._noted: set[str] = set()
 
@@ -204,9 +209,7 @@ class PoliteClient:
         self.client.close()
 
     # -- politeness ------------------------------------------------------------------------------------------
-    def _robots_for(self, url: str):
-        from protego import Protego
-
+    def _robots_for(self, url: str) -> Protego | FetchFailed:
         parts = urlsplit(url)
         origin = f"{parts.scheme}://{parts.netloc}"
         if origin not in self._robots:
@@ -224,7 +227,8 @@ class PoliteClient:
         robots = self._robots_for(url)
         if isinstance(robots, FetchFailed):
             raise robots
-        return robots.can_fetch(url, ROBOTS_AGENT)
+        allowed: bool = robots.can_fetch(url, ROBOTS_AGENT)
+        return allowed
 
     def _delay(self, url: str) -> float:
         """Seconds between requests to the host of ``url``: ``--delay``, or longer when its robots.txt asks, up to
@@ -267,24 +271,21 @@ class PoliteClient:
             location = response.headers.get("location")
             if response.status not in REDIRECT_CODES or not location:
                 return response
-            url = canonical_url(urljoin(url, location))
-            if urlsplit(url).scheme not in ("http", "https"):
-                raise FetchFailed(f"redirect to {url}, not an http(s) URL")
+            url = _redirect_target(url, location)
         raise FetchFailed(f"more than {MAX_REDIRECTS} redirects")
 
     def _request(self, url: str, target: Target | None, *, profile: SiteProfile | None = None,
                  headers: dict[str, str] | None = None) -> _Response:
         """One GET with retries. Returns the final response of any status but 5xx/429 (those are retried). The
         whole request, body included, must be done within ``request_deadline``; one that is not fails at once."""
-        httpx = self._httpx
         host = urlsplit(url).netloc
         reason = ""
         for attempt in range(1, self.politeness.max_tries + 1):
             self._wait_turn(host)
-            retry_wait = None
+            retry_wait: float | None = None
             self._network.until = time.monotonic() + self.politeness.request_deadline
             try:
-                with self.client.stream("GET", url, headers=headers or {}) as r:
+                with self._get(url, headers or {}) as r:
                     if r.status_code == 200:
                         self._check(r, target, profile)
                     body = self._read(r)  # read even error bodies, so the connection can be reused
@@ -308,6 +309,17 @@ class PoliteClient:
                 self._hold(host, retry_wait if retry_wait is not None else self._backoff(attempt))
         raise FetchFailed(f"{reason} after {self.politeness.max_tries} tries")
 
+    @contextlib.contextmanager
+    def _get(self, url: str, headers: dict[str, str]) -> Iterator[httpx.Response]:
+        """The response to one GET of ``url`` (its body still to be read), whatever its status."""
+        request = self.client.build_request("GET", url, headers=headers)
+        response = self._transport.handle_request(request)
+        response.request = request
+        try:
+            yield response
+        finally:
+            response.close()
+
     @staticmethod
     def _retry_after(value: str | None) -> float | None:
         if not value:
@@ -320,7 +332,7 @@ class PoliteClient:
         except (TypeError, ValueError):
             return None
 
-    def _check(self, r, target: Target | None, profile: SiteProfile | None) -> None:
+    def _check(self, r: httpx.Response, target: Target | None, profile: SiteProfile | None) -> None:
         limit = self.politeness.max_bytes
         length = r.headers.get("content-length", "")
         if length.isdigit() and int(length) > limit:
@@ -330,11 +342,12 @@ class PoliteClient:
             if why:
                 raise FetchFailed(why)
 
-    def _read(self, r) -> bytes:
-        chunks, size = [], 0
+    def _read(self, r: httpx.Response) -> bytes:
+        chunks: list[bytes] = []
+        size = 0
         for chunk in r.iter_bytes():
             if self._network.expired():  # bytes keep coming, but too slowly
-                raise self._httpx.ReadTimeout("request deadline passed")
+                raise httpx.ReadTimeout("request deadline passed")
             size += len(chunk)
             if size > self.politeness.max_bytes:
                 raise FetchFailed(f"response too large (over {self.politeness.max_bytes / 1e6:g} MB)")
@@ -347,10 +360,10 @@ class PoliteClient:
         cached = cache.get(target.url)
         cached_body = cache.body(cached) if cached else None
         headers = {}
-        if cached_body is not None:
-            if cached.etag:
+        if cached is not None and cached_body is not None:  # validators go back as sent: only ASCII ones can
+            if cached.etag and cached.etag.isascii():
                 headers["If-None-Match"] = cached.etag
-            if cached.last_modified:
+            if cached.last_modified and cached.last_modified.isascii():
                 headers["If-Modified-Since"] = cached.last_modified
         url = target.url
         for _ in range(MAX_REDIRECTS + 1):
@@ -361,12 +374,12 @@ class PoliteClient:
                 location = response.headers.get("location")
                 if not location:
                     raise FetchFailed(f"HTTP {response.status} without a Location header")
-                url = canonical_url(urljoin(url, location))
+                url = _redirect_target(url, location)
                 if not url.startswith(self.base):
                     raise FetchFailed(f"redirect to {url} leaves {self.base}; not followed")
                 continue
             now = time.time()
-            if response.status == 304 and cached_body is not None:
+            if response.status == 304 and cached is not None and cached_body is not None:
                 entry = replace(cached, checked_at=now, etag=response.headers.get("etag", cached.etag),
                                 last_modified=response.headers.get("last-modified", cached.last_modified))
                 cache.update(entry)
@@ -383,10 +396,22 @@ class PoliteClient:
         raise FetchFailed(f"more than {MAX_REDIRECTS} redirects")
 
 
-def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, depth: int | None = None,
+def _redirect_target(url: str, location: str) -> str:
+    """The canonical URL a redirect from ``url`` names; FetchFailed when it is no http(s) URL."""
+    try:
+        target = canonical_url(urljoin(url, location.strip()))
+        scheme, host = urlsplit(target).scheme, urlsplit(target).hostname
+    except ValueError:  # an unparsable Location (``http://[::1``)
+        raise FetchFailed(f"redirect to {location!r}, not a valid URL; not followed") from None
+    if scheme not in ("http", "https") or not host:
+        raise FetchFailed(f"redirect to {target[:200]!r}, not an http(s) URL; not followed")
+    return target
+
+
+def crawl(site: str, args: list[str], *, kb_dir: Path | str, base_url: str | None = None, depth: int | None = None,
           politeness: Politeness = Politeness(),
           on_progress: Callable[[CrawlReport, str], None] | None = None) -> CrawlReport:
-    """Crawl ``site`` (a :data:`ingest.sites.PROFILES` name) from ``args`` (titles, URLs or versions, as the profile
+    """Crawl ``site`` (a :data:`ingest.net.sites.PROFILES` name) from ``args`` (titles, URLs or versions, as the profile
     reads them) into the cache of ``kb_dir``. ``on_progress(report, url)`` is called after each URL.
     Raises :class:`CrawlInterrupted` on Ctrl-C, KbError on bad arguments."""
     if site not in PROFILES:
@@ -406,11 +431,20 @@ def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, de
     queue = deque(seeds)
     seen = {s.url for s in seeds}
     client = PoliteClient(politeness, base, report)
+    listings = 0
     try:
         while queue:
             report.pending = len(queue)
             target = queue.popleft()
+            if target.role == LISTING:
+                listings += 1
+                if listings > politeness.max_listing_pages:
+                    report.failed[target.url] = (f"more than {politeness.max_listing_pages} listing pages in one crawl "
+                                                 "(a listing that never ends?); the rest not fetched")
+                    continue
             body, final_url = _visit(target, profile, cache, client, state, report)
+            if body is None and _not_found(report.failed.get(target.url)) and (target.fallbacks or target.tried):
+                _try_next_name(target, report, queue, seen)
             if body is not None:
                 try:
                     found = profile.discover(target, final_url, body, base, depth)
@@ -430,6 +464,23 @@ def crawl(site: str, args: list[str], *, kb_dir, base_url: str | None = None, de
         client.close()
     cache.save_state(CrawlState(spec, state.started_at, time.time()))
     return report
+
+
+def _not_found(failure: str | None) -> bool:
+    return failure is not None and failure.startswith(("HTTP 404", "HTTP 410"))
+
+
+def _try_next_name(target: Target, report: CrawlReport, queue: deque, seen: set[str]) -> None:
+    """A target not found: its next fallback is fetched next; the last one's failure names every URL tried."""
+    failure = report.failed.pop(target.url)
+    tried = (*target.tried, target.url)
+    if target.fallbacks:
+        following = replace(target, url=target.fallbacks[0], fallbacks=target.fallbacks[1:], tried=tried)
+        seen.add(following.url)
+        queue.appendleft(following)
+        return
+    names = ", ".join(url.rsplit("/", 1)[-1] for url in tried)
+    report.failed[tried[0]] = f"{failure} for each of the {len(tried)} names it can have (tried {names})"
 
 
 def _visit(target: Target, profile: SiteProfile, cache: SiteCache, client: PoliteClient, state: CrawlState,
@@ -454,7 +505,7 @@ def _visit(target: Target, profile: SiteProfile, cache: SiteCache, client: Polit
 
 def fetch_url(url: str, *, kb_dir: Path, politeness: Politeness | None = None) -> bytes:
     """Fetch one URL politely (robots.txt, conditional request against the cache) and return its bytes as a parser
-    should see them (see :func:`ingest.cache.bytes_for_parser`), cached under the kb folder ``kb_dir``. Raises
+    should see them (see :func:`ingest.net.cache.bytes_for_parser`), cached under the kb folder ``kb_dir``. Raises
     KbError naming the URL on failure."""
     refuse_credentials(url)
     url = canonical_url(url)

@@ -1,0 +1,33 @@
+"""The records a build leaves in ``<out>/.kb-build/`` for the next one: the manifest (each file's hash, links and ids;
+the search export's state; the page groups; the sitemap's key) and the stamp (the inputs fingerprint, the file list
+and the report: all a build with nothing to do reads). Both are marshal data (loaded and dumped many times faster
+than JSON) tagged with :data:`MANIFEST_FORMAT`; a record of another format reads as empty (a full build).
+"""
+
+from __future__ import annotations
+
+import marshal
+from pathlib import Path
+from typing import Any
+
+MANIFEST = ".kb-build/manifest.marshal"
+STAMP = ".kb-build/stamp.marshal"
+MANIFEST_FORMAT = 5  # 5: pages and groups hashed with the digest of all of kb's code (kb.codedigest)
+
+FileRecord = dict[str, Any]  # {"hash": str, "links": marshalled list[str], "ids": marshalled list[str]}
+
+
+def file_record(digest: str, links: list[str] | None = None, ids: list[str] | None = None) -> FileRecord:
+    """A file's record in the manifest: its hash, and the links and ids it contains, each kept marshalled (thousands
+    of short lists load much more slowly than as many strings; a link check reads back only the files it looks at)."""
+    return {"hash": digest, "links": marshal.dumps(links or []), "ids": marshal.dumps(ids or [])}
+
+
+def load_record(out: Path, name: str) -> dict[str, Any]:
+    """The record ``name`` (:data:`MANIFEST` or :data:`STAMP`) of the site in ``out``; empty when it is missing,
+    damaged or of another format."""
+    try:
+        data = marshal.loads((out / name).read_bytes())
+    except (OSError, ValueError, EOFError, TypeError):
+        return {}
+    return data if isinstance(data, dict) and data.get("format") == MANIFEST_FORMAT else {}

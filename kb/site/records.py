@@ -1,0 +1,118 @@
+"""The site's data records: what :func:`kb.site.gather.gather_site` reads from the store (:class:`SiteData`, its
+:class:`Entry` s with their :class:`Link` s, the :class:`Archive` s of other versions, the :class:`ChangesData` of the
+updates) and every page producer, the search export and the 更新履歴 read. Records only: no stage's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
+
+from kb.model import Node
+from kb.splitter import JapaneseSplitter
+from kb.store import NodeKey
+from kb.versions.current import MISSING, CurrentView, JaText
+
+if TYPE_CHECKING:
+    from kb.search.names import NameTable
+
+
+class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
+    start: int
+    end: int
+    target: str | None  # site-relative URL (with anchor), None when the reference names nothing on the site
+    kind: str = "rule"
+
+
+class Mention(TypedDict):
+    """A sentence citing a card: where it is (``url``, ``label``) and its text around the card's name."""
+
+    url: str
+    label: str
+    before: str
+    name: str
+    after: str
+
+
+@dataclass
+class Entry:
+    """One thing with a page or an anchor: a rule (both languages), a glossary term (both languages), an article…
+    Filled in by the gather step (links and citations come after the entries), then only read."""
+
+    id: str  # node id (the primary language's)
+    kind: str
+    url: str
+    label: str
+    nodes: dict[str, Node] = field(default_factory=dict)  # lang → node
+    links: dict[str, list[Link]] = field(default_factory=dict)  # lang → links into nodes[lang].text
+    children: list[str] = field(default_factory=list)  # ids of child entries in order (rules)
+    cited_by: list[tuple[str, str]] = field(default_factory=list)  # (url, label), in order, unique
+    number: str | None = None  # rule number (rules only)
+    mentions: list[Mention] = field(default_factory=list)  # cards: each citing sentence
+    ja: JaText | None = None  # rules and terms: the Japanese text shown and its status (None: 未翻訳)
+
+    @property
+    def ja_status(self) -> str:
+        return self.ja.status if self.ja else MISSING
+
+    def main_node(self) -> Node:
+        """The node whose title names the entry: the Japanese one when there is one."""
+        return self.nodes.get("ja") or self.nodes.get("en") or next(iter(self.nodes.values()))
+
+    def text(self, lang: str) -> str:
+        node = self.nodes.get(lang)
+        return node.text if node else ""
+
+
+@dataclass(frozen=True)
+class Archive:
+    """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.urls.where`). Its nodes
+    are read only when its pages must be made again: ``digest`` names them (:func:`kb.versions.diff.version_digest`)."""
+
+    version: str
+    lang: str
+    effective_date: str | None
+    has_glossary: bool
+    digest: str
+    nodes: Callable[[], tuple[list[Node], list[Node]]] = field(compare=False)  # (rules, terms), document order
+
+
+@dataclass
+class ChangesData:
+    """The updates between consecutive versions (:func:`kb.site.changes.gather_changes`): JSON-able data kept in the
+    diff cache, so plain dicts (their keys: ``kb.site.changes._pair`` and ``_entry``)."""
+
+    pairs: list[dict[str, Any]] = field(default_factory=list)  # one per diff, newest first
+    history: dict[tuple[str, str], list[dict[str, Any]]] = field(default_factory=dict)  # (lang, rule number or term id) → entries
+
+
+@dataclass
+class SiteData:
+    """Everything the site shows, gathered once per build; ``base_url`` is set by the builder."""
+
+    primary_lang: str | None = None  # the language and version of the rules shown (kb.versions.current)
+    primary_version: str | None = None
+    english_version: str | None = None  # the English version shown (the primary one, or the same date's)
+    effective_date: str | None = None
+    translation_version: str | None = None  # the newest Japanese translation, and its effective date
+    translation_date: str | None = None
+    translated_date: str | None = None  # the newest translation's translator line date (翻訳日)
+    view: CurrentView | None = None
+    sync_date: str | None = None
+    cr_title: str | None = None
+    rules: dict[str, Entry] = field(default_factory=dict)  # by rule number, document order
+    chapters: list[str] = field(default_factory=list)
+    terms: dict[str, Entry] = field(default_factory=dict)  # by node id
+    others: dict[str, Entry] = field(default_factory=dict)  # unversioned nodes by id
+    unresolved: list[str] = field(default_factory=list)  # "rule 601.2 refers to rule 728" …
+    changes: ChangesData | None = None  # version diffs and rule histories (None: a single version)
+    base_url: str | None = None  # absolute URL of the site's root (ends with "/"), set by the builder when given
+    shown: dict[NodeKey, Entry] = field(default_factory=dict)  # every shown node → the entry showing it
+    archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
+    names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
+    splitter: JapaneseSplitter = field(default_factory=JapaneseSplitter)  # with the store's user dictionary
+
+    def entry_for(self, key: NodeKey) -> Entry | None:
+        """The entry that shows the stored node ``key`` (None: the site does not show it)."""
+        return self.shown.get(key)
