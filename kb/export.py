@@ -14,7 +14,13 @@ from kb.versions.current import SHOWN_KINDS, current_view
 
 def export_records(store: Store, *, version: str | None = None, lang: str | None = None,
                    kinds: list[str] | None = None) -> Iterator[dict]:
-    """One dict per node: kind, id, number, title/term, parent, text, examples, refs, cited_by, lang, version, source."""
+    """One dict per node: kind, id, number, title/term, parent, text, examples, refs, cited_by, lang, version, source;
+    all read in one snapshot of the store (an ingest committing meanwhile changes none of it)."""
+    with store.snapshot():
+        yield from _records(store, version, lang, kinds)
+
+
+def _records(store: Store, version: str | None, lang: str | None, kinds: list[str] | None) -> Iterator[dict]:
     sources = store.node_sources()
     refs_by: dict[NodeKey, list[dict]] = {}
     cited_by: dict[NodeKey, list[dict]] = {}

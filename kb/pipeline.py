@@ -22,7 +22,7 @@ from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document
 from kb.splitter import JapaneseSplitter
-from kb.store import DB_NAME, Store, default_kb_dir
+from kb.store import DB_NAME, NodeKey, Store, default_kb_dir
 from kb.store.lock import writer_lock
 
 if TYPE_CHECKING:
@@ -176,9 +176,12 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
     pending = store.kb_dir / INDEX_PENDING
     lagging = pending.exists() or index_lag(store) is not None  # an earlier writer stopped before its index was done
     ranks = authority()
+    rewritten: set[NodeKey] = set()  # the merged nodes that changed: only they (and what names them) are linked again
     with store.transaction():
         for doc in documents:
-            if store.put_document(doc, ranks.get(doc.kind, 0)):
+            written = store.put_document(doc, ranks.get(doc.kind, 0))
+            rewritten |= written.rewritten
+            if written.documents:
                 report.stored += 1
                 changed.add((doc.version, doc.lang))
             else:
@@ -186,7 +189,6 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
         if not report.stored:  # the store is as it was: so are its links
             report.links = stored_report(store)
         else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
-            rewritten = store.take_rewritten()  # the nodes that changed: only they (and what names them) are linked again
             report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
                                 rewritten, splitter=splitter)
         refused = _refused_by_strict(report, documents) if strict else []
@@ -261,7 +263,7 @@ def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSp
     with writer_lock(store.kb_dir):
         with store.transaction():
             for source in sources:
-                if not store.remove_document(source):
+                if not store.remove_document(source).documents:
                     report.failed.append(f"{source}: not in the knowledge base")
             report.links = link(store, splitter=splitter)
             store.new_content_generation()

@@ -110,7 +110,7 @@ def test_unresolved_are_counted_and_outside_links_are_not(kb_dir, store):
 
 
 def test_relinking_is_stable(kb_dir):
-    with Store.open(kb_dir, create=False) as store:
+    with Store.open(kb_dir) as store:
         db = sqlite3.connect(store.path)
         before = db.execute("SELECT kind, COUNT(*), COUNT(resolved_id) FROM refs GROUP BY kind ORDER BY kind").fetchall()
         cards = db.execute("SELECT COUNT(*) FROM nodes WHERE kind='card'").fetchone()

@@ -46,7 +46,7 @@ def test_kb_index_builds_what_an_ingest_left_pending(tmp_path: Path):
     result = CliRunner().invoke(main, ["--kb-dir", str(kb_dir), "index"])
     assert result.exit_code == 0, result.output
     assert " 0 updated, 0 removed" in result.output and not (kb_dir / INDEX_PENDING).exists()
-    with Store.open(kb_dir, create=False) as store:
+    with Store.open(kb_dir) as store:
         assert _hits(store)
         again = ingest_sources(store, [str(DATA)])  # no longer pending: nothing to do
         assert again.stored == 0 and again.index is None

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
@@ -37,6 +38,11 @@ class KbGroup(click.Group):
             damaged = damaged_database_error(default_kb_dir(ctx.obj.get("kb_dir") if ctx.obj else None) / DB_NAME, exc)
             if damaged is not None:
                 click.echo(f"kb: error: {terminal_safe(str(damaged))}", err=True)
+                sys.exit(1)
+            if getattr(exc, "errno", None) in (errno.ENOSPC, errno.EDQUOT) or "No space left on device" in str(exc):
+                where = getattr(exc, "filename", None) or default_kb_dir(ctx.obj.get("kb_dir") if ctx.obj else None)
+                click.echo(f"kb: error: {terminal_safe(str(where))}: no space left on the disk; free some space and "
+                           "run the command again", err=True)
                 sys.exit(1)
             if ctx.obj and ctx.obj.get("debug"):
                 raise

@@ -62,7 +62,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     cost of linking a version does not grow with the number stored. The report is then read back from the store.
 
     ``nodes`` narrows it further: the nodes of those versions that were added, changed or removed
-    (:meth:`kb.store.Store.take_rewritten`; the others kept their rows and links). Unless a glossary entry is among
+    (what :meth:`kb.store.Store.put_document` returned; the others kept their rows and links). Unless a glossary entry is among
     them (the version's term links then all change), only these nodes get term links and have their references
     resolved, with the rule references of the version that name one of them (an added or removed number).
     Without ``scopes`` (an unversioned source changed: card entities, articles and terms of every version meet
@@ -79,7 +79,6 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
         termlinks.link_terms(store, index, splitter=splitter)  # glossary terms found in CR text, recomputed on every link
         report, resolved = _resolve(store, index, store.refs())
         graph.derive_links(store, index, report, resolved)  # glossary-term links also to the article of that term
-        store.take_rewritten()  # all linked
         return report
     scopes = set(scopes)
     touched = None if nodes is None else {key for key in nodes if (key.version, key.lang) in scopes}
@@ -107,8 +106,8 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
 
 def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
     """:func:`link` after an ingest that changed the unversioned nodes ``touched`` only."""
-    store.put_document(graph.card_entities(store.ref_targets(REF_CARD)))
-    touched |= store.take_rewritten()  # the card entities that changed with the card references
+    # with the card entities that changed with the card references
+    touched |= store.put_document(graph.card_entities(store.ref_targets(REF_CARD))).rewritten
     refs, derive = graph.relink_names(store, touched)
     store.delete_refs_of(graph.DERIVED_KINDS, derive)
     index = LinkIndex(store)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -57,7 +58,7 @@ def exclusive_lock(lock_file: Path, busy: str, *, wait: float | None = None) -> 
         finally:
             _held[lock_file] -= 1
         return
-    with open(lock_file, "a+", encoding="ascii") as handle:  # closing it releases the lock
+    with _open_lock_file(lock_file) as handle:  # closing it releases the lock
         _acquire(handle, busy, wait_seconds() if wait is None else wait)
         handle.seek(0)
         handle.truncate()
@@ -69,6 +70,21 @@ def exclusive_lock(lock_file: Path, busy: str, *, wait: float | None = None) -> 
         finally:
             del _held[lock_file]
             handle.truncate(0)
+
+
+def _open_lock_file(path: Path) -> IO[str]:
+    """The lock file ``path``, made if missing; a one-line KbError when it cannot be: its folder cannot be written
+    (read-only), or something that is not a regular file (a folder, a FIFO) took its name."""
+    try:
+        descriptor = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NONBLOCK, 0o644)  # a FIFO would block without
+    except OSError as exc:
+        kind = "a folder, not a file" if isinstance(exc, IsADirectoryError) else exc.strerror or str(exc)
+        raise KbError(f"{path}: cannot open this lock file ({kind}); a command that writes needs a writable folder "
+                      "with a plain file there (remove whatever else has its name)") from None
+    if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+        os.close(descriptor)
+        raise KbError(f"{path}: not a plain file, so not kb's lock file; remove it and run the command again")
+    return os.fdopen(descriptor, "r+", encoding="ascii")
 
 
 def _acquire(handle: IO[str], busy: str, wait: float) -> None:
