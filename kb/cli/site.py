@@ -21,8 +21,9 @@ if TYPE_CHECKING:
 @click.option("--base-url", "base_url", metavar="URL",
               help="Where the site will be served (e.g. https://example.org/rules/): absolute URLs in sitemap.xml, "
                    "the Atom feed, canonical links and the 404 page. Without it every URL is relative.")
+@click.option("--quiet", "-q", is_flag=True, help="Print the summary only: no warning lines (notices still show).")
 @click.pass_context
-def build(ctx: click.Context, out: str, strict: bool, base_url: str | None) -> None:
+def build(ctx: click.Context, out: str, strict: bool, base_url: str | None, quiet: bool) -> None:
     """Render the knowledge base as a static site (re-rendering only pages whose inputs changed).
 
     \b
@@ -39,16 +40,21 @@ def build(ctx: click.Context, out: str, strict: bool, base_url: str | None) -> N
         report = build_site(store, out, strict=strict, base_url=base_url)
     for line in report.notices:
         click.echo(f"notice: {line}", err=True)
-    for line in report.broken[:20]:
-        click.echo(terminal_safe(f"warning: broken link {line}"), err=True)
-    for line in report.unresolved[:20]:
-        click.echo(terminal_safe(f"warning: unresolved reference: {line}"), err=True)
-    more = len(report.broken) + len(report.unresolved) - min(20, len(report.broken)) - min(20, len(report.unresolved))
-    if more > 0:
-        click.echo(f"warning: … and {more} more", err=True)
+    if not quiet:
+        _print_problems(report.broken, report.unresolved)
     click.echo(f"site: {report.out} — {report.pages} pages ({report.rendered} rendered, {report.reused} unchanged), "
                f"search: {report.search_files} files ({report.search_written} written), "
                f"{len(report.broken)} broken links, {len(report.unresolved)} unresolved references, {report.seconds:.1f} s")
+
+
+def _print_problems(broken: list[str], unresolved: list[str]) -> None:
+    for line in broken[:20]:
+        click.echo(terminal_safe(f"warning: broken link {line}"), err=True)
+    for line in unresolved[:20]:
+        click.echo(terminal_safe(f"warning: unresolved reference: {line}"), err=True)
+    more = len(broken) + len(unresolved) - min(20, len(broken)) - min(20, len(unresolved))
+    if more > 0:
+        click.echo(f"warning: … and {more} more", err=True)
 
 
 @click.command("serve")
