@@ -5,7 +5,10 @@ Pure function of the bytes: :func:`parse_cr_text`; :func:`parse_cr_lines` is the
 extracted (``ingest.cr_html`` gives it the lines of an HTML rules document). The contents list is skipped
 (``Glossary``/``Credits`` appear there too); the body runs from the first chapter heading before rule ``100.1`` to
 the glossary (``用語集``, ``10. 用語集``, ``Glossary``), the glossary to the credits. Rule references are found here
-but resolved later (``kb.link.resolve``).
+but resolved later (``kb.link.resolve``). Each line is read without invisible characters (a BOM mid-file, zero-width
+spaces and joiners) and with a number written in full width (``１００．１ｂ``) in half width; a record line that starts
+with a word numbering no rule (``999.99999z``, ``601.2l``, a Cyrillic letter) is a warning naming its line and is
+skipped, never text of the rule above it.
 
 A whole document has chapters 1 to 9 and ends with its glossary and its credits. One that is not — cut short,
 ending inside the rules or the glossary, or an excerpt — is still parsed, with a warning beginning ``incomplete:``

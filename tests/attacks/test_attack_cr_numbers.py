@@ -7,6 +7,7 @@ odd number at the start of a record line is a warning naming its line, never tex
 from __future__ import annotations
 
 import time
+from pathlib import Path
 
 import pytest
 from hostile import SAMPLE_CR
@@ -39,18 +40,18 @@ def ja() -> bytes:
 
 
 @pytest.fixture(scope="module")
-def en(corpus_dir) -> bytes:
+def en(corpus_dir: Path) -> bytes:
     return (corpus_dir / EN_NAME).read_bytes()
 
 
 @pytest.mark.parametrize("number", ["１００．１ｂ", "1００.1b", "１００.１b", "100．1b", "１００．１ｂ．"])
-def test_full_width_digits_are_read_as_the_rule(ja, number):
+def test_full_width_digits_are_read_as_the_rule(ja: bytes, number: str) -> None:
     edited = _edit(ja, JA_LINE, JA_LINE.replace("100.1b", number))
     assert _rules(edited, SAMPLE_CR.name) == _rules(ja, SAMPLE_CR.name)
     assert _messages(edited, SAMPLE_CR.name) == _messages(ja, SAMPLE_CR.name)
 
 
-def test_a_full_width_rule_and_section_number(ja):
+def test_a_full_width_rule_and_section_number(ja: bytes) -> None:
     edited = _edit(ja, "100.1. ", "１００．１．\u3000")
     edited = _edit(edited, "100. 総則", "１００．\u3000総則")
     assert _rules(edited, SAMPLE_CR.name) == _rules(ja, SAMPLE_CR.name)
@@ -58,7 +59,7 @@ def test_a_full_width_rule_and_section_number(ja):
 
 @pytest.mark.parametrize("noise", ["\ufeff", "\u200b", "\u200c", "\u200d", "\u2060"])
 @pytest.mark.parametrize("where", ["before", "inside", "after"])
-def test_bom_and_zero_width_characters_never_hide_a_rule(ja, en, noise, where):
+def test_bom_and_zero_width_characters_never_hide_a_rule(ja: bytes, en: bytes, noise: str, where: str) -> None:
     number = {"before": noise + "100.1b", "inside": "100." + noise + "1b", "after": "100.1b" + noise}[where]
     for data, name, line in ((ja, SAMPLE_CR.name, JA_LINE), (en, EN_NAME, EN_LINE)):
         edited = _edit(data, line, line.replace("100.1b", number))
@@ -66,13 +67,13 @@ def test_bom_and_zero_width_characters_never_hide_a_rule(ja, en, noise, where):
         assert _messages(edited, name) == _messages(data, name)
 
 
-def test_a_bom_inside_the_text_is_dropped(ja):
+def test_a_bom_inside_the_text_is_dropped(ja: bytes) -> None:
     edited = _edit(ja, JA_LINE, JA_LINE.replace("多人数戦", "多人\ufeff数\u200b戦"))
     assert _rules(edited, SAMPLE_CR.name) == _rules(ja, SAMPLE_CR.name)
 
 
 @pytest.mark.parametrize("odd", ["999.99999z", "100.1\u0430", "100.1l", "100.1o", "1000.1a", "100.1bc"])
-def test_an_odd_number_is_a_warning_naming_its_line_never_part_of_the_rule_above(ja, en, odd):
+def test_an_odd_number_is_a_warning_naming_its_line_never_part_of_the_rule_above(ja: bytes, en: bytes, odd: str) -> None:
     for data, name, line in ((ja, SAMPLE_CR.name, JA_LINE), (en, EN_NAME, EN_LINE)):
         before = _rules(data, name)
         lineno = data.decode("utf-8").splitlines().index(next(x for x in data.decode("utf-8").splitlines()
@@ -85,7 +86,7 @@ def test_an_odd_number_is_a_warning_naming_its_line_never_part_of_the_rule_above
         assert warnings == [f"{name}:line {lineno}: {odd} is not a rule number; the line is skipped"]
 
 
-def test_a_long_line_of_digits_and_dots_parses_in_linear_time(ja):
+def test_a_long_line_of_digits_and_dots_parses_in_linear_time(ja: bytes) -> None:
     line = ("1234567890." * (256 * 1024 // 11)) + " x"
     edited = _edit(ja, JA_LINE, f"{line}\n{JA_LINE}")
     started = time.perf_counter()
