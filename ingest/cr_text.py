@@ -5,7 +5,10 @@ Pure function of the bytes: :func:`parse_cr_text`; :func:`parse_cr_lines` is the
 extracted (``ingest.cr_html`` gives it the lines of an HTML rules document). The contents list is skipped
 (``Glossary``/``Credits`` appear there too); the body runs from the first chapter heading before rule ``100.1`` to
 the glossary (``用語集``, ``10. 用語集``, ``Glossary``), the glossary to the credits. Rule references are found here
-but resolved later (``kb.link.resolve``).
+but resolved later (``kb.link.resolve``). Each line is read without invisible characters (a BOM mid-file, zero-width
+spaces and joiners) and with a number written in full width (``１００．１ｂ``) in half width; a record line that starts
+with a word numbering no rule (``999.99999z``, ``601.2l``, a Cyrillic letter) is a warning naming its line and is
+skipped, never text of the rule above it.
 
 A whole document has chapters 1 to 9 and ends with its glossary and its credits. One that is not — cut short,
 ending inside the rules or the glossary, or an excerpt — is still parsed, with a warning beginning ``incomplete:``
@@ -26,6 +29,7 @@ from __future__ import annotations
 import collections
 import hashlib
 import re
+import unicodedata
 from collections.abc import Mapping
 from datetime import date, timedelta
 from typing import Any
@@ -51,6 +55,12 @@ CREDITS_HEADING_RE = re.compile(r"^(?:\d{1,2}\.\s*)?(?:Credits|クレジット)$
 SENTENCE_END_RE = re.compile(r"(?:[。.．][”」』)）\"'’]*|[!?！？][”」』)）\"'’]+)$")  # ends a sentence, never a term
 SENSE_RE = re.compile(r"^\d{1,2}\.\s")  # "2. An activated or triggered ability …": a glossary entry's second sense
 SEE_TERM_RE = re.compile(r"^See ([^.]+)\.$|^「([^」]+)」(?:を)?参照。?$")
+# invisible characters that are noise wherever they stand in a CR text (a BOM mid-file, zero-width spaces and joiners,
+# a word joiner): removed from every line before it is read, so that none hides a rule number
+INVISIBLE_RE = re.compile("[\ufeff\u200b\u200c\u200d\u2060]")
+LEADING_TOKEN_RE = re.compile(r"^\s*(\S+)")  # a line's first word: where a record line has its number, in any width
+ODD_NUMBER_RE = re.compile(rf"^{rulenum.NUMBER_CANDIDATE}")  # a record line numbered like no rule
+SHOWN_NUMBER = 40  # characters of an odd number a warning quotes
 INCOMPLETE = "incomplete:"  # how the warning about a document cut short begins
 HEADER_LINES = 80  # the title and translator lines are within the first lines (HTML pages have a few header blocks)
 MONTHS = {m: i for i, m in enumerate(
@@ -84,6 +94,7 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
                    readings: Mapping[int, str] | None = None, diagnostics: tuple[Diagnostic, ...] = ()) -> Document:
     """Parse the lines of a CR document. ``readings`` maps a line's index to the line with ruby readings in place of
     the words they read (``予示/Manifest`` → ``よじ/Manifest``); a glossary term's reading comes from it."""
+    lines = [_readable(line) for line in lines]
     lang, version, effective, translated = _identify(lines, source)
     body_start = _body_start(lines, source)
     glossary_at = _heading_after(lines, GLOSSARY_HEADING_RE, body_start)
@@ -113,6 +124,19 @@ def parse_cr_lines(lines: list[str], source: str, *, content_hash: str, kind: st
         diagnostics=tuple(found),
         title="Magic: The Gathering Comprehensive Rules" if lang == "en" else "マジック総合ルール",
     )
+
+
+def _readable(line: str) -> str:
+    """``line`` without its invisible characters, its first word in half width when that reads as a number
+    (``１００．１ｂ`` → ``100.1b``; the Japanese files sometimes mix widths)."""
+    if line.isascii():
+        return line
+    line = INVISIBLE_RE.sub("", line)
+    head = LEADING_TOKEN_RE.search(line)
+    if head is None or head.group(1).isascii():
+        return line
+    word = unicodedata.normalize("NFKC", head.group(1))
+    return line[:head.start(1)] + word + line[head.end():] if word[:1].isdigit() and word[:1].isascii() else line
 
 
 def _lacking(lines: list[str], nodes: list[Node], glossary_at: int | None, credits_at: int | None) -> str | None:
@@ -189,7 +213,7 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
     def add(number: str, kind: str, text: str, title: str | None, lineno: int) -> dict[str, Any] | None:
         n = rulenum.parse(number)
         if n is None:
-            diagnostics.append(Diagnostic(source, f"line {lineno}", f"bad rule number {number!r}, skipped"))
+            diagnostics.append(_odd_number(source, lineno, number))
             return None
         parent = str(n.parent) if n.parent else None
         if kind == RULE and parent and parent not in by_number and (section := rulenum.parse(parent)) is not None:
@@ -224,6 +248,9 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
             current, last_was_example = add(m.group(1), SECTION, "", m.group(2).strip(), lineno), False
         elif (m := CHAPTER_RE.match(line)) and not raw[:1].isspace():
             current, last_was_example = add(m.group(1), CHAPTER, "", m.group(2).strip(), lineno), False
+        elif (m := ODD_NUMBER_RE.match(line)) and not raw[:1].isspace():
+            diagnostics.append(_odd_number(source, lineno, m.group()))
+            current, last_was_example = None, False
         elif m := EXAMPLE_RE.match(line):
             if current is None or current["kind"] in (CHAPTER, SECTION):
                 diagnostics.append(Diagnostic(source, f"line {lineno}", "example outside any rule, skipped"))
@@ -253,6 +280,11 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
             examples=tuple(rec["examples"]), refs=tuple(refs), meta=meta,
         ))
     return out
+
+
+def _odd_number(source: str, lineno: int, number: str) -> Diagnostic:
+    shown = number if len(number) <= SHOWN_NUMBER else number[:SHOWN_NUMBER] + "…"
+    return Diagnostic(source, f"line {lineno}", f"{shown} is not a rule number; the line is skipped")
 
 
 def _parse_glossary(lines: list[str], start: int, end: int, lang: str, version: str, order0: int, source: str,

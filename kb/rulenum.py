@@ -9,7 +9,8 @@ Patterns (regular-expression source, no groups; compose them, never write ``[a-z
 :data:`CHAPTER`, :data:`SECTION`, :data:`RULE` (``601.2``), :data:`LETTER`, :data:`SUBRULE` (``601.2f``),
 :data:`NUMBER` (any of the four forms), :data:`CITED` (a section, rule or subrule as cited in text: a bare digit is
 too ambiguous to be a chapter there, and a letter must not run on into a word); :data:`SUBRULE_CANDIDATE` for line
-parsers that check what they read with :func:`parse` and report a bad letter.
+parsers that check what they read with :func:`parse` and report a bad letter, :data:`NUMBER_CANDIDATE` for the
+number-like words they report as numbering no rule.
 """
 
 from __future__ import annotations
@@ -32,6 +33,9 @@ CITED = rf"{SECTION}(?:\.\d{{1,3}}(?:{LETTER}(?![a-z]))?)?"
 # 601.2l and the parser reports it as a bad number instead of misreading the line.
 LETTER_CANDIDATE = "[a-z]"
 SUBRULE_CANDIDATE = rf"{RULE}{LETTER_CANDIDATE}"
+# A word at the start of a record line that reads as a number but may be none (999.99999z, 1000.1a, 601.2 with a
+# Cyrillic letter): line parsers match it after every real form, to report the line instead of reading it as text.
+NUMBER_CANDIDATE = r"\d{3,}\.\S+"
 
 # a number's parts as groups (chapter digit, the section's two digits, rule, letter): the static search builds its
 # query patterns from these two (kb/site/search_export.py puts them in its meta file)
