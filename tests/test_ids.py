@@ -82,3 +82,16 @@ def test_no_module_but_kb_ids_builds_or_slices_an_id():
                 continue
             offenders += [f"{path.relative_to(REPO)}:{number}: {what}" for number, what in _offences(path)]
     assert offenders == [], "node ids built or sliced outside kb/ids.py:\n" + "\n".join(offenders)
+
+
+def test_each_shared_fact_is_defined_once():
+    """TITLE_BOOST, INDEX_DIR and the two "outside" reference-kind sets have one definition; the ambiguous names
+    OUTSIDE_KINDS and KIND_NAMES are gone."""
+    definitions: dict[str, list[str]] = {}
+    for folder in ("kb", "ingest"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            for match in re.finditer(r"^([A-Z_]+)\s*(?::[^=\n]+)?=", path.read_text(encoding="utf-8"), re.M):
+                definitions.setdefault(match[1], []).append(str(path.relative_to(REPO)))
+    for name in ("TITLE_BOOST", "INDEX_DIR", "REFS_OUTSIDE_KB", "REFS_OUTSIDE_SITE"):
+        assert len(definitions.get(name, [])) == 1, (name, definitions.get(name))
+    assert "OUTSIDE_KINDS" not in definitions and "KIND_NAMES" not in definitions

@@ -11,7 +11,7 @@ from collections.abc import Callable, Collection, Iterable
 
 from kb.ids import id_name, is_glossary_id, is_rule_id, rule_id, split_id
 from kb.link import graph, termlinks
-from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport, key_order
+from kb.link.index import LinkIndex, LinkReport, key_order
 from kb.model import (
     REF_AUTO_TERM,
     REF_CARD,
@@ -19,6 +19,7 @@ from kb.model import (
     REF_RULE,
     REF_SECTION,
     REF_TERM,
+    REFS_OUTSIDE_KB,
     UNVERSIONED,
     Diagnostic,
     Ref,
@@ -124,7 +125,7 @@ def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple
     resolutions, resolved = [], []
     for stored in refs:
         ref = stored.ref
-        if ref.kind in OUTSIDE_KINDS:
+        if ref.kind in REFS_OUTSIDE_KB:
             continue
         resolver = RESOLVERS.get(ref.kind)
         target = resolver(index, stored.source_key, ref) if resolver else None
@@ -144,10 +145,10 @@ def stored_report(store: Store) -> LinkReport:
     changed nothing)."""
     report = LinkReport()
     for kind, resolved, count in store.ref_summary():
-        if kind not in OUTSIDE_KINDS:
+        if kind not in REFS_OUTSIDE_KB:
             (report.resolved if resolved else report.unresolved)[kind] += count
     for key, kind, target, source in store.unresolved_refs():
-        if kind not in OUTSIDE_KINDS:
+        if kind not in REFS_OUTSIDE_KB:
             report.diagnostics.append(_unresolved_at(source, key, kind, target))
     return report
 

@@ -18,7 +18,7 @@ from urllib.parse import quote
 from kb import rulenum
 from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
-from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
+from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
 from kb.site.records import Archive, Entry, Link, Mention, SiteData
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
@@ -29,9 +29,6 @@ from kb.versions.diff import VersionDiff, version_digest
 from kb.versions.history import consecutive_summaries
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
-# Reference kinds whose target lies outside the site by nature (MTG Wiki articles not ingested link to mtgwiki.com):
-# never counted as unresolved.
-OUTSIDE_KINDS = frozenset(["external", "redlink", "category", "wiki"])
 
 
 def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteData:
@@ -198,7 +195,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                 break
         ref_kind, ref_target, _ = refs[0]
         if target is None:
-            if ref_kind not in OUTSIDE_KINDS:
+            if ref_kind not in REFS_OUTSIDE_SITE:
                 site.unresolved.append(f"{source.label} [{source_lang}] refers to {ref_kind} {ref_target}")
             if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
                 continue

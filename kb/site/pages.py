@@ -227,7 +227,7 @@ def _english_name(entry: Entry) -> str | None:
     return english
 
 
-KIND_NAMES = {"article": "MTG Wiki 記事", "note": "リリースノート", "card": "カード"}
+PAGE_KIND_LABELS = {"article": "MTG Wiki 記事", "note": "リリースノート", "card": "カード"}
 
 
 def site_pages_by_name(site: SiteData) -> dict[str, tuple[str, str]]:
@@ -309,7 +309,7 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
-        kind_name = KIND_NAMES.get(entry.kind, entry.kind)
+        kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         html = article_html(node.html, entry.url, site_pages, rule_urls) if node.html and entry.kind != "note" else None
         term = term_of_article.get(entry.id)
         text = segments(node.text, entry.links.get(node.lang, []))
