@@ -38,6 +38,7 @@ from ingest.decode import decode_text, split_lines
 from ingest.refs import find_rule_refs
 from kb import rulenum
 from kb.errors import KbError
+from kb.ids import glossary_id, rule_id
 from kb.model import CHAPTER, GLOSSARY, REF_TERM, RULE, SECTION, SUBRULE, Diagnostic, Document, Node, Ref
 
 JA_VERSION_RE = re.compile(r"(?:和訳|私訳)\s*第?\s*([0-9]{8}(?:\.[0-9]+)?)(?:-rb)?\s*版")
@@ -275,8 +276,8 @@ def _parse_rules(lines: list[str], start: int, end: int, lang: str, version: str
         if rec.get("implied"):
             meta["implied"] = True
         out.append(Node(
-            id=f"cr:{rec['number']}", kind=rec["kind"], lang=lang, version=version, text=text, number=rec["number"],
-            title=rec["title"], parent=f"cr:{rec['parent']}" if rec["parent"] else None, order=order,
+            id=rule_id(rec["number"]), kind=rec["kind"], lang=lang, version=version, text=text, number=rec["number"],
+            title=rec["title"], parent=rule_id(rec["parent"]) if rec["parent"] else None, order=order,
             examples=tuple(rec["examples"]), refs=tuple(refs), meta=meta,
         ))
     return out
@@ -340,7 +341,7 @@ def _parse_glossary(lines: list[str], start: int, end: int, lang: str, version: 
         if "(Obsolete)" in block[0] or "（廃語）" in block[0]:
             meta["obsolete"] = True
         nodes.append(Node(
-            id=f"gl:{term}", kind=GLOSSARY, lang=lang, version=version, text=text, title=term, order=order0 + len(nodes),
+            id=glossary_id(term), kind=GLOSSARY, lang=lang, version=version, text=text, title=term, order=order0 + len(nodes),
             aliases=tuple(aliases), english=english, refs=tuple(refs), meta=meta,
         ))
     return nodes

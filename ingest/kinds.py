@@ -125,7 +125,7 @@ KINDS: tuple[SourceKind, ...] = (  # in the order ties are decided
     SourceKind("release-notes", "mtg-jp.com card release notes", "ingest.release_notes:parse_release_notes",
                _release_notes, fetch_sites=("mtg-jp",), promises=(NOTE,), promise="release notes"),
 )
-KIND_NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
+SOURCE_KIND_NAMES: tuple[str, ...] = tuple(k.name for k in KINDS)
 FETCH_SITES: tuple[str, ...] = tuple(sorted({site for k in KINDS for site in k.fetch_sites}))  # kb fetch's choices
 _BY_NAME = {k.name: k for k in KINDS}
 
@@ -134,7 +134,7 @@ def kind(name: str) -> SourceKind:
     try:
         return _BY_NAME[name]
     except KeyError:
-        raise KbError(f"unknown source kind {name!r}; choose one of {', '.join(KIND_NAMES)}") from None
+        raise KbError(f"unknown source kind {name!r}; choose one of {', '.join(SOURCE_KIND_NAMES)}") from None
 
 
 def authority() -> dict[str, int]:
@@ -149,7 +149,7 @@ def kinds_of_site(site: str) -> tuple[str, ...]:
 
 def detect_kind(source: str, data: bytes, among: tuple[str, ...] | None = None) -> str:
     """The kind of a source (one of ``among``, default any), from its content first and its name or URL second."""
-    among = among or KIND_NAMES
+    among = among or SOURCE_KIND_NAMES
     best, name = NO, None
     for candidate in KINDS:  # in declared order: a later kind must be surer to win
         if candidate.name in among:

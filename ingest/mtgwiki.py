@@ -47,6 +47,7 @@ from ingest.refs import find_rule_refs
 from ingest.wikitext import HEADINGS, TextBuilder, clean_text, content_blocks, heading_of, trim_span
 from ingest.wikititle import decode_anchor, normalize_title, parse_wiki_href, split_card_name
 from kb import rulenum
+from kb.ids import article_id
 from kb.model import (
     ARTICLE,
     REF_CARD,
@@ -343,7 +344,7 @@ class _ArticleBuilder:
             link = parse_wiki_href(redirect.get("href", ""))
             if link and link.kind == REF_WIKI:
                 meta["redirect"] = link.target
-        return Node(id=f"wiki:{self.title}", kind=ARTICLE, lang="ja", version=UNVERSIONED, text=text, title=self.title,
+        return Node(id=article_id(self.title), kind=ARTICLE, lang="ja", version=UNVERSIONED, text=text, title=self.title,
                     refs=tuple(refs), aliases=aliases, english=english, html="\n".join(html_parts), meta=meta)
 
     def _link_refs(self, anchors: list[HtmlElement], spans: dict[HtmlElement, tuple[int, int]], text: str) -> list[Ref]:

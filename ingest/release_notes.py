@@ -33,6 +33,7 @@ from lxml import etree
 from ingest.decode import decode_wiki_html as decode_html
 from ingest.htmltree import html_document
 from ingest.wikititle import split_card_name
+from kb.ids import note_id
 from kb.model import NOTE, REF_CARD, REF_MECHANIC, UNVERSIONED, Diagnostic, Document, Node, Ref
 from kb.sanitize import sanitize_html
 
@@ -210,7 +211,7 @@ def _nodes(groups: list[dict], set_name: str, source: str, diagnostics: list[Dia
         else:
             unnamed += 1
             name = f"notes-{unnamed}"
-        node_id = f"note:{set_name}:{name}"
+        node_id = note_id(set_name, name)
         if node_id in used_ids:
             used_ids[node_id] += 1
             diagnostics.append(Diagnostic(source, f"line {group['line']}", f"section {heading!r} appears again "

@@ -33,6 +33,7 @@ from ingest.htmltree import html_soup
 from ingest.refs import find_rule_refs
 from kb import rulenum
 from kb.errors import KbError
+from kb.ids import rule_id
 from kb.model import CHAPTER, REF_TERM, SECTION, Diagnostic, Document, Node, Ref
 
 VERSION_RE = re.compile(r"MJMJ訳\s*([0-9]{8}(?:\.[0-9]+)?)\s*版")
@@ -326,14 +327,14 @@ def _nodes(records: list[_Record], head: list[str], version: str) -> list[Node]:
         assert number is not None  # records hold only numbers that parse (_records skips the others)
         chapter, section = str(number.chapter), str(number.section)
         if chapter not in present and (title := _head_title(head, chapter)):
-            add(id=f"cr:{chapter}", kind=CHAPTER, number=chapter, title=title)
+            add(id=rule_id(chapter), kind=CHAPTER, number=chapter, title=title)
             present.add(chapter)
         if rec.kind != SECTION and section not in present and (title := _head_title(head, section)):
-            add(id=f"cr:{section}", kind=SECTION, number=section, title=title, parent=f"cr:{chapter}")
+            add(id=rule_id(section), kind=SECTION, number=section, title=title, parent=rule_id(chapter))
             present.add(section)
-        parent = f"cr:{number.parent}"
+        parent = rule_id(str(number.parent))
         if rec.kind == SECTION:
-            add(id=f"cr:{rec.number}", kind=SECTION, number=rec.number, title=rec.title, parent=parent)
+            add(id=rule_id(rec.number), kind=SECTION, number=rec.number, title=rec.title, parent=parent)
             continue
         text, spans = _text_of(rec.lines)
         refs = [Ref(REF_TERM, text[s:e], text[s:e], s, e) for s, e, kind in spans
@@ -346,7 +347,7 @@ def _nodes(records: list[_Record], head: list[str], version: str) -> list[Node]:
             refs += [Ref(REF_TERM, example[s:e], example[s:e]) for s, e, kind in example_spans
                      if kind == TERM and not find_rule_refs(example[s:e])]
             refs += [Ref(r.kind, r.target, r.text) for r in find_rule_refs(example)]
-        add(id=f"cr:{rec.number}", kind=rec.kind, number=rec.number, text=text, parent=parent,
+        add(id=rule_id(rec.number), kind=rec.kind, number=rec.number, text=text, parent=parent,
             examples=tuple(examples), refs=tuple(refs))
     return nodes
 

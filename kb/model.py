@@ -33,6 +33,10 @@ REF_CARD = "card"
 REF_CATEGORY = "category"
 REF_MECHANIC = "mechanic"  # release note → the mechanic it explains
 REF_TERM_ARTICLE = "term-article"  # a glossary-term link's second target, the article of that term (kb/link/graph.py)
+# Reference kinds whose targets lie outside the knowledge base by nature: the linker never reports them unresolved.
+REFS_OUTSIDE_KB = frozenset([REF_EXTERNAL, REF_REDLINK, REF_CATEGORY])
+# Reference kinds the site may link off-site (those, plus MTG Wiki articles not ingested, which link to mtgwiki.com).
+REFS_OUTSIDE_SITE = REFS_OUTSIDE_KB | {REF_WIKI}
 DERIVED_REF_KINDS = (REF_AUTO_TERM, REF_TERM_ARTICLE)  # made by the linker on every link, never given by a source
 
 UNVERSIONED = ""  # version of sources that have none (wiki articles, release notes, cards)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from kb.errors import KbError
+from kb.search.index import INDEX_DIR
 from kb.splitter import JapaneseSplitter
 from kb.store import DB_NAME, Store, default_kb_dir
 from kb.store.lock import writer_lock
@@ -41,7 +42,6 @@ if TYPE_CHECKING:
 
 STAGES = ("fetch", "ingest", "diff", "build", "commit")
 STAGING = ".update-staging"
-INDEX_DIR = "index"  # kb.search.index keeps its Whoosh index here, beside the database
 CACHE_RECORDS = ("ingested.json",)  # per-site files ingest_from_cache rewrites
 
 

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, FIXTURES, REPO
 
-from ingest.kinds import FETCH_SITES, KIND_NAMES, KINDS, authority, detect_kind, kinds_of_site
+from ingest.kinds import FETCH_SITES, KINDS, SOURCE_KIND_NAMES, authority, detect_kind, kinds_of_site
 from ingest.net.fetch import Politeness, crawl
 from ingest.net.sites import PROFILES
 from kb.cli import main
@@ -40,9 +40,9 @@ def wiki_page_linking_to_wisdom_guild() -> bytes:
 
 
 def test_each_kind_is_declared_once_and_the_cli_offers_the_registry():
-    assert len(set(KIND_NAMES)) == len(KINDS) == 4
+    assert len(set(SOURCE_KIND_NAMES)) == len(KINDS) == 4
     ingest_kind = next(p for p in main.commands["ingest"].params if p.name == "kind")
-    assert tuple(ingest_kind.type.choices) == KIND_NAMES
+    assert tuple(ingest_kind.type.choices) == SOURCE_KIND_NAMES
     site = next(p for p in fetch.params if p.name == "site")
     assert tuple(site.type.choices) == FETCH_SITES == tuple(sorted(PROFILES))  # every fetch profile feeds a kind
     assert kinds_of_site("mtg-jp") == ("cr-text", "release-notes") and kinds_of_site("mjmj") == ("cr-text",)

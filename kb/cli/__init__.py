@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 import click
 
-from ingest.kinds import GAVE_NOTHING, KIND_NAMES, gave_nothing
+from ingest.kinds import GAVE_NOTHING, SOURCE_KIND_NAMES, gave_nothing
 from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
 from kb.errors import KbError
 from kb.store import DB_NAME, Store, default_kb_dir
@@ -79,7 +79,7 @@ def open_store(ctx: click.Context, *, create: bool = False) -> Store:
 
 @main.command()
 @click.argument("sources", nargs=-1, required=False)
-@click.option("--kind", type=click.Choice(KIND_NAMES), default=None,
+@click.option("--kind", type=click.Choice(SOURCE_KIND_NAMES), default=None,
               help="Force the source kind instead of detecting it (an error when the sources hold nothing of it).")
 @click.option("--from-cache", "from_cache", is_flag=False, flag_value="all", default=None, metavar="[SITE]",
               help="Parse what 'kb fetch' stored in the cache (all sites, or one).")

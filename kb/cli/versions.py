@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
+from kb.ids import id_name
 
 if TYPE_CHECKING:
     from kb.store import Store
@@ -103,7 +104,7 @@ def diff(ctx: click.Context, old: str, new: str, lang: str | None, as_json: bool
     if result.retargeted:
         click.echo("references that now point elsewhere:")
         for r in result.retargeted:
-            where = f"now {r.moved_to.split(':', 1)[1]}" if r.moved_to else "removed"
+            where = f"now {id_name(r.moved_to)}" if r.moved_to else "removed"
             now = f"; {r.target} is now another rule" if r.now_at_target else f"; {r.target} no longer exists"
             source = f"{r.source_id} [{r.source_version or 'unversioned'}]"
             click.echo(terminal_safe(f"  {source} cites {r.target}: that rule is {where}{now}"))
@@ -171,7 +172,7 @@ def history(ctx: click.Context, rule: str, lang: str | None, version: str | None
             how = {"first": "", "added": "added", "unchanged": "unchanged", "changed": edited,
                    "removed": "removed"}.get(e.status)
             if e.status == "moved" and e.previous_id:  # a move always names where it came from
-                how = f"renumbered from {e.previous_id.split(':', 1)[1]}" + (f", {edited}" if e.ops else "")
+                how = f"renumbered from {id_name(e.previous_id)}" + (f", {edited}" if e.ops else "")
             click.echo(terminal_safe(f"{e.version:12} {e.effective_date or '-':10} {e.label:12} {how}"))
             if e.ops:
                 click.echo("    " + render_ops(e.ops).replace("\n", "\n    "))
@@ -180,7 +181,7 @@ def history(ctx: click.Context, rule: str, lang: str | None, version: str | None
         last = result.entries[-1] if result.entries else None
         shown_id = view.current_ids.get(NodeKey(last.version, "ja", last.node_id)) if last and result.lang == "ja" else None
         if shown_id and view.english:
-            click.echo(f"  shown with {shown_id.split(':', 1)[1]} of {view.english.version} "
+            click.echo(f"  shown with {id_name(shown_id)} of {view.english.version} "
                        f"(translation {view.status(shown_id)})")
 
 

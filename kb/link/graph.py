@@ -29,6 +29,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 
+from kb.ids import card_id, id_name, is_glossary_id
 from kb.link.index import NAMED_KINDS, LinkIndex, LinkReport, fold, key_order, loose_fold
 from kb.model import (
     ARTICLE,
@@ -84,7 +85,7 @@ def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], 
         targets = [t for t in store.ref_target_names(NAMED_REF_KINDS) if loose_fold(t.split("#", 1)[0]) in names]
         refs.update(((sr.source_key, sr.seq), sr) for sr in store.refs_targeting(NAMED_REF_KINDS, targets))
         for entry, _, title, _, english in store.name_rows(kinds=[GLOSSARY]):
-            if loose_fold(title or entry.id[3:]) in names or (english and loose_fold(english) in names):
+            if loose_fold(title or id_name(entry.id)) in names or (english and loose_fold(english) in names):
                 derive.update(sr.source_key for sr in store.cited_by(entry) if sr.ref.kind in TERM_REF_KINDS)
     derive.update(key for key, _ in refs)
     return sorted(refs.values(), key=lambda sr: (key_order(sr.source_key), sr.seq)), derive
@@ -116,11 +117,11 @@ def card_entities(refs: list[tuple[str, str]]) -> Document:
     nodes = []
     for english, spellings in sorted(names_of.items()):
         ranked = [name for name, _ in sorted(spellings.items(), key=lambda kv: (-kv[1], kv[0]))]
-        nodes.append(Node(id=f"card:{english}", kind=CARD, lang=CARD_LANG, version=UNVERSIONED,
+        nodes.append(Node(id=card_id(english), kind=CARD, lang=CARD_LANG, version=UNVERSIONED,
                           text=f"{ranked[0]}/{english}" if ranked else english, title=ranked[0] if ranked else english,
                           english=english, aliases=tuple(ranked[1:])))
     for japanese in sorted(japanese_only - english_of.keys()):
-        nodes.append(Node(id=f"card:{japanese}", kind=CARD, lang=CARD_LANG, version=UNVERSIONED, text=japanese,
+        nodes.append(Node(id=card_id(japanese), kind=CARD, lang=CARD_LANG, version=UNVERSIONED, text=japanese,
                           title=japanese))
     nodes = [dataclasses.replace(n, order=i) for i, n in enumerate(nodes)]
     payload = json.dumps([[n.id, n.title, n.english, n.aliases] for n in nodes], ensure_ascii=False)
@@ -147,7 +148,7 @@ def resolve_wiki(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
 
 
 def resolve_card(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
-    key = NodeKey(UNVERSIONED, CARD_LANG, f"card:{ref.target}")
+    key = NodeKey(UNVERSIONED, CARD_LANG, card_id(ref.target))
     return key if index.has(key) else find_named(index, CARD, ref.target)
 
 
@@ -182,16 +183,16 @@ def derive_links(store: Store, index: LinkIndex, report: LinkReport, refs: list[
     stored reference. ``index`` must hold the glossary entries those references resolved to."""
     rows = []
     for sr in store.refs() if refs is None else refs:
-        if sr.ref.kind not in TERM_REF_KINDS or sr.target_key is None or sr.target_key.id[:3] != "gl:":
+        if sr.ref.kind not in TERM_REF_KINDS or sr.target_key is None or not is_glossary_id(sr.target_key.id):
             continue
-        term = index.title(sr.target_key) or sr.target_key.id[3:]
+        term = index.title(sr.target_key) or id_name(sr.target_key.id)
         article = find_named(index, ARTICLE, term, loose=True)
         english = index.english(sr.target_key) if index.kind(sr.target_key) == GLOSSARY else None
         if article is None and english:
             article = find_named(index, ARTICLE, english)
         if article is None or article == sr.source_key:
             continue
-        title = index.title(article) or article.id[5:]
+        title = index.title(article) or id_name(article.id)
         rows.append((sr.source_key, Ref(REF_TERM_ARTICLE, title, sr.ref.text, sr.ref.start, sr.ref.end), article))
         report.resolved[REF_TERM_ARTICLE] += 1
     store.add_refs(rows)

@@ -183,9 +183,6 @@ class LinkIndex:
         return self._stems[scope]
 
 
-# Kinds whose targets are outside the knowledge base by nature: never reported as unresolved.
-OUTSIDE_KINDS = {"external", "redlink", "category"}
-
 
 @dataclass
 class LinkReport:

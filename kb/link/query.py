@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from kb import rulenum
+from kb.ids import article_id, card_id, glossary_id, rule_id
 from kb.store import NodeKey, Store
 
 
 def find_node_keys(store: Store, name: str, *, version: str | None = None, lang: str | None = None) -> list[NodeKey]:
     """Keys of the nodes ``name`` means, newest version first; one per language unless ``version`` is given."""
     number = rulenum.normalize(name)
-    candidates = [f"cr:{number}"] if number else [name] if ":" in name else []
-    candidates += [f"gl:{name}", f"wiki:{name}", f"card:{name}"]
+    candidates = [rule_id(number)] if number else [name] if ":" in name else []
+    candidates += [glossary_id(name), article_id(name), card_id(name)]
     keys: list[NodeKey] = []
     for cid in dict.fromkeys(candidates):  # a term can be a glossary entry, an article and a card at once
         rows = [k for k in store.keys_with_id(cid)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable
 
+from kb.ids import id_name, is_glossary_id, is_rule_id, rule_id, split_id
 from kb.link import graph, termlinks
-from kb.link.index import OUTSIDE_KINDS, LinkIndex, LinkReport, key_order
+from kb.link.index import LinkIndex, LinkReport, key_order
 from kb.model import (
     REF_AUTO_TERM,
     REF_CARD,
@@ -18,6 +19,7 @@ from kb.model import (
     REF_RULE,
     REF_SECTION,
     REF_TERM,
+    REFS_OUTSIDE_KB,
     UNVERSIONED,
     Diagnostic,
     Ref,
@@ -28,7 +30,7 @@ from kb.store import NodeKey, Store, StoredRef
 
 def resolve_rule(index: LinkIndex, source: NodeKey, ref: Ref) -> NodeKey | None:
     for version, lang in index.cr_version_for(source, ref):
-        key = NodeKey(version, lang, f"cr:{ref.target}")
+        key = NodeKey(version, lang, rule_id(ref.target))
         if index.has(key):
             return key
     return None
@@ -82,7 +84,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
         return report
     scopes = set(scopes)
     touched = None if nodes is None else {key for key in nodes if (key.version, key.lang) in scopes}
-    if touched is not None and any(key.id.startswith("gl:") for key in touched):
+    if touched is not None and any(is_glossary_id(key.id) for key in touched):
         touched = None  # a glossary entry changed: every node of its version may link other terms now
     langs = {d.lang for d in store.documents()}
     unversioned = {(UNVERSIONED, lang) for lang in langs}
@@ -97,7 +99,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     else:  # the rewritten nodes' references, and the rule references naming a rewritten node
         changed = [sr for key in sorted(touched, key=key_order) for sr in store.refs_from(key)]
         for version, lang in sorted(scopes):
-            numbers = [key.id[3:] for key in touched if (key.version, key.lang) == (version, lang) and key.id.startswith("cr:")]
+            numbers = [id_name(key.id) for key in touched if (key.version, key.lang) == (version, lang) and is_rule_id(key.id)]
             changed += [sr for sr in store.rule_refs_naming(version, lang, numbers) if sr.source_key not in touched]
     report, resolved = _resolve(store, index, [*changed, *loose])
     graph.derive_links(store, index, report, resolved)
@@ -122,7 +124,7 @@ def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple
     resolutions, resolved = [], []
     for stored in refs:
         ref = stored.ref
-        if ref.kind in OUTSIDE_KINDS:
+        if ref.kind in REFS_OUTSIDE_KB:
             continue
         resolver = RESOLVERS.get(ref.kind)
         target = resolver(index, stored.source_key, ref) if resolver else None
@@ -142,10 +144,10 @@ def stored_report(store: Store) -> LinkReport:
     changed nothing)."""
     report = LinkReport()
     for kind, resolved, count in store.ref_summary():
-        if kind not in OUTSIDE_KINDS:
+        if kind not in REFS_OUTSIDE_KB:
             (report.resolved if resolved else report.unresolved)[kind] += count
     for key, kind, target, source in store.unresolved_refs():
-        if kind not in OUTSIDE_KINDS:
+        if kind not in REFS_OUTSIDE_KB:
             report.diagnostics.append(_unresolved_at(source, key, kind, target))
     return report
 
@@ -155,8 +157,8 @@ def _unresolved(index: LinkIndex, source: NodeKey, ref: Ref) -> Diagnostic:
 
 
 def _unresolved_at(path: str, source: NodeKey, kind: str, target: str) -> Diagnostic:
-    name = source.id.split(":", 1)[1]
-    label = {"cr": "rule", "gl": "glossary entry", "wiki": "article", "note": "release note"}.get(source.id.split(":")[0], "node")
+    prefix, name = split_id(source.id)
+    label = {"cr": "rule", "gl": "glossary entry", "wiki": "article", "note": "release note"}.get(prefix, "node")
     what = {REF_RULE: "rule ", REF_SECTION: "section "}.get(kind, f"{kind} ")
     version = f" [{source.version} {source.lang}]" if source.version else ""
     return Diagnostic(path, "", f"{label} {name}{version} refers to {what}{target}, which does not exist")

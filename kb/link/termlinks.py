@@ -42,6 +42,7 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 
 from kb.fold import fold
+from kb.ids import id_name, rule_id
 from kb.link.index import LinkIndex
 from kb.model import GLOSSARY, REF_AUTO_TERM, REF_TERM, RULE_KINDS, Ref
 from kb.splitter import JapaneseSplitter
@@ -117,13 +118,13 @@ def _existing_refs(store: Store, index: LinkIndex, scopes: Scopes, nodes: Collec
 def _glossaries(store: Store, scopes: Scopes, splitter: JapaneseSplitter) -> dict[tuple[str, str], _Matcher]:
     defined_in: dict[tuple[str, str, str], set[str]] = defaultdict(set)
     for entry, target in store.glossary_rule_targets(scopes):
-        defined_in[(entry.version, entry.lang, entry.id)].add(f"cr:{target}")
+        defined_in[(entry.version, entry.lang, entry.id)].add(rule_id(target))
     entries: dict[tuple[str, str], list] = defaultdict(list)
     for key, title, aliases, english, text, meta in store.glossary_rows(scopes):
         version, lang, node_id = key.version, key.lang, key.id
         if meta.get("obsolete") or (english or title or "").casefold() in FUNCTION_WORDS:
             continue
-        term = _Term(node_id, title or node_id[3:], frozenset(defined_in[(version, lang, node_id)]))
+        term = _Term(node_id, title or id_name(node_id), frozenset(defined_in[(version, lang, node_id)]))
         names = [n for n in [title, *aliases] if n and len(n) > 1 and "[" not in n
                  and n.casefold() not in FUNCTION_WORDS]
         entries[(version, lang)].append((term, names, bool(_VERB_SENSE.search(text)), bool(_SUBTYPE_SENSE.search(text))))

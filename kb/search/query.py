@@ -42,6 +42,7 @@ from typing import Any
 from kb import rulenum
 from kb.errors import KbError
 from kb.fold import fold
+from kb.ids import rule_id, rule_number
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
 from kb.search import analysis
 from kb.splitter import JapaneseSplitter
@@ -313,7 +314,7 @@ class Searcher:
         target = next((sr.ref.target for sr in self.store.refs_from(entry) if sr.ref.kind == REF_RULE), None)
         if target is None:
             return None
-        key = NodeKey(entry.version, entry.lang, f"cr:{target}")
+        key = NodeKey(entry.version, entry.lang, rule_id(target))
         return key if self._kind_of(key) else None
 
     def _kind_of(self, key: NodeKey) -> str | None:
@@ -393,7 +394,7 @@ class Searcher:
             section = self.store.node(NodeKey(key.version, key.lang, section.parent))
         snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english])
         shown = self.locator.shown_id(key)
-        shown_number = shown.partition(":")[2] if shown and shown.startswith("cr:") else None
+        shown_number = rule_number(shown) if shown else None
         return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
                    lang=node.lang, score=round(score, 4), url=self.locator.url(key, node.kind), snippet=snippet,
                    highlights=highlights, shown_as=shown_number if shown_number != node.number else None,

@@ -15,6 +15,7 @@ from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
+from kb.ids import id_name, is_rule_id
 from kb.site.contexts import HistoryBlock
 from kb.site.page import Page, PageGroup
 from kb.site.records import ChangesData, SiteData
@@ -66,7 +67,7 @@ def _language_changes(lang: str, versions: list[VersionInfo], diffs: list[Versio
     if wanted:
         for key, lineage in changed_histories(lang, versions, diffs).items():
             if key.version in wanted and lineage.changed:
-                history.append((key.id.split(":", 1)[1] if key.id.startswith("cr:") else key.id,
+                history.append((id_name(key.id) if is_rule_id(key.id) else key.id,
                                 [_entry(e) for e in lineage.entries]))
     return [_pair(d) for d in diffs], history
 
@@ -160,7 +161,7 @@ def _pair(diff: VersionDiff) -> dict[str, Any]:
               "ops": [[o.op, o.text] for o in c.ops], "similarity": round(c.similarity, 2)}
              for c in diff.changes if c.status in SHOWN_STATUSES]
     retargeted = [{"source": r.source_id, "source_version": r.source_version, "target": r.target,
-                   "moved_to": r.moved_to.split(":", 1)[1] if r.moved_to else None, "still_exists": r.now_at_target is not None}
+                   "moved_to": id_name(r.moved_to) if r.moved_to else None, "still_exists": r.now_at_target is not None}
                   for r in diff.retargeted]
     return {"lang": lang, "path": change_page(lang, diff.old.version, diff.new.version),
             "old": {"version": diff.old.version, "effective_date": diff.old.effective_date},
@@ -207,5 +208,5 @@ def _linked(site: SiteData, item: dict[str, Any], pair: dict[str, Any] | None) -
 def _entry(e: HistoryEntry) -> dict[str, Any]:
     name = REFERENCES_ONLY if e.status == "changed" and e.edit == "references" else STATUS_NAMES.get(e.status, "")
     return {"version": e.version, "effective_date": e.effective_date, "label": e.label, "status": e.status,
-            "status_name": name, "edit": e.edit, "previous": e.previous_id.split(":", 1)[1] if e.previous_id else None,
+            "status_name": name, "edit": e.edit, "previous": id_name(e.previous_id) if e.previous_id else None,
             "ops": [[o.op, o.text] for o in e.ops]}

@@ -16,8 +16,9 @@ from functools import partial
 from urllib.parse import quote
 
 from kb import rulenum
+from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
-from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, RULE_KINDS, UNVERSIONED, Node
+from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
 from kb.site.records import Archive, Entry, Link, Mention, SiteData
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
@@ -28,9 +29,6 @@ from kb.versions.diff import VersionDiff, version_digest
 from kb.versions.history import consecutive_summaries
 
 MTGWIKI = "https://mtgwiki.com/wiki/"
-# Reference kinds whose target lies outside the site by nature (MTG Wiki articles not ingested link to mtgwiki.com):
-# never counted as unresolved.
-OUTSIDE_KINDS = frozenset(["external", "redlink", "category", "wiki"])
 
 
 def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteData:
@@ -49,7 +47,7 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteD
         _gather_rules(store, site, shown)
         _gather_terms(store, site, shown)
     for node in store.nodes(version=UNVERSIONED):
-        entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or node.id.partition(":")[2], {node.lang: node})
+        entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or id_name(node.id), {node.lang: node})
         site.others[node.id] = entry
         shown[NodeKey(node.version, node.lang, node.id)] = entry
     _link(store, site, shown)
@@ -103,7 +101,7 @@ def _shown_nodes(store: Store, site: SiteData, kinds: Iterable[str]) -> list[tup
 
 def _gather_rules(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     for shown_id, lang, node in _shown_nodes(store, site, RULE_KINDS):
-        number = shown_id.partition(":")[2]
+        number = id_name(shown_id)
         entry = site.rules.get(number)
         if entry is None:
             entry = site.rules[number] = Entry(shown_id, node.kind, "", number, number=number)
@@ -139,7 +137,7 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
     for shown_id, lang, node in sorted(_shown_nodes(store, site, [GLOSSARY]), key=lambda x: x[1] != "ja"):
         entry = by_shown.get(shown_id)
         if entry is None:
-            entry = by_shown[shown_id] = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or node.id[3:])
+            entry = by_shown[shown_id] = Entry(node.id, GLOSSARY, page_for_id(node.id), node.title or id_name(node.id))
             entry.ja = site.view.ja.get(shown_id) if site.view else None
             site.terms[node.id] = entry
         entry.nodes[lang] = node
@@ -197,7 +195,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                 break
         ref_kind, ref_target, _ = refs[0]
         if target is None:
-            if ref_kind not in OUTSIDE_KINDS:
+            if ref_kind not in REFS_OUTSIDE_SITE:
                 site.unresolved.append(f"{source.label} [{source_lang}] refers to {ref_kind} {ref_target}")
             if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
                 continue
@@ -247,12 +245,12 @@ def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: t
     does not show) of the node ``source_key`` points at. A rule cited by an older translation is the rule its number
     meant then."""
     if kind in (REF_RULE, REF_SECTION):
-        number = key[2].partition(":")[2] if key else target
+        number = id_name(key[2]) if key else target
         renumbered = site.view.renumbered if site.view else {}
-        if (source_key[0], f"cr:{number}") in renumbered:
-            now = renumbered[(source_key[0], f"cr:{number}")]
-            return site.rules.get(now.partition(":")[2]) if now else None
+        if (source_key[0], rule_id(number)) in renumbered:
+            now = renumbered[(source_key[0], rule_id(number))]
+            return site.rules.get(id_name(now)) if now else None
         return site.rules.get(number)
-    if key is not None and key[2].startswith("gl:"):  # resolved into a version the site does not show: by name
-        return by_title.get((GLOSSARY, key[2].partition(":")[2].casefold()))
+    if key is not None and is_glossary_id(key[2]):  # resolved into a version the site does not show: by name
+        return by_title.get((GLOSSARY, id_name(key[2]).casefold()))
     return None

@@ -16,6 +16,7 @@ from functools import partial
 from typing import Any
 
 from kb.fold import fold
+from kb.ids import id_name
 from kb.model import CHAPTER, SECTION
 from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
 from kb.site.changes import LANG_NAMES, change_pages, history_context
@@ -226,7 +227,7 @@ def _english_name(entry: Entry) -> str | None:
     return english
 
 
-KIND_NAMES = {"article": "MTG Wiki 記事", "note": "リリースノート", "card": "カード"}
+PAGE_KIND_LABELS = {"article": "MTG Wiki 記事", "note": "リリースノート", "card": "カード"}
 
 
 def site_pages_by_name(site: SiteData) -> dict[str, tuple[str, str]]:
@@ -237,7 +238,7 @@ def site_pages_by_name(site: SiteData) -> dict[str, tuple[str, str]]:
     for entry in site.others.values():
         if entry.kind == "article":
             for node in entry.nodes.values():
-                for name in (node.title, node.id.partition(":")[2], *node.aliases):
+                for name in (node.title, id_name(node.id), *node.aliases):
                     if name:
                         names.setdefault(name, (entry.url, "wiki"))
     for entry in site.terms.values():
@@ -247,7 +248,7 @@ def site_pages_by_name(site: SiteData) -> dict[str, tuple[str, str]]:
     for entry in site.others.values():
         if entry.kind == "card":
             node = next(iter(entry.nodes.values()))
-            for name in (node.title, node.english, node.text, node.id.partition(":")[2]):
+            for name in (node.title, node.english, node.text, id_name(node.id)):
                 if name:
                     names.setdefault(name, (entry.url, "card"))
     return names
@@ -308,7 +309,7 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
-        kind_name = KIND_NAMES.get(entry.kind, entry.kind)
+        kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         html = article_html(node.html, entry.url, site_pages, rule_urls) if node.html and entry.kind != "note" else None
         term = term_of_article.get(entry.id)
         text = segments(node.text, entry.links.get(node.lang, []))
@@ -391,7 +392,7 @@ def _archive_pages(archive: Archive, ctx: dict[str, Any]) -> Iterable[Page]:
     rules, terms = archive.nodes()
     pages: dict[str, list] = {}
     for node in rules:
-        number = node.number or node.id.partition(":")[2]
+        number = node.number or id_name(node.id)
         page = root + section_page(number)
         pages.setdefault(page, []).append({"number": number, "kind": node.kind, "title": node.title,
                                            "text": node.text, "examples": list(node.examples)})
@@ -403,7 +404,7 @@ def _archive_pages(archive: Archive, ctx: dict[str, Any]) -> Iterable[Page]:
         yield Page(page, "archive.html", f"{blocks[0]['number']}（{archive.version}）", f"{name} {blocks[0]['number']}",
                    ctx | {"toc": [], "blocks": blocks}, in_sitemap=False)
     if terms:
-        items: list[dict[str, object]] = [{"anchor": term_anchor(n.id[3:]), "title": n.title or n.id[3:],
+        items: list[dict[str, object]] = [{"anchor": term_anchor(id_name(n.id)), "title": n.title or id_name(n.id),
                                            "english": n.english, "text": n.text, "examples": []} for n in terms]
         yield Page(archive_glossary(archive.version), "archive.html", f"用語集（{archive.version}）", f"{name}の用語集",
                    ctx | {"toc": [], "blocks": [], "terms": items}, in_sitemap=False)

@@ -14,7 +14,7 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   :func:`~kb.search.analysis.light_stem`).
 - ``p/<i>.js`` — postings ``{term: [doc gap, weight, doc gap, weight, …]}`` (doc ids ascending, each written as the
   gap from the previous one) for the terms whose FNV-1a hash (of the UTF-8
-  bytes) modulo ``p`` is ``i``; weight = 10 × BM25 term-frequency part (body, plus title × :data:`TITLE_BOOST`),
+  bytes) modulo ``p`` is ``i``; weight = 10 × BM25 term-frequency part (body, plus title × :data:`kb.search.query.TITLE_BOOST`),
   with a fixed reference length so one document's change rewrites only the shards of its terms.
 - ``g/<i>.js`` — the same for character bigrams (:func:`~kb.search.analysis.bigram_terms`), the fallback for query
   text the vocabulary does not cover.
@@ -42,6 +42,7 @@ from typing import Any
 
 from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
+from kb.search.query import TITLE_BOOST
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
 from kb.splitter import JapaneseSplitter
@@ -49,7 +50,6 @@ from kb.splitter import JapaneseSplitter
 K1, B = 1.2, 0.75
 REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
 TITLE_REF_LEN = 3
-TITLE_BOOST = 3.0  # as kb search
 CHUNK = 16
 POSTINGS_PER_SHARD = 700
 SNIPPET_CHARS = 70

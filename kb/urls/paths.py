@@ -49,6 +49,7 @@ from typing import Protocol
 from urllib.parse import quote
 
 from kb import rulenum
+from kb.ids import RULE_PREFIX, split_id
 from kb.model import RULE_KINDS
 
 MAX_NAME_BYTES = 150  # leaves room for '.html' and a folder within every file system's 255-byte name limit
@@ -186,8 +187,8 @@ def rule_anchor(number: str) -> str:
 
 def page_for_id(node_id: str, *, naming: Callable[[str], str] = safe_name) -> str:
     """Path of the page showing the node with this id (no anchor)."""
-    prefix, _, name = node_id.partition(":")
-    if prefix == "cr":
+    prefix, name = split_id(node_id)
+    if prefix == RULE_PREFIX:
         return section_page(name)
     folder = _PREFIX_FOLDERS.get(prefix, "nodes")
     if folder == "nodes":
@@ -197,9 +198,9 @@ def page_for_id(node_id: str, *, naming: Callable[[str], str] = safe_name) -> st
 
 def typed_page_for_id(node_id: str) -> str | None:
     """Where :func:`typed_name` would put the node's page (None when it has no such name)."""
-    prefix, _, name = node_id.partition(":")
+    prefix, name = split_id(node_id)
     typed = typed_name(name if prefix in _PREFIX_FOLDERS else node_id)
-    return page_for_id(node_id, naming=lambda _: typed) if typed and prefix != "cr" else None
+    return page_for_id(node_id, naming=lambda _: typed) if typed and prefix != RULE_PREFIX else None
 
 
 def legacy_page_for_id(node_id: str) -> str:
@@ -218,8 +219,8 @@ def url_for(node_key: HasId) -> str:
     """Canonical site-relative URL of a node (a :class:`kb.store.NodeKey`, or anything with ``.id``):
     ``cr/601.html#601.2f``, ``glossary/唱える.html`` … (unescaped; see :func:`href`)."""
     node_id = node_key.id
-    prefix, _, name = node_id.partition(":")
-    if prefix == "cr":
+    prefix, name = split_id(node_id)
+    if prefix == RULE_PREFIX:
         parsed = rulenum.parse(name)
         if parsed is not None and parsed.kind in RULE_KINDS[2:]:
             return f"{section_page(name)}#{rule_anchor(name)}"

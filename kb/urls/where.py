@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from kb.ids import id_name, is_glossary_id
 from kb.model import GLOSSARY, UNVERSIONED
 from kb.store import NodeKey
 from kb.urls.paths import page_for_id, safe_name, url_for
@@ -37,8 +38,8 @@ def term_anchor(term: str) -> str:
 def archive_url(key: NodeKey) -> str:
     """The place of a rule or glossary entry of an older version: its section page (anchored) or the version's
     glossary page (anchored by the term)."""
-    if key.id.startswith("gl:"):
-        return f"{archive_glossary(key.version)}#{term_anchor(key.id[3:])}"
+    if is_glossary_id(key.id):
+        return f"{archive_glossary(key.version)}#{term_anchor(id_name(key.id))}"
     return archive_root(key.version) + url_for(key)
 
 
@@ -48,7 +49,7 @@ class Locator:
     def __init__(self, view: CurrentView):
         self.view = view
         self._shown = (view.english.version, "en") if view.english else None
-        self._term_pages = {shown: page_for_id(ja.key.id) for shown, ja in view.ja.items() if shown.startswith("gl:")}
+        self._term_pages = {shown: page_for_id(ja.key.id) for shown, ja in view.ja.items() if is_glossary_id(shown)}
 
     def shown_id(self, key: NodeKey) -> str | None:
         """The id a versioned node is shown under on the current pages (None: only in the archive)."""
@@ -62,6 +63,6 @@ class Locator:
         shown = self.shown_id(key)
         if shown is None:
             return archive_url(key)
-        if kind == GLOSSARY or shown.startswith("gl:"):
+        if kind == GLOSSARY or is_glossary_id(shown):
             return self._term_pages.get(shown) or page_for_id(shown)
         return url_for(NodeKey(key.version, key.lang, shown))

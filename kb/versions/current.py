@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from kb.errors import KbError
+from kb.ids import id_name, is_glossary_id
 from kb.model import GLOSSARY, RULE_KINDS, Node
 from kb.store import NodeKey, Store
 from kb.versions.catalog import VersionInfo, list_versions
@@ -167,7 +168,7 @@ def _original(translation: VersionInfo, english_versions: list[VersionInfo]) -> 
 
 def _glossary_by_english(store: Store, version: VersionInfo) -> dict[str, str]:
     """English glossary entries of ``version`` by their term, case-folded → node id."""
-    return {(n.title or n.id[3:]).casefold(): n.id for n in store.light_nodes(version.version, "en", [GLOSSARY])}
+    return {(n.title or id_name(n.id)).casefold(): n.id for n in store.light_nodes(version.version, "en", [GLOSSARY])}
 
 
 def _date(version: VersionInfo) -> str:
@@ -226,9 +227,9 @@ def _counterparts(store: Store, version: str, lang: str, node_id: str, english_v
             original = _original(translation, english_versions)
             if original is None or original.version != version:
                 continue
-            if node_id.startswith("gl:"):
+            if is_glossary_id(node_id):
                 node = store.node(NodeKey(version, "en", node_id))
-                english = (node.title if node else None) or node_id[3:]
+                english = (node.title if node else None) or id_name(node_id)
                 out += [NodeKey(translation.version, "ja", n.id) for n in store.nodes(translation.version, "ja", [GLOSSARY])
                         if (n.english or "").casefold() == english.casefold()]
             else:
@@ -238,7 +239,7 @@ def _counterparts(store: Store, version: str, lang: str, node_id: str, english_v
     original = _original(of_version, english_versions) if of_version else None
     if original is None:
         return []
-    if node_id.startswith("gl:"):
+    if is_glossary_id(node_id):
         node = store.node(NodeKey(version, "ja", node_id))
         found = _glossary_by_english(store, original).get(((node.english if node else None) or "").casefold())
         return [NodeKey(original.version, "en", found)] if found else []

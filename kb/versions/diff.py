@@ -48,6 +48,7 @@ from typing import Any, TypeVar
 from weakref import WeakKeyDictionary
 
 from kb import rulenum
+from kb.ids import id_name, is_rule_id, rule_id
 from kb.model import CHAPTER, GLOSSARY, RULE, SECTION, SUBRULE, UNVERSIONED, Node, Ref
 from kb.store import Store
 from kb.versions.catalog import VersionInfo
@@ -202,7 +203,7 @@ def diff_summary(store: Store, old: VersionInfo, new: VersionInfo) -> VersionDif
 
 def _diff(store: Store, old: VersionInfo, new: VersionInfo, changes: list[Change]) -> VersionDiff:
     # only a reference to a rule renumbered or removed can be retargeted (see find_retargeted): those alone are read
-    gone = sorted({c.old_id[3:] for c in changes if c.old_id and c.old_id != c.new_id and c.old_id.startswith("cr:")})
+    gone = sorted({id_name(c.old_id) for c in changes if c.old_id and c.old_id != c.new_id and is_rule_id(c.old_id)})
     refs: dict[tuple[str, str], dict[str, list[Ref]]] = defaultdict(lambda: defaultdict(list))
     for version, lang in dict.fromkeys(((old.version, old.lang), (new.version, new.lang), (UNVERSIONED, new.lang))):
         for sr in store.rule_refs_naming(version, lang, gone) if gone else ():
@@ -394,7 +395,7 @@ def find_retargeted(changes: list[Change], old_refs: dict[str, list[Ref]], new_r
 
     def report(node_id: str, source_version: str, targets: Iterable[str]) -> None:
         for target in dict.fromkeys(targets):
-            rid = f"cr:{target}"
+            rid = rule_id(target)
             if rid in where_now:
                 out.append(RetargetedRef(node_id, source_version, new.lang, target, where_now[rid],
                                          rid if rid in new_ids else None))
@@ -405,9 +406,9 @@ def find_retargeted(changes: list[Change], old_refs: dict[str, list[Ref]], new_r
         # a citation written the same way as before, whose old target went elsewhere and was not followed
         before = old_refs.get(change.old_id, [])
         cited_before = {(r.target, r.text) for r in before}
-        followed = {survivor.get(f"cr:{r.target}") for r in before}
+        followed = {survivor.get(rule_id(r.target)) for r in before}
         report(change.new_id, new.version, (r.target for r in new_refs[change.new_id]
-                                            if (r.target, r.text) in cited_before and f"cr:{r.target}" not in followed))
+                                            if (r.target, r.text) in cited_before and rule_id(r.target) not in followed))
     for node_id, refs in unversioned_refs.items():
         report(node_id, UNVERSIONED, (r.target for r in refs if not r.version))
     return out
@@ -501,7 +502,7 @@ def _display_tokens(text: str, lang: str) -> list[str]:
 
 
 def _label(node_id: str | None) -> str:
-    return node_id.split(":", 1)[1] if node_id else ""
+    return id_name(node_id) if node_id else ""
 
 
 def _position(change: Change) -> tuple:

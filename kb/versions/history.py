@@ -16,6 +16,7 @@ from typing import Any
 
 from kb import rulenum
 from kb.errors import KbError
+from kb.ids import glossary_id, id_name, rule_id
 from kb.store import NodeKey, Store
 from kb.versions.catalog import VersionInfo, list_versions, resolve_version
 from kb.versions.diff import KIND_LEVELS, Change, TextOp, VersionDiff, content, diff_summary, diff_versions
@@ -37,7 +38,7 @@ class HistoryEntry:
 
     @property
     def label(self) -> str:
-        return self.node_id.split(":", 1)[1]
+        return id_name(self.node_id)
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "effective_date": self.effective_date, "id": self.node_id, "status": self.status,
@@ -150,7 +151,7 @@ def changed_histories(lang: str, versions: list[VersionInfo], steps: list[Versio
 def rule_history(store: Store, name: str, *, lang: str | None = None, version: str | None = None) -> RuleHistory:
     """History of the rule number or glossary term ``name`` as found in ``version`` (default: newest that has it)."""
     number = rulenum.normalize(name)
-    node_id = f"cr:{number}" if number else f"gl:{name.strip()}"
+    node_id = rule_id(number) if number else glossary_id(name.strip())
     candidates = [resolve_version(store, version, lang)] if version else list_versions(store, lang)
     for info in candidates:  # newest first
         key = NodeKey(info.version, info.lang, node_id)
