@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from conftest import DATA
 
@@ -14,6 +15,8 @@ from kb.pipeline import INDEX_PENDING, ingest_sources
 from kb.search import search
 from kb.search.index import indexed_scopes
 from kb.store import Store
+
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
 
 QUERY = "唱えた"
 

@@ -10,12 +10,15 @@ import shutil
 from pathlib import Path
 from urllib.parse import quote
 
+import pytest
 from click.testing import CliRunner
 from conftest import DATA, FIXTURES
 
 from kb.cli import main
 from kb.pipeline import ingest_sources
 from kb.store import Store
+
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
 
 
 def page(title: str, body: str, *, redirected_from: str | None = None) -> str:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import hashlib
 
+import pytest
 from hostile import SAMPLE_CR, kb
+
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
 
 
 def _digests(folder) -> dict[str, str]:

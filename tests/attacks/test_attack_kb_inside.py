@@ -6,7 +6,10 @@ from __future__ import annotations
 
 import shutil
 
+import pytest
 from hostile import DATA, kb
+
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
 
 
 def _sources(result) -> str:

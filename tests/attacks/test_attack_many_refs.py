@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import json
 
+import pytest
 from hostile import kb, wiki_page
 
 from kb.pipeline import MAX_REFS_PER_NODE
+
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
 
 
 def test_a_page_of_600000_references_keeps_a_bounded_number_with_a_warning(tmp_path):

@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 from hostile import DATA, REPO, SAMPLE_CR, kb, kb_process, wait_for
 
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
+
 
 @pytest.fixture(scope="module")
 def two_kbs(tmp_path_factory) -> tuple[Path, Path]:

@@ -12,6 +12,8 @@ import json
 import pytest
 from hostile import DATA, SAMPLE_CR, kb, wiki_page
 
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
+
 QUERIES = ("呪文", "カード", "コスト", "唱えた", "マナ・コスト")
 
 

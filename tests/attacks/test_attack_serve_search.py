@@ -20,6 +20,8 @@ from kb.site import build_site
 from kb.site.serve import make_server
 from kb.store import Store
 
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
+
 QUERIES = ["唱えた", "呪文", "マナ・コスト", "601.2f", "カード", "コスト", "接死", "予示", "唱える 呪文", "lang:ja 対象"]
 
 

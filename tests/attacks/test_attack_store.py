@@ -30,6 +30,8 @@ from hostile import DATA, REPO, SAMPLE_CR, kb
 from kb.store import DB_NAME, Store
 from kb.store.lock import LOCK_NAME
 
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
+
 WIKI_PAGE = DATA / "mtgwiki" / "唱える.html"
 WG_PAGE = DATA / "wisdom-guild" / "cr_r_701.34.html"
 

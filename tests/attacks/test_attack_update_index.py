@@ -17,6 +17,8 @@ import sys
 import pytest
 from hostile import REPO, SAMPLE_CR, kb, wait_for
 
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
+
 EDITED = ("通常、そのマナ・コストだけである。", "通常、そのマナ・コストのみである。")
 
 # ``kb update`` of one source, stopped for good at a point of its commit: "before-swap" (the database committed,

@@ -10,6 +10,8 @@ import json
 import pytest
 from hostile import SAMPLE_CR, kb
 
+pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
+
 DAMAGE = {
     "cut short": lambda dic: dic.write_bytes(dic.read_bytes()[:1000]),
     "deleted": lambda dic: dic.unlink(),
