@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -47,3 +48,42 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
         if proc.poll() is not None or time.monotonic() > deadline:
             raise AssertionError(f"{path} never appeared (exit {proc.returncode}): {proc.communicate()}")
         time.sleep(0.001)
+
+
+@contextmanager
+def serving_sample(base: Path):
+    """The sample ingested into ``base/kb``, built into ``base/site`` and served by ``kb serve``'s server on a free
+    port of 127.0.0.1: yields (server, kb folder)."""
+    import threading
+
+    from kb.pipeline import ingest_sources
+    from kb.site import build_site
+    from kb.site.serve import make_server
+    from kb.store import Store
+
+    kb_dir = base / "kb"
+    with Store.open(kb_dir) as store:
+        ingest_sources(store, [str(DATA)])
+        build_site(store, base / "site")
+    srv = make_server(base / "site", host="127.0.0.1", port=0, kb_dir=str(kb_dir))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield srv, kb_dir
+    finally:
+        srv.shutdown()
+        srv.server_close()
+
+
+def served_search(srv, query: str, timeout: float = 60) -> tuple[int, list[str]]:
+    """``/_search?q=QUERY`` on ``srv``: the status and the ids of the hits."""
+    import http.client
+    import json
+    from urllib.parse import quote
+
+    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=timeout)
+    try:
+        conn.request("GET", "/_search?q=" + quote(query))
+        resp = conn.getresponse()
+        return resp.status, [r["id"] for r in json.loads(resp.read()).get("results", [])]
+    finally:
+        conn.close()

@@ -5,44 +5,21 @@ once the ingests are done the new page's words are found."""
 
 from __future__ import annotations
 
-import http.client
-import json
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import quote
 
 import pytest
-from hostile import DATA, kb, kb_process, wiki_page
-
-from kb.pipeline import ingest_sources
-from kb.site import build_site
-from kb.site.serve import make_server
-from kb.store import Store
+from hostile import kb, kb_process, served_search, serving_sample, wiki_page
 
 
 @pytest.fixture()
 def served(tmp_path):
-    kb_dir = tmp_path / "kb"
-    with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(DATA)])
-        build_site(store, tmp_path / "site")
-    srv = make_server(tmp_path / "site", host="127.0.0.1", port=0, kb_dir=str(kb_dir))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv, kb_dir
-    srv.shutdown()
-    srv.server_close()
+    with serving_sample(tmp_path) as served:
+        yield served
 
 
-def _search(srv, query: str) -> tuple[int, list[str]]:
-    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=60)
-    try:
-        conn.request("GET", "/_search?q=" + quote(query))
-        resp = conn.getresponse()
-        return resp.status, [r["id"] for r in json.loads(resp.read()).get("results", [])]
-    finally:
-        conn.close()
+_search = served_search
 
 
 @pytest.mark.slow

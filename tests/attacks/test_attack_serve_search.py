@@ -6,19 +6,11 @@ a stale index is searched as it is, never written."""
 
 from __future__ import annotations
 
-import http.client
 import json
-import threading
 from concurrent.futures import ThreadPoolExecutor
-from urllib.parse import quote
 
 import pytest
-from hostile import DATA
-
-from kb.pipeline import ingest_sources
-from kb.site import build_site
-from kb.site.serve import make_server
-from kb.store import Store
+from hostile import served_search, serving_sample
 
 pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
 
@@ -27,28 +19,12 @@ QUERIES = ["唱えた", "呪文", "マナ・コスト", "601.2f", "カード", "
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory):
-    base = tmp_path_factory.mktemp("served")
-    kb_dir = base / "kb"
-    with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(DATA)])
-        build_site(store, base / "site")
-    srv = make_server(base / "site", host="127.0.0.1", port=0, kb_dir=str(kb_dir))
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    yield srv, kb_dir
-    srv.shutdown()
-    srv.server_close()
+    with serving_sample(tmp_path_factory.mktemp("served")) as served:
+        yield served
 
 
 def _search(srv, query: str) -> tuple[int, list[str]]:
-    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=30)
-    try:
-        conn.request("GET", "/_search?q=" + quote(query))
-        resp = conn.getresponse()
-        body = json.loads(resp.read())
-    finally:
-        conn.close()
-    return resp.status, [r["id"] for r in body.get("results", [])]
+    return served_search(srv, query, timeout=30)
 
 
 def test_forty_searches_at_concurrency_eight_are_all_answered_as_alone(served):
