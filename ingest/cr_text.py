@@ -63,6 +63,7 @@ LEADING_TOKEN_RE = re.compile(r"^\s*(\S+)")  # a line's first word: where a reco
 ODD_NUMBER_RE = re.compile(rf"^{rulenum.NUMBER_CANDIDATE}")  # a record line numbered like no rule
 SHOWN_NUMBER = 40  # characters of an odd number a warning quotes
 INCOMPLETE = "incomplete:"  # how the warning about a document cut short begins
+
 HEADER_LINES = 80  # the title and translator lines are within the first lines (HTML pages have a few header blocks)
 MONTHS = {m: i for i, m in enumerate(
     "January February March April May June July August September October November December".split(), 1)}
@@ -82,6 +83,13 @@ def file_names_of_version(version: str, window_days: int = 7) -> list[str]:
         return []
     offsets = [0] + [sign * n for n in range(1, window_days + 1) for sign in (-1, 1)]
     return [f"JPN_CR_{(day + timedelta(days=k)).strftime('%Y%m%d')}_{m.group(4) or 0}.txt" for k in offsets]
+
+
+def incompleteness(doc: Document) -> str | None:
+    """What ``doc`` lacks, as its :data:`INCOMPLETE` warning says it (``the document ends inside the rules, …``), or
+    None for a whole document."""
+    return next((d.message.removeprefix(INCOMPLETE).split(";")[0].strip() for d in doc.diagnostics
+                 if d.message.startswith(INCOMPLETE)), None)
 
 
 def parse_cr_text(data: bytes, source: str) -> Document:

@@ -145,7 +145,7 @@ def _bounded(documents: list[Document]) -> list[Document]:
 def _guarded(store: Store, documents: list[Document], report: IngestReport, force: bool) -> list[Document]:
     """``documents`` less the rules texts :func:`kb.versions.guard.replacement_refusal` refuses (each a failed line;
     its warnings are still reported), unless ``force``."""
-    from ingest.cr_text import INCOMPLETE
+    from ingest.cr_text import incompleteness
     from kb.versions.catalog import list_versions
     from kb.versions.guard import RULES_KIND, replacement_refusal
 
@@ -153,9 +153,7 @@ def _guarded(store: Store, documents: list[Document], report: IngestReport, forc
         return documents
     stored, kept = list_versions(store), []
     for doc in documents:
-        incomplete = next((d.message.removeprefix(INCOMPLETE).split(";")[0].strip() for d in doc.diagnostics
-                           if d.message.startswith(INCOMPLETE)), None)
-        refusal = replacement_refusal(doc, stored, incomplete=incomplete, chapters=lambda v: {
+        refusal = replacement_refusal(doc, stored, incomplete=incompleteness(doc), chapters=lambda v: {
             node.number or "" for node in store.light_nodes(v.version, v.lang, [CHAPTER])})
         if refusal is None:
             kept.append(doc)
@@ -216,10 +214,9 @@ def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[
     text cut short or an excerpt: :data:`ingest.cr_text.INCOMPLETE`), and every unresolved reference — but those a
     whole official rules text makes itself: its own errors, which no ingest can mend (the official glossary's "Map"
     cites rule 110.10 for 111.10). They are reported like any other."""
-    from ingest.cr_text import INCOMPLETE
+    from ingest.cr_text import incompleteness
 
-    whole = {d.source for d in documents if d.kind == "cr-text"
-             and not any(w.message.startswith(INCOMPLETE) for w in d.diagnostics)}
+    whole = {d.source for d in documents if d.kind == "cr-text" and incompleteness(d) is None}
     return [*report.failed, *map(str, report.warnings),
             *(str(d) for d in report.links.diagnostics if d.source not in whole)]
 
