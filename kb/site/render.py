@@ -20,8 +20,8 @@ from urllib.parse import quote, unquote, urlsplit
 from ingest.wgurl import INDEX, RULE, TERM, wisdom_guild_target
 from ingest.wikititle import WIKI_HOSTS, parse_wiki_href
 from kb import rulenum
-from kb.model import REF_RULE
 from kb.codedigest import tree_digest
+from kb.model import REF_RULE
 from kb.site.gather import MTGWIKI
 from kb.urls.paths import href
 
@@ -133,8 +133,9 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
     """Article HTML for the page at ``page_path``, through the one sanitiser (:mod:`kb.sanitize`): MTG Wiki links go to
     our page of what they name when the site has it (``site_pages``: name → (site path, link kind): articles, glossary
     terms, cards), else to mtgwiki.com; links naming a rule (``CR:708.4``, ``総合ルール#601.4``, a Wisdom Guild rule
-URL) go to the rule when ``rule_urls`` has it, Wisdom Guild term URLs to our term; in-page links (sections, footnotes) stay when the article has the anchor;
-    rule numbers in the text link to the rule (``rule_urls``). Nothing in it fetches from elsewhere."""
+    URL) go to the rule when ``rule_urls`` has it, Wisdom Guild term URLs to our term; in-page links (sections,
+    footnotes) stay when the article has the anchor; rule numbers in the text link to the rule (``rule_urls``).
+    Nothing in it fetches from elsewhere."""
     from markupsafe import escape
 
     from ingest.htmltree import children_html, html_fragment
