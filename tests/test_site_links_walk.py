@@ -201,3 +201,33 @@ def test_the_walk_finds_what_leaves_the_site_and_what_is_broken(tmp_path):
     assert [line.split(" (the site has ")[1] for line in outside] == [
         "cr/708.4.html)", "glossary/唱える.html)", "cr/708.4.html)", "cards/dryad-arbor.html)"]
     assert checked == 12
+
+
+def test_in_chromium_english_glossary_urls_and_wiki_cr_links_land_on_the_site(browser, bilingual_site):
+    """Over a real HTTP server on 127.0.0.1: the redirect pages take the reader to the term (with the hash kept), and
+    the article's CR:708.4 link to the rule."""
+    import functools
+    import http.server
+    import threading
+    from urllib.parse import unquote as decoded
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(bilingual_site)))
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    root = f"http://127.0.0.1:{srv.server_address[1]}/"
+    page = browser.new_page()
+    try:
+        for name, term in [("cast", "唱える"), ("state-based-actions", "状況起因処理"), ("manifest", "予示")]:
+            page.goto(f"{root}glossary/{name}.html#top")
+            page.wait_for_url(lambda url, term=term: decoded(url) == f"{root}glossary/{term}.html#top")
+        page.goto(f"{root}wiki/唱える.html")
+        page.locator("a", has_text="CR:708.4").first.click()
+        page.wait_for_url("**/cr/708.html#708.4")
+        assert page.locator("[id='708.4']").is_visible()
+    finally:
+        page.close()
+        srv.shutdown()
+        srv.server_close()
