@@ -156,7 +156,8 @@ def test_the_command_table_lists_every_command_of_kb_help():
     assert sorted(table) == sorted(help_commands())
 
 
-_GLOBAL = {"--kb-dir": True, "--debug": False, "--help": False}  # kb's own options: takes a value?
+# kb's own options (before the command) → whether each takes a value
+_GLOBAL = {opt: not getattr(param, "is_flag", False) for param in main.params for opt in param.opts} | {"--help": False}
 
 
 def command_lines(doc: Path) -> list[str]:
@@ -185,6 +186,8 @@ def check_command_line(line: str) -> str | None:
         words = words[2:] if _GLOBAL[words[0]] else words[1:]
     if not words or words[0].isupper():  # `kb COMMAND …`, `kb [--kb-dir DIR] …`: the grammar, not a command
         return None
+    if words[0].startswith("-"):
+        return f"{line}: kb has no option {words[0]}"
     command = main.commands.get(words[0])
     if command is None:
         return f"{line}: no command {words[0]!r}"
@@ -203,7 +206,9 @@ def test_the_command_line_check_finds_mistakes():
     assert check_command_line("kb search 唱えた --json --limit 3") is None
     assert check_command_line("kb --kb-dir .kb build --quiet --out site") is None
     assert check_command_line("kb export [--version V] [--lang ja|en] [-o FILE]") is None
+    assert check_command_line("kb --debug") is None
     assert check_command_line("kb remove data/") == "kb remove data/: no command 'remove'"
+    assert check_command_line("kb --fast build") == "kb --fast build: kb has no option --fast"
     assert check_command_line("kb build --out site --fast") == "kb build --out site --fast: build has no option --fast"
     assert "kb build --out site" in command_lines(REPO / "README.md")
 
