@@ -231,3 +231,27 @@ def test_in_chromium_english_glossary_urls_and_wiki_cr_links_land_on_the_site(br
         page.close()
         srv.shutdown()
         srv.server_close()
+
+
+def test_english_redirects_never_take_a_page_or_a_shared_name():
+    """On hand-made entries: a Japanese-named term gets its English URLs; a path where a page of the site is, or that
+    two English names claim, gets no redirect."""
+    from kb.model import GLOSSARY, Node
+    from kb.site.records import Entry, SiteData
+    from kb.site.redirects import english_redirect_pages
+
+    def term(label: str, url: str, english: str | None = None) -> Entry:
+        nodes = {"ja" if english else "en": Node(f"gl:{label}", GLOSSARY, "ja" if english else "en", "1", title=label,
+                                                 english=english)}
+        if english:
+            nodes["en"] = Node(f"gl:{english}", GLOSSARY, "en", "2", title=english)
+        return Entry(f"gl:{label}", GLOSSARY, url, label, nodes)
+
+    site = SiteData()
+    for entry in [term("唱える", "glossary/唱える.html", "Cast"),
+                  term("Priority", "glossary/priority.html"), term("優先権", "glossary/優先権.html", "Priority"),
+                  term("裏向き", "glossary/裏向き.html", "Face Down"), term("裏向きの", "glossary/裏向きの.html", "Face Down")]:
+        site.terms[entry.id] = entry
+    made = {page.path: page.context["target"] for page in english_redirect_pages(site)}
+    assert made == {"glossary/cast.html": "glossary/唱える.html", "glossary/_cast.html": "glossary/唱える.html"}
+    assert all(not page.in_sitemap for page in english_redirect_pages(site))
