@@ -37,7 +37,7 @@ import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb import rulenum
 from kb.errors import KbError
@@ -47,6 +47,9 @@ from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERS
 from kb.search import analysis
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
+
+if TYPE_CHECKING:
+    from kb.search.warm import WarmSearch
 
 log = logging.getLogger("kb")
 
@@ -169,10 +172,11 @@ class Searcher:
     process (:func:`kb.search.index.shared_indexes`) and reopened only when the index changed."""
 
     def __init__(self, store: Store, notify: Callable[[str], None] | None = None, *,
-                 splitter: JapaneseSplitter | None = None):
+                 splitter: JapaneseSplitter | None = None, kept: WarmSearch | None = None):
         """``notify``: told in one line when the index is stale (it is searched as it is, never rebuilt: a reader
         does not write; default: a logged warning). ``splitter``: the command's (one is made when None); queries
-        are split with the user dictionary the index recorded, as the index was."""
+        are split with the user dictionary the index recorded, as the index was. ``kept``: where the current view
+        and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: computed here)."""
         from kb.search import userdict
         from kb.search.index import reader_staleness, recorded_user_dictionary, shared_indexes
         from kb.search.names import name_table
@@ -192,8 +196,8 @@ class Searcher:
         if stale:
             (notify or log.warning)(f"{self.indexes.root}: the search index is stale ({stale}): run 'kb index'")
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
-        self.names = name_table(store, self.splitter)
-        self.locator = Locator(current_view(store))
+        self.names = kept.names(store, self.splitter) if kept else name_table(store, self.splitter)
+        self.locator = Locator(kept.view(store) if kept else current_view(store))
 
     def close(self) -> None:
         """Nothing of the store's is held; the shared Whoosh searchers stay open for the next Searcher."""
@@ -406,12 +410,15 @@ class Searcher:
 
 def search(store_or_kb_dir: Store | str | os.PathLike | None, query: str, *, limit: int = 10, kind: str | None = None,
            lang: str | None = None, version: str | None = None) -> list[Hit]:
-    """Search a knowledge base (a :class:`Store` or its folder) once; see the module docstring for the syntax."""
+    """Search a knowledge base (a :class:`Store` or its folder); see the module docstring for the syntax. A folder is
+    searched by this thread's Searcher of it, kept from call to call while the store and index stay the same
+    (:mod:`kb.search.warm`); a Store's view and name table are kept the same way."""
+    from kb.search.warm import PROCESS
+
     if isinstance(store_or_kb_dir, Store):
-        with Searcher(store_or_kb_dir) as searcher:
+        with Searcher(store_or_kb_dir, kept=PROCESS) as searcher:
             return searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
-    with Store.open(store_or_kb_dir, create=False) as store, Searcher(store) as searcher:
-        return searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
+    return PROCESS.searcher(store_or_kb_dir).search(query, limit=limit, kind=kind, lang=lang, version=version)
 
 
 # -- snippets -----------------------------------------------------------------------------------------------------
