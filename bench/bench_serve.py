@@ -32,7 +32,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
@@ -49,6 +49,7 @@ PAGE_SHARE = 0.7
 @dataclass(frozen=True)
 class Result:
     kind: str  # page | search
+    path: str
     seconds: float
     status: int | None  # None: the connection was dropped
     error: str = ""
@@ -103,9 +104,9 @@ def ask(port: int, kind: str, path: str, timeout: float) -> Result:
         conn.request("GET", path)
         response = conn.getresponse()
         response.read()
-        return Result(kind, time.perf_counter() - start, response.status)
+        return Result(kind, path, time.perf_counter() - start, response.status)
     except (OSError, http.client.HTTPException) as error:
-        return Result(kind, time.perf_counter() - start, None, f"{type(error).__name__}: {error}")
+        return Result(kind, path, time.perf_counter() - start, None, f"{type(error).__name__}: {error}")
     finally:
         conn.close()
 
@@ -136,6 +137,27 @@ def ingest_loop(kb_dir: Path, base: Path, stop: threading.Event, runs: list[int]
         i += 1
 
 
+def server_cpu(pid: int) -> float:
+    """CPU seconds (user + system) so far of process ``pid`` and every process under it, from /proc."""
+    def own(p: int) -> float:
+        fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def children(p: int) -> list[int]:
+        return [int(c) for task in Path(f"/proc/{p}/task").iterdir()
+                for c in (task / "children").read_text().split()]
+
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            total += own(p)
+            todo += children(p)
+        except OSError:  # ended meanwhile
+            continue
+    return total
+
+
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(len(ordered) * p))] if ordered else float("nan")
@@ -150,6 +172,9 @@ def report(results: list[Result], wall: float) -> None:
         dropped = sum(1 for r in of if r.status is None)
         print(f"  {kind:6} n {len(of):5}  p50 {statistics.median(times):6.1f} ms  p95 {percentile(times, .95):6.1f} ms"
               f"  p99 {percentile(times, .99):6.1f} ms  max {max(times):6.1f} ms  errors {errors}  dropped {dropped}")
+    slowest = sorted((r for r in results if r.kind == "search"), key=lambda r: -r.seconds)[:5]
+    print("  slowest searches: " + ", ".join(f"{unquote(r.path.split('=', 1)[1])!r} {r.seconds * 1000:.0f} ms"
+                                             for r in slowest))
     for r in [r for r in results if r.status != 200][:5]:
         print(f"    e.g. {r.kind} {r.status} {r.error}")
 
@@ -182,10 +207,12 @@ def main() -> None:
         try:
             if ingests:
                 ingests.start()
+            cpu_before = server_cpu(server.pid)
             start = time.perf_counter()
             with ThreadPoolExecutor(max_workers=args.concurrency) as pool:
                 results = list(pool.map(lambda r: ask(port, *r, args.timeout), requests))
             wall = time.perf_counter() - start
+            cpu = server_cpu(server.pid) - cpu_before
         finally:
             stop.set()
             if ingests:
@@ -196,6 +223,7 @@ def main() -> None:
               f" {'distinct' if args.distinct else 'drawn'} queries" + (f", {len(runs)} ingests during the load"
                                                                         f" (exit codes {sorted(set(runs))})" if ingests else ""))
         report(results, wall)
+        print(f"  kb serve (all its processes) used {cpu:.2f} s of CPU during the load ({wall:.2f} s)")
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
+from functools import lru_cache, partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -198,6 +199,7 @@ class Searcher:
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
         self.names = kept.names(store, self.splitter) if kept else name_table(store, self.splitter)
         self.locator = Locator(kept.view(store) if kept else current_view(store))
+        self.snippets = SnippetMemo(self.splitter)
 
     def close(self) -> None:
         """Nothing of the store's is held; the shared Whoosh searchers stay open for the next Searcher."""
@@ -396,7 +398,8 @@ class Searcher:
         section = parent
         while section is not None and not section.title and section.parent:
             section = self.store.node(NodeKey(key.version, key.lang, section.parent))
-        snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english])
+        snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english],
+                                           self.snippets)
         shown = self.locator.shown_id(key)
         shown_number = rule_number(shown) if shown else None
         return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
@@ -422,29 +425,41 @@ def search(store_or_kb_dir: Store | str | os.PathLike | None, query: str, *, lim
 
 
 # -- snippets -----------------------------------------------------------------------------------------------------
-def make_snippet(splitter: JapaneseSplitter, node: Node, terms: set[str],
-                 surfaces: list[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
+def make_snippet(splitter: JapaneseSplitter, node: Node, terms: set[str], surfaces: list[str],
+                 memo: SnippetMemo | None = None) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Up to :data:`SNIPPET_CHARS` of the node's text around the first match, with the matched words' offsets.
 
     The window starts a little before the first place a query term (or a query word as typed) appears in the
     folded text; within it, a word is highlighted when one of its index terms is a query term, and query words
-    the analysis could not match are highlighted where they occur as folded substrings (the bigram fallback)."""
+    the analysis could not match are highlighted where they occur as folded substrings (the bigram fallback).
+    ``memo``: where the analysis and folding of texts already seen are kept (the same answer, sooner)."""
+    memo = memo or SnippetMemo(splitter, 0)
     text = "\n".join(x for x in (node.text, *node.examples) if x) or node.title or ""
     words = [w for s in surfaces for w in s.split()]
     begin, end = 0, len(text)
     if len(text) > SNIPPET_CHARS:
-        finder = _Finder(text)
+        finder = memo.finder(text)
         places = [span[0] for n in [t if len(t) <= 2 else t[:-1] for t in terms] + words for span in finder.find(n)[:1]]
         first = min(places) if places else 0
         begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
         end = begin + SNIPPET_CHARS
     window = text[begin:end]
-    spans = [(t.start, t.end) for t in analysis.analyze(splitter, window) if t.text in terms]
-    finder = _Finder(window)
+    spans = [(t.start, t.end) for t in memo.terms(window) if t.text in terms]
+    finder = memo.finder(window)
     spans += [span for w in words if len(w) >= 2 and not w.isascii() for span in finder.find(w)]
     prefix = "…" if begin > 0 else ""
     suffix = "…" if end < len(text) else ""
     return prefix + window + suffix, tuple((s + len(prefix), e + len(prefix)) for s, e in _merge(spans))
+
+
+class SnippetMemo:
+    """The query-independent work of snippets — a text's analysis, a text folded for finding words — kept for the
+    ``size`` texts seen last (0: none kept). One per :class:`Searcher` (its splitter's analysis)."""
+
+    def __init__(self, splitter: JapaneseSplitter, size: int = 4096):
+        self.terms: Callable[[str], list[analysis.Term]] = lru_cache(maxsize=size)(
+            partial(analysis.analyze, splitter))
+        self.finder: Callable[[str], _Finder] = lru_cache(maxsize=size)(_Finder)
 
 
 class _Finder:

@@ -106,7 +106,7 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
                 originals.get(original.version, none) if original else none)
             if paired is None:  # no English original stored for it: the same number or term, if the version has it
                 same = node.id if node.id in english_nodes else by_english.get((node.english or "").casefold())
-                if same not in english_nodes:
+                if same is None or same not in english_nodes:
                     continue
                 status = CURRENT if _date(translation) >= _date(english) else OUTDATED
                 paired = (same, None, ())
