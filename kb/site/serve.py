@@ -8,10 +8,14 @@ the search refuses (too long, unbalanced quotes, an unknown filter …) is a 400
 base or index that cannot be searched a 503. A connection that sends nothing for ``idle_timeout`` seconds is closed.
 Public entry: :func:`make_server` (tests) and :func:`serve_site` (the command).
 
-Searches run in parallel (:class:`LiveSearch`): request threads hand them to :data:`SEARCH_WORKERS` worker threads,
-each with its own :class:`kb.search.Searcher` and store connection (made again when the store changed), all sharing
-one :class:`kb.splitter.JapaneseSplitter` (a Sudachi tokenizer per thread) and the process's open Whoosh searchers.
-The server only reads: a stale index is searched as it is (said once on stderr), never rebuilt.
+Searches run in parallel, in :data:`SEARCH_PROCESSES` worker processes (:class:`SearchProcesses`: searching is
+CPU-bound Python, so the request threads that serve pages never wait behind one for the interpreter lock, and both
+cores answer); each process is a :class:`LiveSearch` — worker threads, each with its own :class:`kb.search.Searcher`
+and store connection, made again when the store or the index changed (:mod:`kb.search.warm`, which computes the
+current view and the name table once per store generation), sharing one :class:`kb.splitter.JapaneseSplitter` (a
+Sudachi tokenizer per thread). Answers are kept per (store generation, query). :func:`serve_site` says it serves
+once every process has answered a first query. The server only reads: a stale index is searched as it is (said on
+stderr once per process), never rebuilt.
 """
 
 from __future__ import annotations
