@@ -53,6 +53,7 @@ ANSWERS = 2048  # answers kept (by each search process)
 SEARCH_PROCESSES = 2  # processes answering searches (each its own interpreter: the cores answer at once)
 WARM_QUERY = "呪文を唱える"  # what each searcher answers first, before any request
 WARM_TIMEOUT = 120.0  # seconds the command waits for warm searchers before saying it serves
+IMBALANCE = 4  # requests waiting on a query's own process beyond the least busy one's, before another answers it
 ANSWER_TIMEOUT = 60.0  # seconds a request waits for its search process
 
 
@@ -138,15 +139,19 @@ class LiveSearch:
 class SearchProcesses:
     """The ``/_search`` answers of one knowledge base made by :data:`SEARCH_PROCESSES` worker processes (spawned:
     searching is CPU-bound Python, and threads of one process share one interpreter lock), each a
-    :class:`LiveSearch` of its own. A query always goes to the same process (by a hash of its text), whose kept
-    answers hold it. A process that ends fails the requests it had with a 503 and is started again."""
+    :class:`LiveSearch` of its own. A query goes to the same process (by a hash of its text), whose kept answers
+    hold it, unless that one is much busier than another. A process that ends fails the requests it had with a 503
+    and is started again."""
 
     def __init__(self, kb_dir: str | None, processes: int = SEARCH_PROCESSES) -> None:
         self._processes = [_SearchProcess(kb_dir) for _ in range(processes)]
 
     def answer(self, query: str) -> tuple[HTTPStatus, dict]:
-        index = zlib.crc32(query.encode("utf-8", "surrogatepass")) % len(self._processes)
-        return self._processes[index].answer(query)
+        """The answer of the query's own process — or of the least busy one, when its own has
+        :data:`IMBALANCE` more requests waiting (a burst of new queries on one process)."""
+        own = self._processes[zlib.crc32(query.encode("utf-8", "surrogatepass")) % len(self._processes)]
+        idlest = min(self._processes, key=lambda p: p.waiting)
+        return (idlest if own.waiting - idlest.waiting > IMBALANCE else own).answer(query)
 
     def wait_ready(self, timeout: float = WARM_TIMEOUT) -> None:
         """Wait until every process answers warm (at most ``timeout`` seconds)."""
@@ -169,6 +174,11 @@ class _SearchProcess:
         self._ids = itertools.count()
         self._closed = False
         self._start()
+
+    @property
+    def waiting(self) -> int:
+        """Requests sent and not yet answered."""
+        return len(self._pending)
 
     def _start(self) -> None:
         context = multiprocessing.get_context("spawn")
