@@ -10,17 +10,15 @@ Public entry: :func:`make_server` (tests) and :func:`serve_site` (the command).
 
 Searches run in parallel, in :data:`SEARCH_PROCESSES` worker processes (:class:`SearchProcesses`: searching is
 CPU-bound Python, so the request threads that serve pages never wait behind one for the interpreter lock, and both
-cores answer); each process is a :class:`LiveSearch` — worker threads, each with its own :class:`kb.search.Searcher`
-and store connection, made again when the store or the index changed (:mod:`kb.search.warm`, which computes the
-current view and the name table once per store generation), sharing one :class:`kb.splitter.JapaneseSplitter` (a
-Sudachi tokenizer per thread). Answers are kept per (store generation, query). :func:`serve_site` says it serves
-once every process has answered a first query. The server only reads: a stale index is searched as it is (said on
+cores answer). Each process is a :class:`LiveSearch`: one Searcher and store connection, made again when the store
+or the index changed (:mod:`kb.search.warm`, which computes the current view and the name table once per store
+generation), and the answers it made, kept per (store generation, query). :func:`serve_site` says it serves once
+every process has answered a first query. The server only reads: a stale index is searched as it is (said on
 stderr once per process), never rebuilt.
 """
 
 from __future__ import annotations
 
-import contextlib
 import itertools
 import json
 import multiprocessing
@@ -30,7 +28,7 @@ import sys
 import threading
 import zlib
 from collections import OrderedDict
-from concurrent.futures import Future, ThreadPoolExecutor, wait
+from concurrent.futures import Future
 from functools import partial
 from http import HTTPStatus
 from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
@@ -47,61 +45,34 @@ if TYPE_CHECKING:
     from kb.search.query import Hit
 
 IDLE_TIMEOUT = 30.0  # seconds a connection may stay silent
-SEARCH_WORKERS = 4  # threads answering searches at once (Sudachi and SQLite release the GIL for part of the work)
 SEARCH_LIMIT = 20
 ANSWERS = 2048  # answers kept (by each search process)
 SEARCH_PROCESSES = 2  # processes answering searches (each its own interpreter: the cores answer at once)
-WARM_QUERY = "呪文を唱える"  # what each searcher answers first, before any request
+WARM_QUERY = "呪文を唱える"  # what each search process answers first, before any request
 WARM_TIMEOUT = 120.0  # seconds the command waits for warm searchers before saying it serves
 IMBALANCE = 4  # requests waiting on a query's own process beyond the least busy one's, before another answers it
 ANSWER_TIMEOUT = 60.0  # seconds a request waits for its search process
 
 
 class LiveSearch:
-    """The ``/_search`` answers of one knowledge base, made by worker threads: each keeps a Searcher of its own
-    (SQLite connections stay in the thread that opened it; :class:`kb.search.warm.WarmSearch`, which also keeps the
-    current view and the name table once per store generation) until the store or the index changes; all share one
-    splitter. Answers are kept (:data:`ANSWERS` of them, least recently asked dropped first) under the generation
-    they were made in and the query: a store or index that changed asks again."""
+    """The ``/_search`` answers of one knowledge base, made in the thread that asks (a search process's): its
+    Searcher is kept (:class:`kb.search.warm.WarmSearch`, which also keeps the current view and the name table
+    once per store generation) until the store or the index changes. Answers are kept (:data:`ANSWERS` of them,
+    least recently asked dropped first) under the generation they were made in and the query: a store or index
+    that changed asks again."""
 
-    def __init__(self, kb_dir: str | None, workers: int = SEARCH_WORKERS) -> None:
+    def __init__(self, kb_dir: str | None) -> None:
         from kb.search.warm import WarmSearch
         from kb.splitter import JapaneseSplitter
 
         self.kb_dir = kb_dir
         self.splitter = JapaneseSplitter()
-        self._workers = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="kb-search")
-        self._count = workers
         self._warm = WarmSearch()
         self._answers: OrderedDict[tuple, tuple[HTTPStatus, dict]] = OrderedDict()
-        self._lock = threading.Lock()
         self._told: set[str] = set()
-        self._warming: list[Future] = []
 
     def answer(self, query: str) -> tuple[HTTPStatus, dict]:
-        """The status and JSON payload for ``query`` (made by a worker; waits for it)."""
-        return self._workers.submit(self._answer, query).result()
-
-    def warm_up(self) -> None:
-        """Make every worker's Searcher and answer one query, so that the first requests are answered warm (the
-        workers then wait for each other, so each makes its own). Errors are the first request's to tell."""
-        barrier = threading.Barrier(self._count)
-
-        def warm() -> None:
-            self._answer(WARM_QUERY)
-            with contextlib.suppress(threading.BrokenBarrierError):
-                barrier.wait(timeout=WARM_TIMEOUT)
-
-        self._warming = [self._workers.submit(warm) for _ in range(self._count)]
-
-    def wait_ready(self, timeout: float = WARM_TIMEOUT) -> None:
-        """Wait until :meth:`warm_up` is done (at most ``timeout`` seconds)."""
-        wait(self._warming, timeout=timeout)
-
-    def close(self) -> None:
-        self._workers.shutdown(wait=False, cancel_futures=True)
-
-    def _answer(self, query: str) -> tuple[HTTPStatus, dict]:
+        """The status and JSON payload for ``query``."""
         from kb.errors import KbError
         from kb.search.query import MAX_QUERY_CHARS
         from kb.search.warm import generation_of
@@ -111,11 +82,10 @@ class LiveSearch:
             key = (generation_of(searcher.store), query)
         except (KbError, OSError) as exc:  # the knowledge base's or the index's
             return HTTPStatus.SERVICE_UNAVAILABLE, {"query": query, "error": str(exc)}
-        with self._lock:
-            kept = self._answers.get(key)
-            if kept is not None:
-                self._answers.move_to_end(key)
-                return kept
+        kept = self._answers.get(key)
+        if kept is not None:
+            self._answers.move_to_end(key)
+            return kept
         answer: tuple[HTTPStatus, dict]
         try:
             hits = searcher.search(query, limit=SEARCH_LIMIT)
@@ -123,14 +93,16 @@ class LiveSearch:
             answer = HTTPStatus.BAD_REQUEST, {"query": query[:MAX_QUERY_CHARS], "error": str(exc)}
         else:
             answer = HTTPStatus.OK, {"query": query, "results": [_result(hit) for hit in hits]}
-        with self._lock:
-            self._answers[key] = answer
-            while len(self._answers) > ANSWERS:
-                self._answers.popitem(last=False)
+        self._answers[key] = answer
+        while len(self._answers) > ANSWERS:
+            self._answers.popitem(last=False)
         return answer
 
+    def close(self) -> None:
+        self._warm.close()
+
     def _tell(self, message: str) -> None:
-        """A notice (a stale index) on stderr, once per server."""
+        """A notice (a stale index) on stderr, once per search process."""
         if message not in self._told:
             self._told.add(message)
             print(f"notice: {message}", file=sys.stderr, flush=True)
@@ -154,7 +126,9 @@ class SearchProcesses:
         return (idlest if own.waiting - idlest.waiting > IMBALANCE else own).answer(query)
 
     def wait_ready(self, timeout: float = WARM_TIMEOUT) -> None:
-        """Wait until every process answers warm (at most ``timeout`` seconds)."""
+        """Start every process and wait until each answers warm (at most ``timeout`` seconds)."""
+        for process in self._processes:
+            process.start()
         for process in self._processes:
             process.ready.wait(timeout)
 
@@ -173,7 +147,7 @@ class _SearchProcess:
         self._pending: dict[int, Future] = {}
         self._ids = itertools.count()
         self._closed = False
-        self._start()
+        self._started = False
 
     @property
     def waiting(self) -> int:
@@ -190,7 +164,15 @@ class _SearchProcess:
         self._conn = ours
         threading.Thread(target=self._read, args=(ours,), daemon=True, name="kb-search-answers").start()
 
+    def start(self) -> None:
+        """Start the process, unless it was started (the first search does)."""
+        with self._lock:
+            if not self._started and not self._closed:
+                self._started = True
+                self._start()
+
     def answer(self, query: str) -> tuple[HTTPStatus, dict]:
+        self.start()
         future: Future = Future()
         with self._lock:
             number = next(self._ids)
@@ -234,6 +216,8 @@ class _SearchProcess:
     def close(self) -> None:
         with self._lock:
             self._closed = True
+            if not self._started:
+                return
             self._conn.close()
         self._process.terminate()
         self._process.join(timeout=10)
@@ -246,9 +230,8 @@ def _unavailable(query: str, reason: str) -> tuple[HTTPStatus, dict]:
 def _search_process(conn: Connection, kb_dir: str | None) -> None:
     """A search process: warm up, say so, then answer each (number, query) received until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle: it ends this process
-    live = LiveSearch(kb_dir, workers=1)
-    live.warm_up()
-    live.wait_ready()
+    live = LiveSearch(kb_dir)
+    live.answer(WARM_QUERY)
     try:
         conn.send("ready")
         while True:
@@ -263,7 +246,7 @@ def _search_process(conn: Connection, kb_dir: str | None) -> None:
 
 class SiteHandler(SimpleHTTPRequestHandler):
     site_root: Path
-    live_search: LiveSearch | SearchProcesses
+    live_search: SearchProcesses
 
     def translate_path(self, path: str) -> str:
         """The file for a URL path, or a path that does not exist when it would leave the site folder."""
@@ -330,7 +313,7 @@ def _result(hit: Hit) -> dict:
 class SiteServer(ThreadingHTTPServer):
     """A thread per connection; the searches go to the search processes (or threads), stopped with the server."""
 
-    live_search: LiveSearch | SearchProcesses
+    live_search: SearchProcesses
     request_queue_size = 128  # the listen backlog (socketserver's 5 reset connections at concurrency 32)
     daemon_threads = True
 
@@ -340,17 +323,11 @@ class SiteServer(ThreadingHTTPServer):
 
 
 def make_server(site_dir: str | os.PathLike, *, host: str = "127.0.0.1", port: int = 8000,
-                kb_dir: str | None = None, idle_timeout: float = IDLE_TIMEOUT,
-                search_processes: int = SEARCH_PROCESSES) -> SiteServer:
-    """A server of ``site_dir`` (not yet serving); ``search_processes`` 0: searches in worker threads of this
-    process. The searchers warm up meanwhile (:func:`serve_site` waits for them)."""
+                kb_dir: str | None = None, idle_timeout: float = IDLE_TIMEOUT) -> SiteServer:
+    """A server of ``site_dir``, not yet serving; its search processes start with the first search
+    (:func:`serve_site` starts them at once and waits until they answer warm)."""
     root = Path(os.path.realpath(site_dir))
-    live_search: LiveSearch | SearchProcesses
-    if search_processes:
-        live_search = SearchProcesses(kb_dir, search_processes)
-    else:
-        live_search = LiveSearch(kb_dir)
-        live_search.warm_up()
+    live_search = SearchProcesses(kb_dir)
     handler = type("BoundSiteHandler", (SiteHandler,), {"site_root": root, "live_search": live_search,
                                                         "timeout": idle_timeout})
     server = SiteServer((host, port), partial(handler, directory=str(root)))
