@@ -36,7 +36,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
-from functools import lru_cache, partial
+from functools import cached_property, lru_cache, partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
 
@@ -50,6 +50,7 @@ from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
 if TYPE_CHECKING:
+    from kb.search.names import NameTable
     from kb.search.warm import WarmSearch
 
 log = logging.getLogger("kb")
@@ -180,7 +181,6 @@ class Searcher:
         and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: computed here)."""
         from kb.search import userdict
         from kb.search.index import reader_staleness, recorded_user_dictionary, shared_indexes
-        from kb.search.names import name_table
         from kb.urls.where import Locator
         from kb.versions.current import current_view
 
@@ -197,9 +197,17 @@ class Searcher:
         if stale:
             (notify or log.warning)(f"{self.indexes.root}: the search index is stale ({stale}): run 'kb index'")
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
-        self.names = kept.names(store, self.splitter) if kept else name_table(store, self.splitter)
+        self._kept = kept
         self.locator = Locator(kept.view(store) if kept else current_view(store))
         self.snippets = SnippetMemo(self.splitter)
+
+    @cached_property
+    def names(self) -> NameTable:
+        """The store's Japanese names with their English names and readings, made when a query first needs them
+        (a rule number does not)."""
+        from kb.search.names import name_table
+
+        return self._kept.names(self.store, self.splitter) if self._kept else name_table(self.store, self.splitter)
 
     def close(self) -> None:
         """Nothing of the store's is held; the shared Whoosh searchers stay open for the next Searcher."""
