@@ -42,17 +42,16 @@ from typing import Any
 from kb import rulenum
 from kb.errors import KbError
 from kb.fold import fold
-from kb.ids import rule_id, rule_number
+from kb.ids import rule_id
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
-from kb.search import analysis
+from kb.search import analysis, ranking, view
+from kb.search.view import DocTable, ViewDoc
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
 log = logging.getLogger("kb")
 
 MAX_QUERY_CHARS = 500
-TITLE_BOOST = 3.0
-NUMBER_BOOST = 5.0
 SNIPPET_CHARS = 160
 KIND_FILTERS = {"rule": RULE_KINDS, "glossary": (GLOSSARY,), "article": (ARTICLE,), "note": (NOTE,), "card": (CARD,)}
 LANG_ORDER = {"ja": 0, "en": 1}
@@ -194,6 +193,7 @@ class Searcher:
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
         self.names = name_table(store, self.splitter)
         self.locator = Locator(current_view(store))
+        self._tables: dict[frozenset, tuple[Any, DocTable]] = {}  # scopes → (the Whoosh searcher, its documents)
 
     def close(self) -> None:
         """Nothing of the store's is held; the shared Whoosh searchers stay open for the next Searcher."""
@@ -225,71 +225,68 @@ class Searcher:
         return damaged_index_error(self.store, error)
 
     def _search(self, q: ParsedQuery, limit: int) -> list[Hit]:
-        versions = self._chosen_versions(q)
+        scopes = self._scopes(q)
         english = () if q.numbers or q.phrases else self.names.english_names(self.splitter, q.text)
-        scopes = frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
         with self.indexes.lock:
             self.indexes.refresh()
             ws = self.indexes.searcher(scopes)
-            found: list[tuple[NodeKey, float, str]] = []
-            if q.numbers:
-                found = self._by_number(q, versions, limit)
-            if ws is not None and not found and not q.phrases:
-                found = self._by_term(ws, q, versions, english)
-            words = [] if ws is None or (q.numbers and found) else self._by_words(ws, scopes, q, limit + len(found))
-            for name in english if ws is not None else ():  # the English names of a Japanese name reach English text
-                words += self._by_words(ws, scopes, ParsedQuery("", (name,), q.kinds, q.lang, q.version), limit)
-        seen = {k for k, _, _ in found}
-        for f in words:
-            if f[0] not in seen:
-                seen.add(f[0])
-                found.append(f)
+            if ws is None:
+                return []
+            table = self._table(ws, scopes, q.version)
+            ranked: list[tuple[int, float, str]] = []
+            if q.numbers:  # today's numbers (or version:V's): the rules, with their subrules unless told
+                asked = [n if q.with_subrules else n + "." for n in q.numbers]
+                ranked = [(d, 1.0, "number") for d in dict.fromkeys(d for n in asked for d in table.by_number.get(n, []))]
+            if not ranked and not q.phrases:
+                ranked = [(d, 1.0, "term") for d in self._by_term(ws, table, q, english)]
+            if not (q.numbers and ranked):
+                first = {d for d, _, _ in ranked}
+                ranked += [r for r in self._by_words(ws, table, q) if r[0] not in first]
+            kinds = self._kind_docs(ws, scopes, q.kinds) if q.kinds else None
+            chosen = [(table.docs[d], score, match) for d, score, match in ranked
+                      if (kinds is None or d in kinds) and (not q.lang or table.docs[d].key.lang == q.lang)]
+        by_url: dict[str, list[tuple[ViewDoc, float, str]]] = {}
+        for doc, score, match in chosen:  # one URL: its documents together, Japanese first
+            by_url.setdefault(doc.url, []).append((doc, score, match))
         terms = set() if q.numbers else set(analysis.query_terms(self.splitter, " ".join([q.text, *q.phrases, *english])))
-        hits = (self._hit(key, score, match, terms, q, english) for key, score, match in found)
+        found = (d for group in by_url.values() for d in sorted(group, key=lambda x: LANG_ORDER.get(x[0].key.lang, 9)))
+        hits = (self._hit(doc, score, match, terms, q, english) for doc, score, match in found)
         return list(islice((hit for hit in hits if hit is not None), limit))
 
-    # versions ---------------------------------------------------------------------------------------------------
-    def _chosen_versions(self, q: ParsedQuery) -> set[tuple[str, str]]:
-        """(version, lang) pairs to search; unversioned nodes are added by the callers."""
-        chosen = set()
-        for lang, versions in self._versions.items():
-            if q.lang and lang != q.lang:
-                continue
-            if q.version:
-                chosen |= {(v, lang) for v in versions if v == q.version or v.startswith(q.version + ".")}
-            elif versions:
-                chosen.add((versions[0], lang))
-        if q.version and not chosen:
-            known = sorted({v for vs in self._versions.values() for v in vs})
-            raise KbError(f"version {q.version}: not in the knowledge base (have: {', '.join(known) or 'none'})")
-        return chosen
+    # the documents ranked ------------------------------------------------------------------------------------
+    def _scopes(self, q: ParsedQuery) -> frozenset[tuple[str, str]]:
+        """The (version, lang) indexes a query ranks over, whatever its filters (so the filters never change the
+        ranking): the current view's, or version V's; unversioned nodes always."""
+        if q.version:
+            chosen = {(v, lang) for lang, versions in self._versions.items() for v in versions
+                      if v == q.version or v.startswith(q.version + ".")}
+            if not chosen:
+                known = sorted({v for vs in self._versions.values() for v in vs})
+                raise KbError(f"version {q.version}: not in the knowledge base (have: {', '.join(known) or 'none'})")
+        else:
+            shown = self.locator.view
+            chosen = {(ja.key.version, "ja") for ja in shown.ja.values()}
+            if shown.english is not None:
+                chosen.add((shown.english.version, "en"))
+            elif shown.shown is not None:
+                chosen.add((shown.shown.version, shown.shown.lang))
+        return frozenset(chosen | {(UNVERSIONED, lang) for lang in LANG_ORDER})
 
-    def _allowed(self, key: NodeKey, kind: str | None, q: ParsedQuery, versions: set[tuple[str, str]]) -> bool:
-        """Whether a node is in the query's scope (``kind`` None: ignore the kind filter)."""
-        if kind is not None and q.kinds and kind not in q.kinds:
-            return False
-        if q.lang and key.lang != q.lang:
-            return False
-        return key.version == UNVERSIONED or (key.version, key.lang) in versions
-
-    # 1. rule numbers ---------------------------------------------------------------------------------------------
-    def _by_number(self, q: ParsedQuery, versions: set[tuple[str, str]], limit: int) -> list[tuple[NodeKey, float, str]]:
-        rows = []
-        for number in q.numbers:
-            pattern = None
-            if q.with_subrules:
-                parsed = rulenum.parse(number)
-                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*",
-                           "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind) if parsed else None
-            for key, kind, order in self.store.keys_numbered(number, pattern=pattern):
-                if self._allowed(key, kind, q, versions):
-                    rows.append((LANG_ORDER.get(key.lang, 9), key.version, order, key))
-        rows.sort(key=lambda r: r[:3])
-        return [(key, 1.0, "number") for *_, key in rows[:limit]]
+    def _table(self, ws: Any, scopes: frozenset, version: str | None) -> DocTable:
+        """The documents of ``ws`` a query ranks (made once per open Whoosh searcher)."""
+        kept = self._tables.get(scopes)
+        if kept is not None and kept[0] is ws:
+            return kept[1]
+        if version:
+            table = view.doc_table(ws, lambda key: True, lambda key: self.locator.url(key), view.own_rule_number)
+        else:
+            table = view.doc_table(ws, view.current_shown(self.locator.view), lambda key: self.locator.url(key),
+                                   view.shown_rule_number(self.locator))
+        self._tables[scopes] = (ws, table)
+        return table
 
     # 2. glossary terms -------------------------------------------------------------------------------------------
-    def _by_term(self, ws: Any, q: ParsedQuery, versions: set[tuple[str, str]],
-                 english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
+    def _by_term(self, ws: Any, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[int]:
         """The glossary entries the whole query names — in Japanese, in English, by reading, or through the English
         name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it."""
         from whoosh import query as wq
@@ -298,51 +295,90 @@ class Searcher:
 
         forms = {f for name in (q.text, *self.names.japanese_names(q.text), *english) for f in name_forms(self.splitter, name)}
         lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in sorted(forms)])])
-        entries = [_key(ws.stored_fields(n)["key"]) for n in ws.docs_for_query(lookup)]
-        entries = sorted((k for k in entries if self._allowed(k, None, q, versions)),
-                         key=lambda k: (LANG_ORDER.get(k.lang, 9), k.id))
-        found: list[tuple[NodeKey, float, str]] = []
+        entries = sorted((d for d in ws.docs_for_query(lookup) if d in table.docs),
+                         key=lambda d: (LANG_ORDER.get(table.docs[d].key.lang, 9), table.docs[d].key.id))
+        found: list[int] = []
         for entry in entries:
-            rule = self._defining_rule(entry)
-            if rule is not None and self._allowed(rule, self._kind_of(rule), q, versions):
-                found.append((rule, 1.0, "term"))
-            if self._allowed(entry, GLOSSARY, q, versions):
-                found.append((entry, 1.0, "term"))
+            rule = self._defining_rule(table.docs[entry].key)
+            for doc in (table.by_key.get(rule) if rule else None, entry):
+                if doc is not None and doc not in found:
+                    found.append(doc)
         return found
 
     def _defining_rule(self, entry: NodeKey) -> NodeKey | None:
         target = next((sr.ref.target for sr in self.store.refs_from(entry) if sr.ref.kind == REF_RULE), None)
-        if target is None:
-            return None
-        key = NodeKey(entry.version, entry.lang, rule_id(target))
-        return key if self._kind_of(key) else None
-
-    def _kind_of(self, key: NodeKey) -> str | None:
-        return self.store.kind_of(key)
+        return None if target is None else NodeKey(entry.version, entry.lang, rule_id(target))
 
     # 3. words ------------------------------------------------------------------------------------------------------
-    def _by_words(self, ws: Any, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
-        from whoosh import query as wq
+    def _by_words(self, ws: Any, table: DocTable, q: ParsedQuery) -> list[tuple[int, float, str]]:
+        """Every document holding a looked-up term or bigram, in the order of :mod:`kb.search.ranking`; with
+        phrases, only documents holding them."""
+        lookups = self._lookups(ws, " ".join([q.text, *q.phrases]))
+        if not lookups:
+            return []
+        allowed = None
+        if q.phrases:
+            from whoosh import query as wq
 
-        groups = [self._term_query(ws, term, q.text) for term in _unique(analysis.analyze(self.splitter, q.text, index=False))]
-        phrases = [self._phrase_query(ws, p) for p in q.phrases]
-        if not groups and not phrases:
-            return []
-        restrict = self._kind_docs(ws, scopes, q.kinds) if q.kinds else None
-        if restrict is not None and not restrict:  # Whoosh reads an empty filter as no filter
-            return []
-        found: list[tuple[NodeKey, float, str]] = []
-        seen: set[str] = set()
-        strict = wq.And(groups + phrases)
-        for hit in ws.search(strict, filter=restrict, limit=limit):
-            seen.add(hit["key"])
-            found.append((_key(hit["key"]), hit.score, "words"))
-        if len(groups) > 1 and len(found) < limit:
-            loose = wq.And([wq.Or(groups)] + phrases) if phrases else wq.Or(groups)
-            for hit in ws.search(loose, filter=restrict, limit=limit):
-                if hit["key"] not in seen:
-                    found.append((_key(hit["key"]), hit.score, "some words"))
-        return found
+            allowed = set(ws.docs_for_query(wq.And([self._phrase_query(ws, p) for p in q.phrases])))
+        reader = ws.reader()
+        scores: dict[int, list[int]] = {}
+        for field, text, group in lookups:
+            held = self._postings(reader, table, field, text)
+            weight = ranking.idf(table.size, len(held)) * (ranking.GRAM_SHARE if group else ranking.TERM_SHARE)
+            cover = ranking.gram_cover(group) if group else ranking.COVER_SCALE
+            for doc, w in held.items():
+                entry = scores.setdefault(doc, [0, 0])
+                entry[0] += cover
+                entry[1] += weight * w
+        full = sum(ranking.gram_cover(group) if group else ranking.COVER_SCALE for _, _, group in lookups)
+        ranked = sorted((d for d in scores if allowed is None or d in allowed),
+                        key=lambda d: ranking.rank_key(scores[d][0], scores[d][1], table.docs[d].order))
+        scale = ranking.IDF_SCALE * ranking.WEIGHT_SCALE * ranking.TERM_SHARE
+        return [(d, scores[d][1] / scale, "words" if scores[d][0] >= full else "some words") for d in ranked]
+
+    def _lookups(self, ws: Any, text: str) -> list[tuple[str, str, int]]:
+        """(field, term, bigrams of its piece — 0 for an index term) to look up for ``text``: the index terms of
+        its words, then the bigrams of each Japanese word the index has no term for (of the whole word when Sudachi
+        left a single character); at most :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser."""
+        terms: list[tuple[str, str, int]] = []
+        grams: list[tuple[str, str, int]] = []
+        for term in _unique(analysis.analyze(self.splitter, text, index=False)):
+            surface = text[term.start:term.end]
+            if self._known(ws, term.text) or surface.isascii():
+                terms.append(("body", term.text, 0))
+                continue
+            if len(surface) < 2:
+                surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
+            piece = analysis.bigram_terms(surface)
+            grams += [("grams", g, len(piece)) for g in piece]
+        return (terms + grams)[:ranking.MAX_LOOKUPS]
+
+    @staticmethod
+    def _postings(reader: Any, table: DocTable, field: str, text: str) -> dict[int, int]:
+        """Document → stored weight (:mod:`kb.search.ranking`) of a term (``field`` body: title and body) or bigram."""
+        if field == "grams":
+            if ("grams", text) not in reader:
+                return {}
+            m = reader.postings("grams", text)
+            out = {}
+            while m.is_active():
+                d = m.id()
+                if d in table.docs:
+                    out[d] = ranking.gram_weight(int(m.weight()), reader.doc_field_length(d, "grams"))
+                m.next()
+            return out
+        tfs: dict[int, list[int]] = {}
+        for slot, name in enumerate(("title", "body")):
+            if (name, text) in reader:
+                m = reader.postings(name, text)
+                while m.is_active():
+                    d = m.id()
+                    if d in table.docs:
+                        tfs.setdefault(d, [0, 0])[slot] = int(m.weight())
+                    m.next()
+        return {d: ranking.term_weight(body, reader.doc_field_length(d, "body"), title, reader.doc_field_length(d, "title"))
+                for d, (title, body) in tfs.items()}
 
     def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
         """Document numbers of the given kinds in the searcher of ``scopes``, computed once per open searcher."""
@@ -357,19 +393,6 @@ class Searcher:
     def _known(ws: Any, term: str) -> bool:
         return bool(ws.doc_frequency("title", term) or ws.doc_frequency("body", term))
 
-    def _term_query(self, ws: Any, term: analysis.Term, text: str) -> Any:
-        from whoosh import query as wq
-
-        if self._known(ws, term.text):
-            parts = [wq.Term("title", term.text, boost=TITLE_BOOST), wq.Term("body", term.text)]
-            if rulenum.parse(term.text):
-                parts.append(wq.Term("number", term.text, boost=NUMBER_BOOST))
-            return wq.Or(parts)
-        surface = text[term.start:term.end]
-        if len(surface) < 2:  # a one-character piece: look for the whole word it came from
-            surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
-        return _grams_query(surface) or wq.Term("body", term.text)
-
     def _phrase_query(self, ws: Any, phrase: str) -> Any:
         from whoosh import query as wq
 
@@ -377,14 +400,15 @@ class Searcher:
         if not words or not all(self._known(ws, w.text) for w in words):
             return _grams_query(phrase) or wq.NullQuery
         if len(words) == 1:
-            return wq.Or([wq.Term("title", words[0].text, boost=TITLE_BOOST), wq.Term("body", words[0].text)])
+            return wq.Or([wq.Term("title", words[0].text), wq.Term("body", words[0].text)])
         texts = [w.text for w in words]
-        return wq.Or([wq.Phrase("title", texts, slop=1, boost=TITLE_BOOST), wq.Phrase("body", texts, slop=1)])
+        return wq.Or([wq.Phrase("title", texts, slop=1), wq.Phrase("body", texts, slop=1)])
 
     # results ---------------------------------------------------------------------------------------------------
-    def _hit(self, key: NodeKey, score: float, match: str, terms: set[str], q: ParsedQuery,
+    def _hit(self, doc: ViewDoc, score: float, match: str, terms: set[str], q: ParsedQuery,
              english: tuple[str, ...] = ()) -> Hit | None:
-        """The result for one node; None when the store no longer has it (an index not yet updated)."""
+        """The result for one document; None when the store no longer has its node (an index not yet updated)."""
+        key = doc.key
         node = self.store.node(key)
         if node is None:
             return None
@@ -393,11 +417,9 @@ class Searcher:
         while section is not None and not section.title and section.parent:
             section = self.store.node(NodeKey(key.version, key.lang, section.parent))
         snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english])
-        shown = self.locator.shown_id(key)
-        shown_number = rule_number(shown) if shown else None
         return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
-                   lang=node.lang, score=round(score, 4), url=self.locator.url(key, node.kind), snippet=snippet,
-                   highlights=highlights, shown_as=shown_number if shown_number != node.number else None,
+                   lang=node.lang, score=round(score, 4), url=doc.url, snippet=snippet,
+                   highlights=highlights, shown_as=doc.number if doc.number != node.number and not q.version else None,
                    parent_number=parent.number if parent else None,
                    parent_title=(parent.title or _first_line(parent.text)) if parent else None,
                    section=f"{section.number or ''} {section.title}".strip() if section and section.title else None,
