@@ -149,6 +149,8 @@ def parse_query(query: str, *, kind: str | None = None, lang: str | None = None,
 def _rule_numbers(text: str) -> tuple[tuple[str, ...], bool]:
     folded = fold(text).strip()
     number = rulenum.normalize(folded)
+    if number and (folded[0].isdigit() and "." not in number and len(number) == 1):
+        return (), False  # a lone digit is a chapter only with a prefix (CR:6), as in the browser
     if number:
         return (number,), not folded.endswith(".")
     m = _RANGE.match(folded)
@@ -298,16 +300,26 @@ class Searcher:
         entries = sorted((d for d in ws.docs_for_query(lookup) if d in table.docs),
                          key=lambda d: (LANG_ORDER.get(table.docs[d].key.lang, 9), table.docs[d].key.id))
         found: list[int] = []
-        for entry in entries:
-            rule = self._defining_rule(table.docs[entry].key)
-            for doc in (table.by_key.get(rule) if rule else None, entry):
-                if doc is not None and doc not in found:
+        for url in dict.fromkeys(table.docs[d].url for d in entries):  # an entry: the rules its texts cite first,
+            docs = table.by_url[url]  # then the entry, each in both languages
+            rules = [table.by_key.get(rule) for d in docs if (rule := self._defining_rule(table.docs[d].key))]
+            for doc in [d for r in rules if r is not None for d in table.by_url[table.docs[r].url]] + docs:
+                if doc not in found:
                     found.append(doc)
         return found
 
     def _defining_rule(self, entry: NodeKey) -> NodeKey | None:
+        """The rule an entry cites first; a translation's rule the current view lacks is the shown rule its
+        reference leads to (renumbered, or of the same number), as the site links it."""
         target = next((sr.ref.target for sr in self.store.refs_from(entry) if sr.ref.kind == REF_RULE), None)
-        return None if target is None else NodeKey(entry.version, entry.lang, rule_id(target))
+        if target is None:
+            return None
+        key = NodeKey(entry.version, entry.lang, rule_id(target))
+        cv = self.locator.view
+        if key not in cv.current_ids and cv.english is not None and entry.version != cv.english.version:
+            shown = cv.renumbered.get((key.version, key.id), key.id)
+            return NodeKey(cv.english.version, "en", shown) if shown else None
+        return key
 
     # 3. words ------------------------------------------------------------------------------------------------------
     def _by_words(self, ws: Any, table: DocTable, q: ParsedQuery) -> list[tuple[int, float, str]]:
@@ -365,7 +377,7 @@ class Searcher:
             while m.is_active():
                 d = m.id()
                 if d in table.docs:
-                    out[d] = ranking.gram_weight(int(m.weight()), reader.doc_field_length(d, "grams"))
+                    out[d] = ranking.gram_weight(int(m.weight()), reader.doc_field_length(d, "grams") or 0)
                 m.next()
             return out
         tfs: dict[int, list[int]] = {}
@@ -377,8 +389,8 @@ class Searcher:
                     if d in table.docs:
                         tfs.setdefault(d, [0, 0])[slot] = int(m.weight())
                     m.next()
-        return {d: ranking.term_weight(body, reader.doc_field_length(d, "body"), title, reader.doc_field_length(d, "title"))
-                for d, (title, body) in tfs.items()}
+        return {d: ranking.term_weight(body, reader.doc_field_length(d, "body") or 0, title,
+                                       reader.doc_field_length(d, "title") or 0) for d, (title, body) in tfs.items()}
 
     def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
         """Document numbers of the given kinds in the searcher of ``scopes``, computed once per open searcher."""

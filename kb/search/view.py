@@ -37,6 +37,7 @@ class DocTable:
     docs: dict[int, ViewDoc]  # Whoosh document number → its document
     by_key: dict[NodeKey, int]
     by_number: dict[str, list[int]] = field(default_factory=dict)  # typed number → its documents, in order
+    by_url: dict[str, list[int]] = field(default_factory=dict)  # URL → its documents (Japanese, English)
 
     @property
     def size(self) -> int:
@@ -82,11 +83,13 @@ def doc_table(searcher: Any, shown: Callable[[NodeKey], bool], url: Callable[[No
     rows.sort(key=lambda r: r[0])
     docs = {docnum: ViewDoc(key, where, number, order) for order, docnum, key, where, number in rows}
     by_number: dict[str, list[int]] = {}
+    by_url: dict[str, list[int]] = {}
     for docnum, doc in docs.items():
+        by_url.setdefault(doc.url, []).append(docnum)
         if doc.number:
             for asked in asked_by(doc.number):
                 by_number.setdefault(asked, []).append(docnum)
-    return DocTable(docs, {d.key: n for n, d in docs.items()}, by_number)
+    return DocTable(docs, {d.key: n for n, d in docs.items()}, by_number, by_url)
 
 
 def current_shown(view: Any) -> Callable[[NodeKey], bool]:

@@ -143,7 +143,7 @@ def _digest(data: Any) -> bytes:
 
 def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
     """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
-    from kb.search.analysis import analyze, bigram_terms, fold
+    from kb.search.analysis import MIDDLE_DOTS, analyze, bigram_terms, fold
 
     vocab: dict[str, str] = {}
     fields: dict[str, Any] = {}
@@ -154,6 +154,8 @@ def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
             surface = fold(text[t.start:t.end])
             if surface and not surface.isascii():
                 vocab.setdefault(surface, t.text)
+                if any(c in MIDDLE_DOTS for c in surface):  # マナコスト typed for マナ・コスト, as Sudachi reads it
+                    vocab.setdefault("".join(c for c in surface if c not in MIDDLE_DOTS), t.text)
     fields["g"] = bigram_terms("\n".join(x for x in (doc.title, doc.body) if x))
     fields["v"] = vocab
     return fields
