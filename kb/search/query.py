@@ -1,25 +1,28 @@
 """Query understanding and the search API: :func:`search` (one call) or :class:`Searcher` (many queries, warm).
 
-A query is, in this order of precedence:
+A query searches the documents the site shows (:mod:`kb.search.view`: each node of the current view at its URL;
+``version:V``: that version's nodes), the same documents, ranked the same way, as the static search and
+``kb serve``. It is, in this order of precedence:
 
 1. **Rule numbers** — the whole query (after filters) is a rule number in any width or prefix (``601.2f``,
-   ``６０１．２ｆ``, ``CR:601.2f``, ``rule 601.2f``): that rule and its subrules (``120.4``), the rule alone with a
+   ``６０１．２ｆ``, ``CR:601.2f``, ``rule 601.2f``; a lone digit only with a prefix): a number means today's
+   number (older numbering is ``version:``): that rule and its subrules (``120.4``), the rule alone with a
    trailing period (``120.4.``), or a range (``601.2a-d``, ``601.2a-601.2d``). ``702.6`` never matches ``702.60``.
 2. **Glossary terms** — the whole query is a glossary term, alias or English name (``予示``, ``Manifest``,
    ``マナコスト``), its reading (``よし``), or a Japanese name whose English name is one (the wiki title ``接死`` →
-   Deathtouch; :mod:`kb.search.names`): the rule that defines it (the entry's first rule reference) first, then the
-   entry, in each language; Japanese first. The English names of a Japanese name (a card's too) are also searched
-   as phrases after the words, so Japanese queries reach English-only rules.
-3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; a node must hold every term (in ``title`` or
-   ``body``; a term the index does not know is looked up as a bigram phrase of what was typed in ``grams`` — of
-   the whole word when Sudachi left a single character), ranked by BM25F with title hits boosted; nodes holding
-   only some of the terms follow. Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as
-   phrases.
+   Deathtouch; :mod:`kb.search.names`): for each entry, the rule its texts cite first, then the entry (each in
+   both languages, Japanese first).
+3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; each term the index knows is looked up in
+   ``title`` and ``body``, the other Japanese words as bigrams of what was typed (of the whole word when Sudachi
+   left a single character), and the documents ranked by :mod:`kb.search.ranking` (terms found, then score).
+   Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as phrases (the
+   browser's search reads them as words).
 
 Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
-``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en``; ``version:V``. Versions: the newest of each
-language by default; ``V`` picks the versions equal to V or starting with ``V.`` (``20231117`` → the English
-20231117 and the Japanese 20231117.0); unversioned nodes (wiki, notes, cards) are always searched.
+``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en`` (the node's language); ``version:V``
+(the versions equal to V or starting with ``V.``: ``20231117`` → the English 20231117 and the Japanese
+20231117.0, each node at the URL the site shows it on, in the ``v/<version>/`` archive when not current).
+Filters never change the ranking; unversioned nodes (wiki, notes, cards) are always searched.
 
 Each :class:`Hit` carries kind, number/title, version, language, score, the URL of the page the site shows it on
 (:class:`kb.urls.where.Locator`: a translated rule is shown under its current number, ``shown_as``; older
