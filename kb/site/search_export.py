@@ -48,6 +48,7 @@ from typing import Any
 from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
+from kb.search.ranking import MAX_LOOKUPS
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
@@ -76,7 +77,7 @@ def browser_constants() -> dict:
             "rule": rulenum.RULE, "number": rulenum.NUMBER, "parts": rulenum.NUMBER_PARTS,
             "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
             "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
-            "maxLookups": ranking.MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
+            "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
             "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS}
 
 
