@@ -246,7 +246,7 @@ class Searcher:
                 ranked = [(d, 1.0, "term") for d in self._by_term(ws, table, q, english)]
             if not (q.numbers and ranked):
                 first = {d for d, _, _ in ranked}
-                ranked += [r for r in self._by_words(ws, table, q) if r[0] not in first]
+                ranked += [r for r in self._by_words(ws, table, q, english) if r[0] not in first]
             kinds = self._kind_docs(ws, scopes, q.kinds) if q.kinds else None
             chosen = [(table.docs[d], score, match) for d, score, match in ranked
                       if (kinds is None or d in kinds) and (not q.lang or table.docs[d].key.lang == q.lang)]
@@ -325,10 +325,10 @@ class Searcher:
         return key
 
     # 3. words ------------------------------------------------------------------------------------------------------
-    def _by_words(self, ws: Any, table: DocTable, q: ParsedQuery) -> list[tuple[int, float, str]]:
+    def _by_words(self, ws: Any, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[tuple[int, float, str]]:
         """Every document holding a looked-up term or bigram, in the order of :mod:`kb.search.ranking`; with
         phrases, only documents holding them."""
-        lookups = self._lookups(ws, " ".join([q.text, *q.phrases]))
+        lookups = self._lookups(ws, " ".join([q.text, *q.phrases]), english)
         if not lookups:
             return []
         allowed = None
@@ -338,35 +338,48 @@ class Searcher:
             allowed = set(ws.docs_for_query(wq.And([self._phrase_query(ws, p) for p in q.phrases])))
         reader = ws.reader()
         scores: dict[int, list[int]] = {}
-        for field, text, group in lookups:
+        names: dict[int, dict[int, list[int]]] = {}  # English name → document → [its terms held, their score]
+        for field, text, grams, name in lookups:
             held = self._postings(reader, table, field, text)
-            weight = ranking.idf(table.size, len(held)) * (ranking.GRAM_SHARE if group else ranking.TERM_SHARE)
-            cover = ranking.gram_cover(group) if group else ranking.COVER_SCALE
+            weight = ranking.idf(table.size, len(held)) * (ranking.GRAM_SHARE if grams else ranking.TERM_SHARE)
+            cover = ranking.gram_cover(grams) if grams else ranking.COVER_SCALE
             for doc, w in held.items():
-                entry = scores.setdefault(doc, [0, 0])
-                entry[0] += cover
+                entry = names.setdefault(name, {}).setdefault(doc, [0, 0]) if name else scores.setdefault(doc, [0, 0])
+                entry[0] += 1 if name else cover
                 entry[1] += weight * w
-        full = sum(ranking.gram_cover(group) if group else ranking.COVER_SCALE for _, _, group in lookups)
+        for name, held_by in names.items():  # an English name counts where all its words are
+            size = sum(1 for lookup in lookups if lookup[3] == name)
+            for doc, (count, score) in held_by.items():
+                if count == size:
+                    entry = scores.setdefault(doc, [0, 0])
+                    entry[0] += ranking.COVER_SCALE
+                    entry[1] += score
+        full = (sum(ranking.gram_cover(grams) if grams else ranking.COVER_SCALE for _, _, grams, name in lookups if not name)
+                + ranking.COVER_SCALE * len({lookup[3] for lookup in lookups if lookup[3]}))
         ranked = sorted((d for d in scores if allowed is None or d in allowed),
                         key=lambda d: ranking.rank_key(scores[d][0], scores[d][1], table.docs[d].order))
         scale = ranking.IDF_SCALE * ranking.WEIGHT_SCALE * ranking.TERM_SHARE
         return [(d, scores[d][1] / scale, "words" if scores[d][0] >= full else "some words") for d in ranked]
 
-    def _lookups(self, ws: Any, text: str) -> list[tuple[str, str, int]]:
-        """(field, term, bigrams of its piece — 0 for an index term) to look up for ``text``: the index terms of
-        its words, then the bigrams of each Japanese word the index has no term for (of the whole word when Sudachi
-        left a single character); at most :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser."""
-        terms: list[tuple[str, str, int]] = []
-        grams: list[tuple[str, str, int]] = []
+    def _lookups(self, ws: Any, text: str, english: tuple[str, ...] = ()) -> list[tuple[str, str, int, int]]:
+        """(field, term, bigrams of its piece — 0 for an index term, English name — 0 for none) to look up for
+        ``text``: the index terms of its words, those of each English name the whole text stands for
+        (``ドライアドの東屋`` → Dryad Arbor: name 1, 2 …), then the bigrams of each Japanese word the index has no
+        term for (of the whole word when Sudachi left a single character); at most
+        :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser."""
+        terms: list[tuple[str, str, int, int]] = []
+        grams: list[tuple[str, str, int, int]] = []
         for term in _unique(analysis.analyze(self.splitter, text, index=False)):
             surface = text[term.start:term.end]
             if self._known(ws, term.text) or surface.isascii():
-                terms.append(("body", term.text, 0))
+                terms.append(("body", term.text, 0, 0))
                 continue
             if len(surface) < 2:
                 surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
             piece = analysis.bigram_terms(surface)
-            grams += [("grams", g, len(piece)) for g in piece]
+            grams += [("grams", g, len(piece), 0) for g in piece]
+        for number, name in enumerate(english, 1):
+            terms += [("body", t, 0, number) for t in dict.fromkeys(analysis.query_terms(self.splitter, name))]
         return (terms + grams)[:ranking.MAX_LOOKUPS]
 
     @staticmethod

@@ -1,14 +1,16 @@
 """The one ranking of word matches, shared by every search surface: :mod:`kb.search.query` scores with it from the
-Whoosh index, :mod:`kb.site.search_export` writes its per-document weights for the browser, and ``site.js``
-mirrors :func:`rank_key` over them (parity: ``tests/test_search_oneview.py``).
+Whoosh index, :mod:`kb.site.search_export` writes its per-document weights for the browser, and ``site.js`` mirrors
+:func:`rank_key` over them (parity: ``tests/test_search_oneview.py``).
 
 A document is one node at the URL the site shows it on. For each looked-up index term a document scores its
 :func:`term_weight` (BM25's term-frequency part of the body, plus the title's × :data:`TITLE_BOOST`, against fixed
-reference lengths, lengths as the index stores them: :func:`field_length`) times the term's :func:`idf`; a
-character bigram of text the index has no term for scores :func:`gram_weight` × idf × ½, and counts 1/(bigrams of
-its piece) towards coverage (in units of :data:`COVER_SCALE` per term: :func:`gram_cover`). Documents are ordered
-by coverage (terms found), then score, then document order (:func:`doc_order`). All arithmetic is on integers,
-so Python and JavaScript rank alike to the last place. At most :data:`MAX_LOOKUPS` terms and bigrams are looked up."""
+reference lengths, lengths as the index stores them: :func:`field_length`) times the term's :func:`idf`; a character
+bigram of text the index has no term for scores :func:`gram_weight` × idf × ½, and counts 1/(bigrams of its piece)
+towards coverage (in units of :data:`COVER_SCALE` per term: :func:`gram_cover`). The words of an English name a
+Japanese query stands for count (one unit, and their scores) only in documents holding all of them. Documents are
+ordered by coverage (terms found), then score, then document order (:func:`doc_order`). All arithmetic is on
+integers, so Python and JavaScript rank alike to the last place. At most :data:`MAX_LOOKUPS` terms and bigrams are
+looked up."""
 
 from __future__ import annotations
 

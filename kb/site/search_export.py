@@ -19,8 +19,10 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 - ``g/<i>.js`` — the same for character bigrams (:func:`~kb.search.analysis.bigram_terms`), the fallback for query
   text the vocabulary does not cover; weight :func:`kb.search.ranking.gram_weight`.
 - ``n/<hex>.js`` — whole-query lookups: glossary names (folded, spaces and middle dots removed, or the query terms
-  joined) → [the rule the entry cites first, the entry]; rule numbers (:func:`kb.search.view.asked_by`: ``601.2``
-  with its subrules, ``601.2.`` alone) → their rules: these come first, as in ``kb search``.
+  joined) → [the rule the entry cites first, the entry]; a Japanese name's form followed by a tab → its English
+  names (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too); rule numbers
+  (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
+  as in ``kb search``.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 
 A document is one node at the URL the site shows it on (:mod:`kb.search.view`, the same documents as ``kb search``
@@ -291,7 +293,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     offers a jump only to a rule that has a page, at the URL the site gives it)."""
     from kb.search.names import name_forms
 
-    tables: dict[str, dict[str, list[int]]] = defaultdict(dict)
+    tables: dict[str, dict[str, list]] = defaultdict(dict)
     used: dict[str, list[str]] = {}
 
     def forms_of(name: str) -> list[str]:
@@ -323,8 +325,10 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     for form, docs in by_form.items():
         add(form, docs)
     names = site.names
+    english_of: dict[str, list[str]] = {}
     if names is not None:
         for form, english in names.english.items():
+            english_of[form] = list(english)
             docs = [d for name in english for f in forms_of(name) for d in by_form.get(f, [])]
             if docs:
                 add(form, list(dict.fromkeys(docs)))
@@ -332,6 +336,11 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
             docs = [d for name in japanese for f in forms_of(name) for d in tables[f"{ord(f[0]):x}"].get(f, [])]
             if docs:
                 add(reading, list(dict.fromkeys(docs)))
+            english = [e for name in japanese for f in sorted(forms_of(name)) for e in names.english.get(f, ())]
+            if english:
+                english_of[reading] = list(dict.fromkeys([*english_of.get(reading, []), *english]))
+    for form, english in english_of.items():  # a form has no whitespace: the tab sets these keys apart
+        tables[f"{ord(form[0]):x}"][form + "\t"] = english
     for number, entry in site.rules.items():  # in rule order
         for asked in asked_by(number):
             add(asked, docs_of(entry))

@@ -332,12 +332,18 @@
     }
     return next();
   }
-  function named(forms) {  // whole-query lookups (names, readings, rule numbers): document ids in order
+  function named(forms, english) {  // whole-query lookups (names, readings, rule numbers): document ids in order;
     return Promise.all(forms.map(function (f) { return load(firstShard(f)); })).then(function (tables) {
-      var ids = [];
+      var ids = [];  // `english`: also the English names the forms stand for (the key: the form and a tab)
       forms.forEach(function (f, k) { (own(tables[k], f) || []).forEach(function (id) { if (ids.indexOf(id) < 0) { ids.push(id); } }); });
+      if (english) { forms.forEach(function (f, k) { (own(tables[k], f + "\t") || []).forEach(function (e) { english.push(e); }); }); }
       return ids;
     });
+  }
+  function nameTerms(name) {  // the index terms of an English name, each once (as query_terms)
+    var out = [];
+    runs(fold(name)).forEach(function (p) { if (p[0] === "latin") { out = out.concat(latinTerms(p[1])); } });
+    return out.filter(function (t, i) { return out.indexOf(t) === i; });
   }
   function search(query, limit) {
     return constants().then(function (meta) {
@@ -367,28 +373,45 @@
       return analyseQuery(q.text).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
-        var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1]; });
-        a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length]); }); });
-        lookups = lookups.slice(0, K.maxLookups);
-        return Promise.all([named(forms)].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
-          var first = tables[0], scores = {};  // the whole query is a name: its rule, then its entry, first (as kb search)
-          lookups.forEach(function (l, k) {  // kb/search/ranking.py, in integers as there
-            var post = own(tables[k + 1], l[1]);
-            if (!Array.isArray(post)) { return; }
-            var df = post.length / 2, idf = Math.round(K.idfScale * Math.log(1 + (meta.n - df + 0.5) / (df + 0.5)));
-            var gram = l[0].charAt(0) === "g", id = 0;
-            var cover = gram ? Math.floor(K.cover / l[2]) : K.cover, weight = idf * (gram ? K.gramShare : K.termShare);
-            for (var i = 0; i < post.length; i += 2) {
-              id += post[i];  // doc ids are stored as gaps
-              var e = scores[id] || (scores[id] = [0, 0]);
-              e[0] += cover;
-              e[1] += weight * post[i + 1];
-            }
+        var english = [];
+        return named(forms, english).then(function (first) {
+          var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
+          english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
+            nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
           });
-          var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
-            return (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
-          }));
-          return docs(meta, ranked, q, limit).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
+          a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length, 0]); }); });
+          lookups = lookups.slice(0, K.maxLookups);
+          return Promise.all([first].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
+            var first = tables[0], scores = {}, names = {};  // the whole query is a name: its rule, then its entry, first
+            lookups.forEach(function (l, k) {  // kb/search/ranking.py, in integers as there
+              var post = own(tables[k + 1], l[1]), name = l[3];
+              if (!Array.isArray(post)) { return; }
+              var df = post.length / 2, idf = Math.round(K.idfScale * Math.log(1 + (meta.n - df + 0.5) / (df + 0.5)));
+              var gram = l[0].charAt(0) === "g", id = 0, into = scores;
+              if (name) { into = names[name] || (names[name] = {}); }
+              var cover = name ? 1 : gram ? Math.floor(K.cover / l[2]) : K.cover, weight = idf * (gram ? K.gramShare : K.termShare);
+              for (var i = 0; i < post.length; i += 2) {
+                id += post[i];  // doc ids are stored as gaps
+                var e = into[id] || (into[id] = [0, 0]);
+                e[0] += cover;
+                e[1] += weight * post[i + 1];
+              }
+            });
+            Object.keys(names).forEach(function (name) {  // an English name counts where all its words are
+              var size = lookups.filter(function (l) { return String(l[3]) === name; }).length;
+              Object.keys(names[name]).forEach(function (id) {
+                var held = names[name][id];
+                if (held[0] !== size) { return; }
+                var e = scores[id] || (scores[id] = [0, 0]);
+                e[0] += K.cover;
+                e[1] += held[1];
+              });
+            });
+            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
+              return (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
+            }));
+            return docs(meta, ranked, q, limit).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
+          });
         });
       });
     });
