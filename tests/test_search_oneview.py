@@ -85,7 +85,11 @@ def test_cli_serve_and_static_search_give_the_same_top_5(browser, kb_serve, bili
         cli = _top([hit["url"] for hit in json.loads(result.stdout)])
         with urllib.request.urlopen(f"{kb_serve}/_search?q={urllib.parse.quote(query)}") as response:
             serve = _top([hit["url"] for hit in json.load(response)["results"]])
-        static = _top([hit["url"] for hit in page.evaluate("([q, n]) => kbSearch(q, n)", [query, TOP])["results"]])
+        found = page.evaluate("([q, n]) => kbSearch(q, n)", [query, TOP])["results"]
+        for language in ("ja", "en"):  # lang: filters the documents by their node's language in the browser too
+            if f"lang:{language}" in query:
+                assert {hit["lang"] for hit in found} <= {language}, (query, found)
+        static = _top([hit["url"] for hit in found])
         rows.append({**case, "cli": cli, "serve": serve, "static": static})
     page.close()
     assert errors == []
@@ -103,3 +107,22 @@ def test_cli_serve_and_static_search_give_the_same_top_5(browser, kb_serve, bili
     (ARTIFACTS / "search-oneview.json").write_text(json.dumps(report, ensure_ascii=False, indent=1), encoding="utf-8")
     assert all(r["cli"] == r["serve"] for r in rows), [r for r in rows if r["cli"] != r["serve"]]
     assert len(same) / len(rows) >= PARITY, report["different"]
+
+
+def test_a_number_means_todays_number_and_version_searches_the_archive(bilingual_kb):
+    """701.34 is today's Proliferate, not the 2023 Japanese 701.34 (Manifest, shown at 701.40); version:20231117
+    searches that version, each node at the URL the site shows it on."""
+    from kb.search import Searcher
+    from kb.store import Store
+
+    with Store.open(bilingual_kb, create=False) as store, Searcher(store) as searcher:
+        today = searcher.search("701.34", limit=40)
+        assert today[0].url == "cr/701.html#701.34" and today[0].title == "Proliferate"
+        assert {h.url.split("#")[1] for h in today} <= {"701.34", *(f"701.34{x}" for x in "abcdefghijk")}
+        assert all(h.version == "20260116" for h in today)
+        old = searcher.search("version:20231117 lang:en 701.34")
+        assert (old[0].version, old[0].title, old[0].url) == ("20231117", "Manifest", "v/20231117/cr/701.html#701.34")
+        japanese = searcher.search("version:20231117 lang:ja 701.34")
+        assert (japanese[0].id, japanese[0].url) == ("cr:701.34", "cr/701.html#701.40")
+        english = searcher.search("lang:en 唱える", limit=40)
+        assert english and {h.lang for h in english} == {"en"}
