@@ -117,11 +117,12 @@ def test_a_number_means_todays_number_and_version_searches_the_archive(bilingual
 
     with Store.open(bilingual_kb, create=False) as store, Searcher(store) as searcher:
         today = searcher.search("701.34", limit=40)
-        assert today[0].url == "cr/701.html#701.34" and today[0].title == "Proliferate"
+        assert today[0].url == "cr/701.html#701.34" and "Proliferate" in today[0].snippet
         assert {h.url.split("#")[1] for h in today} <= {"701.34", *(f"701.34{x}" for x in "abcdefghijk")}
         assert all(h.version == "20260116" for h in today)
         old = searcher.search("version:20231117 lang:en 701.34")
-        assert (old[0].version, old[0].title, old[0].url) == ("20231117", "Manifest", "v/20231117/cr/701.html#701.34")
+        assert (old[0].version, old[0].url) == ("20231117", "v/20231117/cr/701.html#701.34")
+        assert "Manifest" in old[0].snippet
         japanese = searcher.search("version:20231117 lang:ja 701.34")
         assert (japanese[0].id, japanese[0].url) == ("cr:701.34", "cr/701.html#701.40")
         english = searcher.search("lang:en 唱える", limit=40)
