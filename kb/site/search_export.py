@@ -336,11 +336,11 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
             docs = [d for name in japanese for f in forms_of(name) for d in tables[f"{ord(f[0]):x}"].get(f, [])]
             if docs:
                 add(reading, list(dict.fromkeys(docs)))
-            english = [e for name in japanese for f in sorted(forms_of(name)) for e in names.english.get(f, ())]
-            if english:
-                english_of[reading] = list(dict.fromkeys([*english_of.get(reading, []), *english]))
-    for form, english in english_of.items():  # a form has no whitespace: the tab sets these keys apart
-        tables[f"{ord(form[0]):x}"][form + "\t"] = english
+            read = [e for name in japanese for f in sorted(forms_of(name)) for e in names.english.get(f, ())]
+            if read:
+                english_of[reading] = list(dict.fromkeys([*english_of.get(reading, []), *read]))
+    for form, names_of_form in english_of.items():  # a form has no whitespace: the tab sets these keys apart
+        tables[f"{ord(form[0]):x}"][form + "\t"] = names_of_form
     for number, entry in site.rules.items():  # in rule order
         for asked in asked_by(number):
             add(asked, docs_of(entry))
