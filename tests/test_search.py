@@ -223,3 +223,30 @@ def test_nodes_gone_from_the_store_are_skipped_then_removed_from_the_index(tmp_p
             assert "cr:601.7" not in ids(s.search("コストを変える呪文", limit=50))
         report = update_index(store)
         assert (report.added, report.updated, report.removed) == (0, 0, 1)
+
+
+def test_filters_never_change_the_ranking(searcher):
+    """A filter keeps the order of the unfiltered results (the ranking is over the whole view, as in the browser)."""
+    everything = searcher.search("呪文 唱える", limit=200)
+    rules = searcher.search("kind:rule 呪文 唱える", limit=200)
+    assert rules and [h.id for h in rules] == [h.id for h in everything if h.kind in ("chapter", "section", "rule", "subrule")]
+    glossary = searcher.search("kind:glossary 呪文 唱える", limit=200)
+    assert glossary and [h.id for h in glossary] == [h.id for h in everything if h.kind == "glossary"]
+
+
+def test_a_lone_digit_is_a_chapter_only_with_a_prefix(searcher):
+    assert searcher.search("CR:6")[0].match == "number"
+    assert all(h.match != "number" for h in searcher.search("6"))
+
+
+def test_the_ranking_is_integer_arithmetic_on_the_lengths_the_index_stores():
+    """Stored lengths are a fixed point of field_length (the live search reads them back from Whoosh, the export
+    computes them), weights grow with the term frequency and fall with the length, idf falls with df."""
+    from kb.search import ranking
+
+    assert all(ranking.field_length(ranking.field_length(n)) == ranking.field_length(n) for n in range(0, 5000))
+    assert ranking.term_weight(2, 10, 0, 0) > ranking.term_weight(1, 10, 0, 0) > ranking.term_weight(1, 200, 0, 0) > 0
+    assert ranking.term_weight(0, 10, 1, 2) > ranking.term_weight(1, 10, 0, 0)  # a title hit outweighs a body hit
+    assert ranking.idf(1000, 1) > ranking.idf(1000, 100) > ranking.idf(1000, 900) >= 0
+    assert all(isinstance(x, int) for x in (ranking.term_weight(3, 40, 1, 2), ranking.gram_weight(2, 50), ranking.idf(9, 2)))
+    assert ranking.gram_cover(3) * 3 == ranking.COVER_SCALE

@@ -16,7 +16,7 @@ from kb.cli.terminal import json_text, terminal_safe
 @click.option("--kind", type=click.Choice(["rule", "glossary", "article", "note", "card"]), default=None,
               help="Only this kind (rule = chapters, sections, rules and subrules).")
 @click.option("--lang", type=click.Choice(["ja", "en"]), default=None, help="Only this language.")
-@click.option("--version", "version", default=None, help="CR version to search (default: the newest of each language).")
+@click.option("--version", "version", default=None, help="CR version to search (default: what the site shows: the current view).")
 @click.pass_context
 def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str | None, lang: str | None,
            version: str | None) -> None:

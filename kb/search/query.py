@@ -1,25 +1,28 @@
 """Query understanding and the search API: :func:`search` (one call) or :class:`Searcher` (many queries, warm).
 
-A query is, in this order of precedence:
+A query searches the documents the site shows (:mod:`kb.search.view`: each node of the current view at its URL;
+``version:V``: that version's nodes), the same documents, ranked the same way, as the static search and
+``kb serve``. It is, in this order of precedence:
 
 1. **Rule numbers** — the whole query (after filters) is a rule number in any width or prefix (``601.2f``,
-   ``６０１．２ｆ``, ``CR:601.2f``, ``rule 601.2f``): that rule and its subrules (``120.4``), the rule alone with a
+   ``６０１．２ｆ``, ``CR:601.2f``, ``rule 601.2f``; a lone digit only with a prefix): a number means today's
+   number (older numbering is ``version:``): that rule and its subrules (``120.4``), the rule alone with a
    trailing period (``120.4.``), or a range (``601.2a-d``, ``601.2a-601.2d``). ``702.6`` never matches ``702.60``.
 2. **Glossary terms** — the whole query is a glossary term, alias or English name (``予示``, ``Manifest``,
    ``マナコスト``), its reading (``よし``), or a Japanese name whose English name is one (the wiki title ``接死`` →
-   Deathtouch; :mod:`kb.search.names`): the rule that defines it (the entry's first rule reference) first, then the
-   entry, in each language; Japanese first. The English names of a Japanese name (a card's too) are also searched
-   as phrases after the words, so Japanese queries reach English-only rules.
-3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; a node must hold every term (in ``title`` or
-   ``body``; a term the index does not know is looked up as a bigram phrase of what was typed in ``grams`` — of
-   the whole word when Sudachi left a single character), ranked by BM25F with title hits boosted; nodes holding
-   only some of the terms follow. Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as
-   phrases.
+   Deathtouch; :mod:`kb.search.names`): for each entry, the rule its texts cite first, then the entry (each in
+   both languages, Japanese first).
+3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; each term the index knows is looked up in
+   ``title`` and ``body``, the other Japanese words as bigrams of what was typed (of the whole word when Sudachi
+   left a single character), and the documents ranked by :mod:`kb.search.ranking` (terms found, then score).
+   Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as phrases (the
+   browser's search reads them as words).
 
 Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
-``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en``; ``version:V``. Versions: the newest of each
-language by default; ``V`` picks the versions equal to V or starting with ``V.`` (``20231117`` → the English
-20231117 and the Japanese 20231117.0); unversioned nodes (wiki, notes, cards) are always searched.
+``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en`` (the node's language); ``version:V``
+(the versions equal to V or starting with ``V.``: ``20231117`` → the English 20231117 and the Japanese
+20231117.0, each node at the URL the site shows it on, in the ``v/<version>/`` archive when not current).
+Filters never change the ranking; unversioned nodes (wiki, notes, cards) are always searched.
 
 Each :class:`Hit` carries kind, number/title, version, language, score, the URL of the page the site shows it on
 (:class:`kb.urls.where.Locator`: a translated rule is shown under its current number, ``shown_as``; older
@@ -43,9 +46,10 @@ from typing import TYPE_CHECKING, Any
 from kb import rulenum
 from kb.errors import KbError
 from kb.fold import fold
-from kb.ids import rule_id, rule_number
+from kb.ids import rule_id
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
-from kb.search import analysis
+from kb.search import analysis, ranking, view
+from kb.search.view import DocTable, ViewDoc
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -56,8 +60,6 @@ if TYPE_CHECKING:
 log = logging.getLogger("kb")
 
 MAX_QUERY_CHARS = 500
-TITLE_BOOST = 3.0
-NUMBER_BOOST = 5.0
 SNIPPET_CHARS = 160
 KIND_FILTERS = {"rule": RULE_KINDS, "glossary": (GLOSSARY,), "article": (ARTICLE,), "note": (NOTE,), "card": (CARD,)}
 LANG_ORDER = {"ja": 0, "en": 1}
@@ -155,6 +157,8 @@ def parse_query(query: str, *, kind: str | None = None, lang: str | None = None,
 def _rule_numbers(text: str) -> tuple[tuple[str, ...], bool]:
     folded = fold(text).strip()
     number = rulenum.normalize(folded)
+    if number and (folded[0].isdigit() and "." not in number and len(number) == 1):
+        return (), False  # a lone digit is a chapter only with a prefix (CR:6), as in the browser
     if number:
         return (number,), not folded.endswith(".")
     m = _RANGE.match(folded)
@@ -200,6 +204,7 @@ class Searcher:
         self._kept = kept
         self.locator = Locator(kept.view(store) if kept else current_view(store))
         self.snippets = SnippetMemo(self.splitter)
+        self._tables: dict[frozenset, tuple[Any, DocTable]] = {}  # scopes → (the Whoosh searcher, its documents)
 
     @cached_property
     def names(self) -> NameTable:
@@ -239,71 +244,68 @@ class Searcher:
         return damaged_index_error(self.store, error)
 
     def _search(self, q: ParsedQuery, limit: int) -> list[Hit]:
-        versions = self._chosen_versions(q)
+        scopes = self._scopes(q)
         english = () if q.numbers or q.phrases else self.names.english_names(self.splitter, q.text)
-        scopes = frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
         with self.indexes.lock:
             self.indexes.refresh()
             ws = self.indexes.searcher(scopes)
-            found: list[tuple[NodeKey, float, str]] = []
-            if q.numbers:
-                found = self._by_number(q, versions, limit)
-            if ws is not None and not found and not q.phrases:
-                found = self._by_term(ws, q, versions, english)
-            words = [] if ws is None or (q.numbers and found) else self._by_words(ws, scopes, q, limit + len(found))
-            for name in english if ws is not None else ():  # the English names of a Japanese name reach English text
-                words += self._by_words(ws, scopes, ParsedQuery("", (name,), q.kinds, q.lang, q.version), limit)
-        seen = {k for k, _, _ in found}
-        for f in words:
-            if f[0] not in seen:
-                seen.add(f[0])
-                found.append(f)
+            if ws is None:
+                return []
+            table = self._table(ws, scopes, q.version)
+            ranked: list[tuple[int, float, str]] = []
+            if q.numbers:  # today's numbers (or version:V's): the rules, with their subrules unless told
+                asked = [n if q.with_subrules else n + "." for n in q.numbers]
+                ranked = [(d, 1.0, "number") for d in dict.fromkeys(d for n in asked for d in table.by_number.get(n, []))]
+            if not ranked and not q.phrases:
+                ranked = [(d, 1.0, "term") for d in self._by_term(ws, table, q, english)]
+            if not (q.numbers and ranked):
+                first = {d for d, _, _ in ranked}
+                ranked += [r for r in self._by_words(ws, table, q, english) if r[0] not in first]
+            kinds = self._kind_docs(ws, scopes, q.kinds) if q.kinds else None
+            chosen = [(table.docs[d], score, match) for d, score, match in ranked
+                      if (kinds is None or d in kinds) and (not q.lang or table.docs[d].key.lang == q.lang)]
+        by_url: dict[str, list[tuple[ViewDoc, float, str]]] = {}
+        for doc, score, match in chosen:  # one URL: its documents together, Japanese first
+            by_url.setdefault(doc.url, []).append((doc, score, match))
         terms = set() if q.numbers else set(analysis.query_terms(self.splitter, " ".join([q.text, *q.phrases, *english])))
-        hits = (self._hit(key, score, match, terms, q, english) for key, score, match in found)
+        found = (d for group in by_url.values() for d in sorted(group, key=lambda x: LANG_ORDER.get(x[0].key.lang, 9)))
+        hits = (self._hit(doc, score, match, terms, q, english) for doc, score, match in found)
         return list(islice((hit for hit in hits if hit is not None), limit))
 
-    # versions ---------------------------------------------------------------------------------------------------
-    def _chosen_versions(self, q: ParsedQuery) -> set[tuple[str, str]]:
-        """(version, lang) pairs to search; unversioned nodes are added by the callers."""
-        chosen = set()
-        for lang, versions in self._versions.items():
-            if q.lang and lang != q.lang:
-                continue
-            if q.version:
-                chosen |= {(v, lang) for v in versions if v == q.version or v.startswith(q.version + ".")}
-            elif versions:
-                chosen.add((versions[0], lang))
-        if q.version and not chosen:
-            known = sorted({v for vs in self._versions.values() for v in vs})
-            raise KbError(f"version {q.version}: not in the knowledge base (have: {', '.join(known) or 'none'})")
-        return chosen
+    # the documents ranked ------------------------------------------------------------------------------------
+    def _scopes(self, q: ParsedQuery) -> frozenset[tuple[str, str]]:
+        """The (version, lang) indexes a query ranks over, whatever its filters (so the filters never change the
+        ranking): the current view's, or version V's; unversioned nodes always."""
+        if q.version:
+            chosen = {(v, lang) for lang, versions in self._versions.items() for v in versions
+                      if v == q.version or v.startswith(q.version + ".")}
+            if not chosen:
+                known = sorted({v for vs in self._versions.values() for v in vs})
+                raise KbError(f"version {q.version}: not in the knowledge base (have: {', '.join(known) or 'none'})")
+        else:
+            shown = self.locator.view
+            chosen = {(ja.key.version, "ja") for ja in shown.ja.values()}
+            if shown.english is not None:
+                chosen.add((shown.english.version, "en"))
+            elif shown.shown is not None:
+                chosen.add((shown.shown.version, shown.shown.lang))
+        return frozenset(chosen | {(UNVERSIONED, lang) for lang in LANG_ORDER})
 
-    def _allowed(self, key: NodeKey, kind: str | None, q: ParsedQuery, versions: set[tuple[str, str]]) -> bool:
-        """Whether a node is in the query's scope (``kind`` None: ignore the kind filter)."""
-        if kind is not None and q.kinds and kind not in q.kinds:
-            return False
-        if q.lang and key.lang != q.lang:
-            return False
-        return key.version == UNVERSIONED or (key.version, key.lang) in versions
-
-    # 1. rule numbers ---------------------------------------------------------------------------------------------
-    def _by_number(self, q: ParsedQuery, versions: set[tuple[str, str]], limit: int) -> list[tuple[NodeKey, float, str]]:
-        rows = []
-        for number in q.numbers:
-            pattern = None
-            if q.with_subrules:
-                parsed = rulenum.parse(number)
-                pattern = {"chapter": f"{number}[0-9][0-9]*", "section": f"{number}.*",
-                           "rule": f"{number}{rulenum.LETTER}"}.get(parsed.kind) if parsed else None
-            for key, kind, order in self.store.keys_numbered(number, pattern=pattern):
-                if self._allowed(key, kind, q, versions):
-                    rows.append((LANG_ORDER.get(key.lang, 9), key.version, order, key))
-        rows.sort(key=lambda r: r[:3])
-        return [(key, 1.0, "number") for *_, key in rows[:limit]]
+    def _table(self, ws: Any, scopes: frozenset, version: str | None) -> DocTable:
+        """The documents of ``ws`` a query ranks (made once per open Whoosh searcher)."""
+        kept = self._tables.get(scopes)
+        if kept is not None and kept[0] is ws:
+            return kept[1]
+        if version:
+            table = view.doc_table(ws, lambda key: True, lambda key: self.locator.url(key), view.own_rule_number)
+        else:
+            table = view.doc_table(ws, view.current_shown(self.locator.view), lambda key: self.locator.url(key),
+                                   view.shown_rule_number(self.locator))
+        self._tables[scopes] = (ws, table)
+        return table
 
     # 2. glossary terms -------------------------------------------------------------------------------------------
-    def _by_term(self, ws: Any, q: ParsedQuery, versions: set[tuple[str, str]],
-                 english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
+    def _by_term(self, ws: Any, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[int]:
         """The glossary entries the whole query names — in Japanese, in English, by reading, or through the English
         name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it."""
         from whoosh import query as wq
@@ -312,51 +314,113 @@ class Searcher:
 
         forms = {f for name in (q.text, *self.names.japanese_names(q.text), *english) for f in name_forms(self.splitter, name)}
         lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in sorted(forms)])])
-        entries = [_key(ws.stored_fields(n)["key"]) for n in ws.docs_for_query(lookup)]
-        entries = sorted((k for k in entries if self._allowed(k, None, q, versions)),
-                         key=lambda k: (LANG_ORDER.get(k.lang, 9), k.id))
-        found: list[tuple[NodeKey, float, str]] = []
-        for entry in entries:
-            rule = self._defining_rule(entry)
-            if rule is not None and self._allowed(rule, self._kind_of(rule), q, versions):
-                found.append((rule, 1.0, "term"))
-            if self._allowed(entry, GLOSSARY, q, versions):
-                found.append((entry, 1.0, "term"))
+        entries = sorted((d for d in ws.docs_for_query(lookup) if d in table.docs),
+                         key=lambda d: (LANG_ORDER.get(table.docs[d].key.lang, 9), table.docs[d].key.id))
+        found: list[int] = []
+        for url in dict.fromkeys(table.docs[d].url for d in entries):  # an entry: the rules its texts cite first,
+            docs = table.by_url[url]  # then the entry, each in both languages
+            rules = [table.by_key.get(rule) for d in docs if (rule := self._defining_rule(table.docs[d].key))]
+            for doc in [d for r in rules if r is not None for d in table.by_url[table.docs[r].url]] + docs:
+                if doc not in found:
+                    found.append(doc)
         return found
 
     def _defining_rule(self, entry: NodeKey) -> NodeKey | None:
+        """The rule an entry cites first; a translation's rule the current view lacks is the shown rule its
+        reference leads to (renumbered, or of the same number), as the site links it."""
         target = next((sr.ref.target for sr in self.store.refs_from(entry) if sr.ref.kind == REF_RULE), None)
         if target is None:
             return None
         key = NodeKey(entry.version, entry.lang, rule_id(target))
-        return key if self._kind_of(key) else None
-
-    def _kind_of(self, key: NodeKey) -> str | None:
-        return self.store.kind_of(key)
+        cv = self.locator.view
+        if key not in cv.current_ids and cv.english is not None and entry.version != cv.english.version:
+            shown = cv.renumbered.get((key.version, key.id), key.id)
+            return NodeKey(cv.english.version, "en", shown) if shown else None
+        return key
 
     # 3. words ------------------------------------------------------------------------------------------------------
-    def _by_words(self, ws: Any, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
-        from whoosh import query as wq
+    def _by_words(self, ws: Any, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[tuple[int, float, str]]:
+        """Every document holding a looked-up term or bigram, in the order of :mod:`kb.search.ranking`; with
+        phrases, only documents holding them."""
+        lookups = self._lookups(ws, " ".join([q.text, *q.phrases]), english)
+        if not lookups:
+            return []
+        allowed = None
+        if q.phrases:
+            from whoosh import query as wq
 
-        groups = [self._term_query(ws, term, q.text) for term in _unique(analysis.analyze(self.splitter, q.text, index=False))]
-        phrases = [self._phrase_query(ws, p) for p in q.phrases]
-        if not groups and not phrases:
-            return []
-        restrict = self._kind_docs(ws, scopes, q.kinds) if q.kinds else None
-        if restrict is not None and not restrict:  # Whoosh reads an empty filter as no filter
-            return []
-        found: list[tuple[NodeKey, float, str]] = []
-        seen: set[str] = set()
-        strict = wq.And(groups + phrases)
-        for hit in ws.search(strict, filter=restrict, limit=limit):
-            seen.add(hit["key"])
-            found.append((_key(hit["key"]), hit.score, "words"))
-        if len(groups) > 1 and len(found) < limit:
-            loose = wq.And([wq.Or(groups)] + phrases) if phrases else wq.Or(groups)
-            for hit in ws.search(loose, filter=restrict, limit=limit):
-                if hit["key"] not in seen:
-                    found.append((_key(hit["key"]), hit.score, "some words"))
-        return found
+            allowed = set(ws.docs_for_query(wq.And([self._phrase_query(ws, p) for p in q.phrases])))
+        reader = ws.reader()
+        scores: dict[int, list[int]] = {}
+        names: dict[int, dict[int, list[int]]] = {}  # English name → document → [its terms held, their score]
+        for field, text, grams, name in lookups:
+            held = self._postings(reader, table, field, text)
+            weight = ranking.idf(table.size, len(held)) * (ranking.GRAM_SHARE if grams else ranking.TERM_SHARE)
+            cover = ranking.gram_cover(grams) if grams else ranking.COVER_SCALE
+            for doc, w in held.items():
+                entry = names.setdefault(name, {}).setdefault(doc, [0, 0]) if name else scores.setdefault(doc, [0, 0])
+                entry[0] += 1 if name else cover
+                entry[1] += weight * w
+        for name, held_by in names.items():  # an English name counts where all its words are
+            size = sum(1 for lookup in lookups if lookup[3] == name)
+            for doc, (count, score) in held_by.items():
+                if count == size:
+                    entry = scores.setdefault(doc, [0, 0])
+                    entry[0] += ranking.COVER_SCALE
+                    entry[1] += score
+        full = (sum(ranking.gram_cover(grams) if grams else ranking.COVER_SCALE for _, _, grams, name in lookups if not name)
+                + ranking.COVER_SCALE * len({lookup[3] for lookup in lookups if lookup[3]}))
+        ranked = sorted((d for d in scores if allowed is None or d in allowed),
+                        key=lambda d: ranking.rank_key(scores[d][0], scores[d][1], table.docs[d].order))
+        scale = ranking.IDF_SCALE * ranking.WEIGHT_SCALE * ranking.TERM_SHARE
+        return [(d, scores[d][1] / scale, "words" if scores[d][0] >= full else "some words") for d in ranked]
+
+    def _lookups(self, ws: Any, text: str, english: tuple[str, ...] = ()) -> list[tuple[str, str, int, int]]:
+        """(field, term, bigrams of its piece — 0 for an index term, English name — 0 for none) to look up for
+        ``text``: the index terms of its words, those of each English name the whole text stands for
+        (``ドライアドの東屋`` → Dryad Arbor: name 1, 2 …), then the bigrams of each Japanese word the index has no
+        term for (of the whole word when Sudachi left a single character); at most
+        :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser."""
+        terms: list[tuple[str, str, int, int]] = []
+        grams: list[tuple[str, str, int, int]] = []
+        for term in _unique(analysis.analyze(self.splitter, text, index=False)):
+            surface = text[term.start:term.end]
+            if self._known(ws, term.text) or surface.isascii():
+                terms.append(("body", term.text, 0, 0))
+                continue
+            if len(surface) < 2:
+                surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
+            piece = analysis.bigram_terms(surface)
+            grams += [("grams", g, len(piece), 0) for g in piece]
+        for number, name in enumerate(english, 1):
+            terms += [("body", t, 0, number) for t in dict.fromkeys(analysis.query_terms(self.splitter, name))]
+        return (terms + grams)[:ranking.MAX_LOOKUPS]
+
+    @staticmethod
+    def _postings(reader: Any, table: DocTable, field: str, text: str) -> dict[int, int]:
+        """Document → stored weight (:mod:`kb.search.ranking`) of a term (``field`` body: title and body) or bigram."""
+        if field == "grams":
+            if ("grams", text) not in reader:
+                return {}
+            m = reader.postings("grams", text)
+            out = {}
+            while m.is_active():
+                d = m.id()
+                if d in table.docs:
+                    out[d] = ranking.gram_weight(int(m.weight()), reader.doc_field_length(d, "grams") or 0)
+                m.next()
+            return out
+        tfs: dict[int, list[int]] = {}
+        for slot, name in enumerate(("title", "body")):
+            if (name, text) in reader:
+                m = reader.postings(name, text)
+                while m.is_active():
+                    d = m.id()
+                    if d in table.docs:
+                        tfs.setdefault(d, [0, 0])[slot] = int(m.weight())
+                    m.next()
+        return {d: ranking.term_weight(body, reader.doc_field_length(d, "body") or 0, title,
+                                       reader.doc_field_length(d, "title") or 0) for d, (title, body) in tfs.items()}
 
     def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
         """Document numbers of the given kinds in the searcher of ``scopes``, computed once per open searcher."""
@@ -371,19 +435,6 @@ class Searcher:
     def _known(ws: Any, term: str) -> bool:
         return bool(ws.doc_frequency("title", term) or ws.doc_frequency("body", term))
 
-    def _term_query(self, ws: Any, term: analysis.Term, text: str) -> Any:
-        from whoosh import query as wq
-
-        if self._known(ws, term.text):
-            parts = [wq.Term("title", term.text, boost=TITLE_BOOST), wq.Term("body", term.text)]
-            if rulenum.parse(term.text):
-                parts.append(wq.Term("number", term.text, boost=NUMBER_BOOST))
-            return wq.Or(parts)
-        surface = text[term.start:term.end]
-        if len(surface) < 2:  # a one-character piece: look for the whole word it came from
-            surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
-        return _grams_query(surface) or wq.Term("body", term.text)
-
     def _phrase_query(self, ws: Any, phrase: str) -> Any:
         from whoosh import query as wq
 
@@ -391,14 +442,15 @@ class Searcher:
         if not words or not all(self._known(ws, w.text) for w in words):
             return _grams_query(phrase) or wq.NullQuery
         if len(words) == 1:
-            return wq.Or([wq.Term("title", words[0].text, boost=TITLE_BOOST), wq.Term("body", words[0].text)])
+            return wq.Or([wq.Term("title", words[0].text), wq.Term("body", words[0].text)])
         texts = [w.text for w in words]
-        return wq.Or([wq.Phrase("title", texts, slop=1, boost=TITLE_BOOST), wq.Phrase("body", texts, slop=1)])
+        return wq.Or([wq.Phrase("title", texts, slop=1), wq.Phrase("body", texts, slop=1)])
 
     # results ---------------------------------------------------------------------------------------------------
-    def _hit(self, key: NodeKey, score: float, match: str, terms: set[str], q: ParsedQuery,
+    def _hit(self, doc: ViewDoc, score: float, match: str, terms: set[str], q: ParsedQuery,
              english: tuple[str, ...] = ()) -> Hit | None:
-        """The result for one node; None when the store no longer has it (an index not yet updated)."""
+        """The result for one document; None when the store no longer has its node (an index not yet updated)."""
+        key = doc.key
         node = self.store.node(key)
         if node is None:
             return None
@@ -408,11 +460,9 @@ class Searcher:
             section = self.store.node(NodeKey(key.version, key.lang, section.parent))
         snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english],
                                            self.snippets)
-        shown = self.locator.shown_id(key)
-        shown_number = rule_number(shown) if shown else None
         return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
-                   lang=node.lang, score=round(score, 4), url=self.locator.url(key, node.kind), snippet=snippet,
-                   highlights=highlights, shown_as=shown_number if shown_number != node.number else None,
+                   lang=node.lang, score=round(score, 4), url=doc.url, snippet=snippet,
+                   highlights=highlights, shown_as=doc.number if doc.number != node.number and not q.version else None,
                    parent_number=parent.number if parent else None,
                    parent_title=(parent.title or _first_line(parent.text)) if parent else None,
                    section=f"{section.number or ''} {section.title}".strip() if section and section.title else None,

@@ -3,7 +3,7 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
-- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": documents per chunk, "r": REF_LEN,
+- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
   "k": constants}``: ``k`` (:func:`browser_constants`) is everything the browser's search and previews share with
   Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
   defined here or below, never copied into ``site.js``.
@@ -13,16 +13,23 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   :func:`kb.search.analysis.query_terms` does; Latin words are folded and stemmed in the browser (a port of
   :func:`~kb.search.analysis.light_stem`).
 - ``p/<i>.js`` — postings ``{term: [doc gap, weight, doc gap, weight, …]}`` (doc ids ascending, each written as the
-  gap from the previous one) for the terms whose FNV-1a hash (of the UTF-8
-  bytes) modulo ``p`` is ``i``; weight = 10 × BM25 term-frequency part (body, plus title × :data:`kb.search.query.TITLE_BOOST`),
-  with a fixed reference length so one document's change rewrites only the shards of its terms.
+  gap from the previous one) for the terms whose FNV-1a hash (of the UTF-8 bytes) modulo ``p`` is ``i``; weight:
+  :func:`kb.search.ranking.term_weight` (fixed reference lengths, so one document's change rewrites only the shards
+  of its terms).
 - ``g/<i>.js`` — the same for character bigrams (:func:`~kb.search.analysis.bigram_terms`), the fallback for query
-  text the vocabulary does not cover.
-- ``n/<hex>.js`` — whole-query glossary names (folded, spaces and middle dots removed, or the query terms joined)
-  → [the rule the entry cites first, the entry]: these come first, as in ``kb search``.
-- ``d/<i>.js`` — documents ``[url, label, snippet]`` with ids ``i*c … i*c+c-1`` (``null`` for retired ids).
+  text the vocabulary does not cover; weight :func:`kb.search.ranking.gram_weight`.
+- ``n/<hex>.js`` — whole-query lookups: glossary names (folded, spaces and middle dots removed, or the query terms
+  joined) → [the rule the entry cites first, the entry]; a Japanese name's form followed by a tab → its English
+  names (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too); rule numbers
+  (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
+  as in ``kb search``.
+- ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 
-Document ids are stable across builds (kept in the build manifest), and the analysis of each document is cached by
+A document is one node at the URL the site shows it on (:mod:`kb.search.view`, the same documents as ``kb search``
+ranks, scored by :mod:`kb.search.ranking`): entry ``k`` (``ids[url]``) has the documents ``2k`` (Japanese) and
+``2k+1`` (English); a first build numbers the entries in :func:`kb.search.ranking.doc_order`, the tie-break.
+
+Entry ids are stable across builds (kept in the build manifest), and the analysis of each document is cached by
 its text's hash, so an incremental build analyses only changed documents (each once) and rewrites only changed
 shards; a hash of each document chunk's inputs and of each name shard, also kept, spares making the documents of
 an unchanged chunk and encoding unchanged chunks and name shards. The state records the analysis and dictionary
@@ -42,15 +49,15 @@ from typing import Any
 
 from kb import rulenum
 from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
-from kb.search.query import TITLE_BOOST
+from kb.search import ranking
+from kb.search.ranking import MAX_LOOKUPS
+from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
 from kb.splitter import JapaneseSplitter
 
-K1, B = 1.2, 0.75
-REF_LEN = 30  # reference body length (terms) for BM25 length normalisation: fixed, so weights depend on one document
-TITLE_REF_LEN = 3
-CHUNK = 16
+CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
+LANG_SLOT = {"ja": 0, "en": 1}
 POSTINGS_PER_SHARD = 700
 SNIPPET_CHARS = 70
 
@@ -59,7 +66,6 @@ KIND_LABELS = {"rule": "ルール", "glossary": "用語", "article": "記事", "
 # bounds of one query in the browser: what it may load and how far a vocabulary match may reach (a 3,000-kanji query
 # loaded 3,021 scripts; 3,000 × 唱 froze the tab for 75 s)
 MAX_VOCAB_SHARDS = 32  # distinct first characters whose vocabulary shard one query loads; the rest is read as bigrams
-MAX_LOOKUPS = 96  # terms and bigrams one query looks up
 MAX_SURFACE_CHARS = 48  # the longest vocabulary surface a query is matched against
 
 
@@ -73,7 +79,8 @@ def browser_constants() -> dict:
             "rule": rulenum.RULE, "number": rulenum.NUMBER, "parts": rulenum.NUMBER_PARTS,
             "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
             "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
-            "maxLookups": MAX_LOOKUPS, "maxSurface": MAX_SURFACE_CHARS}
+            "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
+            "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS}
 
 
 @dataclass(frozen=True)
@@ -84,7 +91,7 @@ class SearchDoc:
     title: str
     body: str
     kind: str = ""  # the kb search kind filter it answers to: rule, glossary, article, note, card
-    langs: str = ""  # the languages of its text: "ja", "en" or "ja en"
+    lang: str = ""  # the language of its text: "ja" or "en"
 
 
 def fnv1a(text: str) -> int:
@@ -95,23 +102,29 @@ def fnv1a(text: str) -> int:
 
 
 def search_entries(site: SiteData) -> list[Entry]:
-    """What the index has a document for: each rule, section, glossary term and unversioned node."""
-    return [*site.rules.values(), *site.terms.values(), *site.others.values()]
+    """What the index has documents for: each rule, section, glossary term and unversioned node, in the order
+    :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
+    groups = ((site.rules.values(), False), (site.terms.values(), False), (site.others.values(), True))
+    return [entry for entries, unversioned in groups
+            for entry in sorted(entries, key=lambda e, u=unversioned: place(e.url, e.number, u))]  # type: ignore[misc]
 
 
-def search_doc(entry: Entry) -> SearchDoc:
-    """The document of one entry, as the site shows it."""
+def search_doc(entry: Entry) -> list[SearchDoc]:
+    """The documents of one entry, as the site shows it: one per language (Japanese first), each with the fields
+    the index gives that node (:func:`kb.search.index.node_fields`)."""
     nodes = [entry.nodes[lang] for lang in ("ja", "en") if lang in entry.nodes]
-    names = [x for n in nodes for x in (n.title, *n.aliases, n.english) if x]
-    body = "\n".join(x for n in nodes for x in (n.text, *n.examples) if x)
     first = nodes[0]
-    snippet = " ".join((first.text or first.title or "").split())[:SNIPPET_CHARS]
     label = entry.label if entry.kind not in (CHAPTER, SECTION) or not first.title else f"{entry.number}. {first.title}"
     if entry.kind == GLOSSARY:
         label = entry.label + (f" / {first.english}" if first.english else "")
     kind = "rule" if entry.kind in RULE_KINDS else entry.kind
-    return SearchDoc(entry.url, without_controls(label), without_controls(snippet), "\n".join(dict.fromkeys(names)), body, kind,
-                     " ".join(n.lang for n in nodes))
+    docs = []
+    for node in nodes:
+        names = [x for x in (node.title, *node.aliases, node.english) if x]
+        snippet = " ".join((node.text or node.title or "").split())[:SNIPPET_CHARS]
+        docs.append(SearchDoc(entry.url, without_controls(label), without_controls(snippet), "\n".join(names),
+                              "\n".join([node.text, *node.examples]), kind, node.lang))
+    return docs
 
 
 def _inputs_digest(slots: list[Entry | None]) -> bytes:
@@ -133,28 +146,26 @@ def _digest(data: Any) -> bytes:
 
 def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
     """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
-    from kb.search.analysis import analyze, bigram_terms, fold
+    from kb.search.analysis import MIDDLE_DOTS, analyze, bigram_terms, fold
 
     vocab: dict[str, str] = {}
     fields: dict[str, Any] = {}
     for name, text in (("t", doc.title), ("b", doc.body)):
-        terms = analyze(splitter, text, index=True) if text else []
+        terms = analyze(splitter, text, index=True) if text.strip() else []
         fields[name] = [t.text for t in terms]
         for t in terms:
             surface = fold(text[t.start:t.end])
             if surface and not surface.isascii():
                 vocab.setdefault(surface, t.text)
-    fields["g"] = bigram_terms(doc.title + "\n" + doc.body)
+                if any(c in MIDDLE_DOTS for c in surface):  # マナコスト typed for マナ・コスト, as Sudachi reads it
+                    vocab.setdefault("".join(c for c in surface if c not in MIDDLE_DOTS), t.text)
+    fields["g"] = bigram_terms("\n".join(x for x in (doc.title, doc.body) if x))
     fields["v"] = vocab
     return fields
 
 
 def _text_key(doc: SearchDoc) -> str:
     return hashlib.sha1((doc.title + "\0" + doc.body).encode()).hexdigest()
-
-
-def _tf_weight(tf: int, length: int, ref_len: int = REF_LEN) -> float:
-    return tf * (K1 + 1) / (tf + K1 * (1 - B + B * length / ref_len))
 
 
 def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str | None],
@@ -193,25 +204,26 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         doc_id = ids[entry.url]
         slots[doc_id // CHUNK][doc_id % CHUNK] = entry
     files: dict[str, str] = {}
-    keys: dict[int, str] = {}
+    keys: dict[int, str] = {}  # document id → its text's hash
     docs: dict[int, SearchDoc] = {}
     chunks: dict[int, bytes] = {}
     same: set[int] = set()  # chunks of the same documents as last time
+    per_chunk = 2 * CHUNK
     for chunk, chunk_entries in slots.items():
         chunks[chunk] = digest = _inputs_digest(chunk_entries)
         if digest == old_chunks.get(chunk):
             same.add(chunk)
             continue
-        first = chunk * CHUNK
-        rows: list[list[str] | None] = [None] * CHUNK
+        rows: list[list[str] | None] = [None] * per_chunk
         for j, slot in enumerate(chunk_entries):
-            if slot:
-                docs[first + j] = doc = search_doc(slot)
-                keys[first + j] = _text_key(doc)
-                rows[j] = [doc.url, doc.label, doc.snippet, doc.kind, doc.langs]
+            for doc in search_doc(slot) if slot else ():
+                row = 2 * j + LANG_SLOT[doc.lang]
+                docs[chunk * per_chunk + row] = doc
+                keys[chunk * per_chunk + row] = _text_key(doc)
+                rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
         files[f"search/d/{chunk}.js"] = _script(f"d/{chunk}", rows)
-    keys.update({i: k for i, k in old_keys.items() if i // CHUNK in same})
-    ids = {url: i for url, i in ids.items() if i in keys}
+    keys.update({i: k for i, k in old_keys.items() if i // per_chunk in same})
+    ids = {url: i for url, i in ids.items() if 2 * i in keys or 2 * i + 1 in keys}
     if not incremental:
         old_keys = {}
     # the new and changed documents (every one when not incremental), each analysed at most once
@@ -256,7 +268,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         name_digests[hex_code] = digest = _digest(items)
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
-    files["search/meta.js"] = _script("meta", {"n": len(entries), "p": p_count, "g": g_count, "c": CHUNK, "r": REF_LEN,
+    files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
                                                "k": browser_constants()})
     new_cache = {k: cache[k] for k in keys.values() if k in cache}
     new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
@@ -281,7 +293,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     offers a jump only to a rule that has a page, at the URL the site gives it)."""
     from kb.search.names import name_forms
 
-    tables: dict[str, dict[str, list[int]]] = defaultdict(dict)
+    tables: dict[str, dict[str, list]] = defaultdict(dict)
     used: dict[str, list[str]] = {}
 
     def forms_of(name: str) -> list[str]:
@@ -293,14 +305,18 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         old = table.get(form)
         table[form] = docs if old is None else list(dict.fromkeys([*old, *docs]))
 
+    def docs_of(entry: Entry) -> list[int]:  # its documents: Japanese, English
+        return [2 * ids[entry.url] + LANG_SLOT[lang] for lang in ("ja", "en") if lang in entry.nodes]
+
+    by_url = {entry.url: entry for entry in [*site.rules.values(), *site.terms.values()]}
     by_form: dict[str, list[int]] = {}
     for entry in site.terms.values():
         docs = []
         for lang in ("ja", "en"):
             rule = next((link.target for link in entry.links.get(lang, []) if link.kind == "rule" and link.target), None)
-            if rule and rule in ids and ids[rule] not in docs:
-                docs.append(ids[rule])
-        docs.append(ids[entry.url])
+            if rule and rule in by_url and rule in ids:
+                docs += [d for d in docs_of(by_url[rule]) if d not in docs]
+        docs += docs_of(entry)
         for node in entry.nodes.values():
             for name in (node.title, node.english, *node.aliases):
                 if name:
@@ -309,8 +325,10 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     for form, docs in by_form.items():
         add(form, docs)
     names = site.names
+    english_of: dict[str, list[str]] = {}
     if names is not None:
         for form, english in names.english.items():
+            english_of[form] = list(english)
             docs = [d for name in english for f in forms_of(name) for d in by_form.get(f, [])]
             if docs:
                 add(form, list(dict.fromkeys(docs)))
@@ -318,8 +336,14 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
             docs = [d for name in japanese for f in forms_of(name) for d in tables[f"{ord(f[0]):x}"].get(f, [])]
             if docs:
                 add(reading, list(dict.fromkeys(docs)))
-    for number, entry in site.rules.items():
-        add(number, [ids[entry.url]])
+            read = [e for name in japanese for f in sorted(forms_of(name)) for e in names.english.get(f, ())]
+            if read:
+                english_of[reading] = list(dict.fromkeys([*english_of.get(reading, []), *read]))
+    for form, names_of_form in english_of.items():  # a form has no whitespace: the tab sets these keys apart
+        tables[f"{ord(form[0]):x}"][form + "\t"] = names_of_form
+    for number, entry in site.rules.items():  # in rule order
+        for asked in asked_by(number):
+            add(asked, docs_of(entry))
     return tables, used
 
 
@@ -332,11 +356,9 @@ def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
         fields = fields_by_id[doc_id]
         title, body = Counter(fields["t"]), Counter(fields["b"])
         for term in title.keys() | body.keys():
-            weight = (_tf_weight(body[term], len(fields["b"]))
-                      + TITLE_BOOST * _tf_weight(title[term], len(fields["t"]), TITLE_REF_LEN))
-            postings[term] += [doc_id, round(weight * 10)]
+            postings[term] += [doc_id, ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))]
         for gram, tf in Counter(fields["g"]).items():
-            grams[gram] += [doc_id, round(_tf_weight(tf, len(fields["g"])) * 10)]
+            grams[gram] += [doc_id, ranking.gram_weight(tf, len(fields["g"]))]
         for surface, term in fields["v"].items():
             vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
     return postings, grams, vocab

@@ -36,8 +36,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, unquote, urlsplit
 
-from kb.urls.paths import url_for
-
 if TYPE_CHECKING:
     from collections.abc import Callable
     from multiprocessing.connection import Connection
@@ -306,7 +304,7 @@ class SiteHandler(SimpleHTTPRequestHandler):
 
 
 def _result(hit: Hit) -> dict:
-    return {"url": url_for(hit.key), "label": " ".join(x for x in (hit.number, hit.title) if x) or hit.id,
+    return {"url": hit.url, "label": " ".join(x for x in (hit.number, hit.title) if x) or hit.id,
             "snippet": hit.snippet, "id": hit.id, "version": hit.version, "lang": hit.lang}
 
 

@@ -134,7 +134,8 @@
     k.stop.forEach(function (w) { stop[w] = 1; });
     return {
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
-      maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface,
+      maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, cover: k.cover, idfScale: k.idfScale,
+      termShare: k.termShare, gramShare: k.gramShare,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
@@ -257,13 +258,13 @@
     q.text = query.replace(FILTER, function (m, pre, name, value) { q[name.toLowerCase()] = value.toLowerCase(); return pre + " "; }).trim();
     return q;
   }
-  function ruleNumbers(folded) {  // the rule numbers a query asks for (a number in any form, or a range), or null
-    var t = ruleTarget(folded);
-    if (t) { return [t.number]; }
+  function ruleNumbers(folded) {  // the rule numbers a query asks for (a number in any form, or a range), or null;
+    var t = ruleTarget(folded);      // each as its key in the name shards (kb.search.view.asked_by): "601.2" with its
+    if (t) { return [/\.\s*$/.test(folded) ? t.number + "." : t.number]; }  // subrules, "601.2." alone
     var m = K.range.exec(folded.trim());
     if (!m || (m[3] && m[3] !== m[1])) { return null; }
     var a = K.letters.indexOf(m[2]), b = K.letters.indexOf(m[4]);
-    return b < a ? null : K.letters.slice(a, b + 1).split("").map(function (c) { return m[1] + c; });
+    return b < a ? null : K.letters.slice(a, b + 1).split("").map(function (c) { return m[1] + c + "."; });
   }
   function katakana(s) { return s.replace(/[\u3041-\u3096]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) + 0x60); }); }
   function firstShard(f) { return "n/" + f.codePointAt(0).toString(16); }
@@ -295,7 +296,8 @@
           var vocab = own(vocabs, Array.from(t)[0]) || {};
           Object.keys(vocab).forEach(function (s) { if ((vocab[s] === 1 ? s : vocab[s]) === t) { marks.push(s); } });
         });
-        seg.rest.forEach(function (r) {
+        seg.rest.forEach(function (r) {  // kana-only leftovers beside terms are endings and particles (dropped in Python)
+          if (seg.terms.length && /^[\u3041-\u309f]+$/.test(r)) { return; }
           if (Array.from(r).length > 1 || (!seg.terms.length && pieces.length === 1)) { grams.push(bigrams(r)); marks.push(r); }
         });
       });
@@ -306,12 +308,12 @@
   window.kbAnalyse = analyseQuery;
 
   /* -- search: scoring ---------------------------------------------------------------------------------- */
-  function allowed(d, q) {
+  function allowed(d, q) {  // a document is one node: its kind and language
     if (q.kind && d[3] !== q.kind) { return false; }
-    return !q.lang || (d[4] || "").split(" ").indexOf(q.lang) >= 0;
+    return !q.lang || d[4] === q.lang;
   }
-  function docs(meta, ids, q, limit) {  // the first `limit` documents of `ids` that pass the filters, loading chunks as needed
-    var out = [], at = 0;
+  function docs(meta, ids, q, limit) {  // the first `limit` URLs of the documents `ids` that pass the filters, loading
+    var out = [], at = 0, urls = {};  // chunks as needed (a rule and its translation: one URL, one result)
     function next() {
       if (out.length >= limit || at >= ids.length) { return Promise.resolve(out); }
       var batch = ids.slice(at, at + Math.max(limit * 2, 16));
@@ -320,19 +322,28 @@
       return Promise.all(chunks.map(function (c) { return load("d/" + c); })).then(function () {
         batch.forEach(function (id) {
           var chunk = loaded["d/" + Math.floor(id / meta.c)], d = chunk && chunk[id % meta.c];
-          if (d && out.length < limit && allowed(d, q)) { out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || ""}); }
+          if (d && out.length < limit && allowed(d, q) && !own(urls, d[0])) {
+            urls[d[0]] = 1;
+            out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || "", lang: d[4]});
+          }
         });
         return next();
       });
     }
     return next();
   }
-  function named(forms) {  // whole-query lookups (names, readings, rule numbers): document ids in order
+  function named(forms, english) {  // whole-query lookups (names, readings, rule numbers): document ids in order;
     return Promise.all(forms.map(function (f) { return load(firstShard(f)); })).then(function (tables) {
-      var ids = [];
+      var ids = [];  // `english`: also the English names the forms stand for (the key: the form and a tab)
       forms.forEach(function (f, k) { (own(tables[k], f) || []).forEach(function (id) { if (ids.indexOf(id) < 0) { ids.push(id); } }); });
+      if (english) { forms.forEach(function (f, k) { (own(tables[k], f + "\t") || []).forEach(function (e) { english.push(e); }); }); }
       return ids;
     });
+  }
+  function nameTerms(name) {  // the index terms of an English name, each once (as query_terms)
+    var out = [];
+    runs(fold(name)).forEach(function (p) { if (p[0] === "latin") { out = out.concat(latinTerms(p[1])); } });
+    return out.filter(function (t, i) { return out.indexOf(t) === i; });
   }
   function search(query, limit) {
     return constants().then(function (meta) {
@@ -347,38 +358,60 @@
   function searchWith(meta, query, limit, none) {
     var q = parseQuery(query);
     if (!q.text) { return Promise.resolve(none); }
+    if (q.version) {  // the archive is searched live only
+      return Promise.resolve({jump: null, results: [], marks: [], error: "version: の検索は kb search / kb serve で"});
+    }
     var numbers = ruleNumbers(fold(q.text).join(""));
     return (numbers ? named(numbers) : Promise.resolve([])).then(function (ruleIds) {
       if (ruleIds.length) {  // rule numbers that have pages: those rules, the first one to jump to
         return docs(meta, ruleIds, q, limit).then(function (results) {
-          return {jump: numbers.length === 1 && results.length ? {number: numbers[0], url: results[0].url} : null,
+          var number = numbers[0].replace(/\.$/, "");
+          return {jump: numbers.length === 1 && results.length ? {number: number, url: results[0].url} : null,
                   results: results, marks: []};
         });
       }
       return analyseQuery(q.text).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
-        var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1]; });
-        a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length]); }); });
-        lookups = lookups.slice(0, K.maxLookups);
-        return Promise.all([named(forms)].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
-          var first = tables[0], scores = {};  // the whole query is a name: its rule, then its entry, first (as kb search)
-          lookups.forEach(function (l, k) {
-            var post = own(tables[k + 1], l[1]);
-            if (!Array.isArray(post)) { return; }
-            var df = post.length / 2, idf = Math.log(1 + (meta.n - df + 0.5) / (df + 0.5));
-            var gram = l[0].charAt(0) === "g", id = 0;
-            for (var i = 0; i < post.length; i += 2) {
-              id += post[i];  // doc ids are stored as gaps
-              var e = scores[id] || (scores[id] = [0, 0]);
-              e[0] += gram ? 1 / l[2] : 1;
-              e[1] += (gram ? 0.5 : 1) * idf * post[i + 1] / 10;
-            }
+        var english = [];
+        return named(forms, english).then(function (first) {
+          var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
+          english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
+            nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
           });
-          var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
-            return (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
-          }));
-          return docs(meta, ranked, q, limit).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
+          a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length, 0]); }); });
+          lookups = lookups.slice(0, K.maxLookups);
+          return Promise.all([first].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
+            var first = tables[0], scores = {}, names = {};  // the whole query is a name: its rule, then its entry, first
+            lookups.forEach(function (l, k) {  // kb/search/ranking.py, in integers as there
+              var post = own(tables[k + 1], l[1]), name = l[3];
+              if (!Array.isArray(post)) { return; }
+              var df = post.length / 2, idf = Math.round(K.idfScale * Math.log(1 + (meta.n - df + 0.5) / (df + 0.5)));
+              var gram = l[0].charAt(0) === "g", id = 0, into = scores;
+              if (name) { into = names[name] || (names[name] = {}); }
+              var cover = name ? 1 : gram ? Math.floor(K.cover / l[2]) : K.cover, weight = idf * (gram ? K.gramShare : K.termShare);
+              for (var i = 0; i < post.length; i += 2) {
+                id += post[i];  // doc ids are stored as gaps
+                var e = into[id] || (into[id] = [0, 0]);
+                e[0] += cover;
+                e[1] += weight * post[i + 1];
+              }
+            });
+            Object.keys(names).forEach(function (name) {  // an English name counts where all its words are
+              var size = lookups.filter(function (l) { return String(l[3]) === name; }).length;
+              Object.keys(names[name]).forEach(function (id) {
+                var held = names[name][id];
+                if (held[0] !== size) { return; }
+                var e = scores[id] || (scores[id] = [0, 0]);
+                e[0] += K.cover;
+                e[1] += held[1];
+              });
+            });
+            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
+              return (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
+            }));
+            return docs(meta, ranked, q, limit).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
+          });
         });
       });
     });
