@@ -40,6 +40,7 @@ from kb.urls.paths import legacy_page_for_id, rule_page, section_page, typed_pag
 from kb.urls.where import archive_glossary, archive_root, term_anchor
 from kb.versions.current import JA_STATUSES
 
+
 def segments(text: str, links: list[Link]) -> list[Segment]:
     """``text`` cut at its links: plain strings and [text, target, kind] lists (target None = unresolved)."""
     out: list[Segment] = []
