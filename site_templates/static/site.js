@@ -171,6 +171,8 @@
   };
   function load(name) {
     if (Object.prototype.hasOwnProperty.call(loaded, name)) { return Promise.resolve(loaded[name]); }
+    var listed = loaded.meta && loaded.meta.s;  // the vocabulary and name shards there are: never ask for another
+    if (listed && /^[vn]\//.test(name) && listed[name[0]].indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
     return new Promise(function (resolve) {
       if (waiting[name]) { waiting[name].push(resolve); return; }
       waiting[name] = [resolve];
