@@ -96,7 +96,7 @@
      left to fit, below the reference or above it when there is more room there, and no taller than that room (it
      scrolls). Placed again when its text arrives. */
   function place(p, a) {
-    var GAP = 6, vw = doc.clientWidth, vh = window.innerHeight;
+    var GAP = 6, vw = doc.clientWidth, vh = doc.clientHeight;  // the layout viewport (a phone's innerHeight may be a zoomed one)
     var rects = a.getClientRects(), r = rects.length ? rects[0] : a.getBoundingClientRect();
     var top = headerBottom();
     p.style.left = window.scrollX + "px";
@@ -160,6 +160,7 @@
     if (a && (lastPointer === "touch" || lastPointer === "pen") && popFor !== a) { e.preventDefault(); showPreview(a); return; }
     if (pop && !a && !pop.contains(e.target)) { hidePreview(); }
   });
+  window.addEventListener("hashchange", hidePreview);  // followed on this page: the preview would cover where it lands
   document.addEventListener("keydown", function (e) { if (e.key === "Escape") { hidePreview(); } });
 
   /* -- search: loading shards ------------------------------------------------------------------------------ */
@@ -514,6 +515,9 @@
       });
     });
     document.addEventListener("click", function (e) { if (!form.contains(e.target)) { box.hidden = true; } });
+    box.addEventListener("click", function (e) {  // a hit on this very page: the jump must not land under the list
+      if (e.target.closest && e.target.closest("a")) { box.hidden = true; input.blur(); }
+    });
   }
 
   /* -- the search page ---------------------------------------------------------------------------------- */
