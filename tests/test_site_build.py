@@ -608,7 +608,7 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
 
     from kb.site.linkcheck import check_links
     from kb.site.manifest import MANIFEST
-    from kb.site.pages import _site_context
+    from kb.site.chrome import site_context as _site_context
 
     def producer(anchors):
         ctx = {"toc": [], "archive": {"name": "n", "version": "v", "lang": "ja", "index": "index.html",
