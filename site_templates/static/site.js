@@ -65,6 +65,27 @@
     toc.addEventListener("click", function (e) {  // on a phone a jump closes it again, so the text is in view
       if (e.target.closest && e.target.closest("a") && !wide.matches) { toc.open = false; }
     });
+    /* beside the text, the line of the part being read is marked (and kept in view in a long contents) */
+    var box = toc.parentNode, entries = [], current = null, queued = false;
+    Array.prototype.forEach.call(toc.querySelectorAll("a"), function (a) {
+      var at = new URL(a.href, location.href), el = at.hash && document.getElementById(decodeURIComponent(at.hash.slice(1)));
+      if (el && at.pathname === location.pathname) { entries.push([el, a]); }
+    });
+    var spy = function () {
+      queued = false;
+      if (!wide.matches) { return; }
+      var line = headerBottom() + 12, now = null;
+      for (var i = 0; i < entries.length && entries[i][0].getBoundingClientRect().top <= line; i++) { now = entries[i][1]; }
+      if (now === current) { return; }
+      if (current) { current.classList.remove("current"); }
+      current = now;
+      if (!now) { return; }
+      now.classList.add("current");
+      var r = now.getBoundingClientRect(), b = box.getBoundingClientRect();
+      if (r.top < b.top || r.bottom > b.bottom) { box.scrollTop += r.top - b.top - b.height / 3; }
+    };
+    window.addEventListener("scroll", function () { if (!queued) { queued = true; requestAnimationFrame(spy); } }, {passive: true});
+    spy();
   }
 
   /* -- previews ------------------------------------------------------------------------------------------ */
