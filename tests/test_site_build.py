@@ -606,9 +606,9 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
     links broken before: a link mended by a new page, or broken by a page that lost its anchor, is still found."""
     import marshal
 
+    from kb.site.chrome import site_context as _site_context
     from kb.site.linkcheck import check_links
     from kb.site.manifest import MANIFEST
-    from kb.site.chrome import site_context as _site_context
 
     def producer(anchors):
         ctx = {"toc": [], "archive": {"name": "n", "version": "v", "lang": "ja", "index": "index.html",

@@ -266,7 +266,7 @@ OTHER_ROW = "その他"
 
 def _script_of(row: str) -> str:
     """Which jump line of the glossary index a row is on: the 五十音 first, English A–Z after it."""
-    return "kana" if row in GOJUON_ROWS else "other" if row == OTHER_ROW else "latin"
+    return "kana" if row in GOJUON_ROWS else "other" if row == OTHER_ROW else "az"
 
 
 def _row(site: SiteData, label: str) -> str:
