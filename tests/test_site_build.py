@@ -290,7 +290,7 @@ def test_bilingual_rules_and_terms(corpus_dir, tmp_path):
     term = lxml_html.fromstring((site / "glossary" / "唱える.html").read_bytes())
     assert "Cast" in term.findtext(".//h1/span") and term.xpath('//div[starts-with(@class, "text ") and @lang="en"]')
     home = (site / "index.html").read_text(encoding="utf-8")
-    assert "英語原文 20231117" in home
+    assert "2023年11月17日発効の総合ルール" in home and "英語原文（公式）の版" in home  # dated, not a bare id
 
 
 @pytest.mark.slow
