@@ -73,8 +73,8 @@ def test_japanese_references_follow_the_renumbering(bilingual_site):
 def test_home_names_the_version_shown_and_the_translation(bilingual_site):
     home = lxml_html.fromstring((bilingual_site / "index.html").read_bytes())
     facts = home.xpath('//dl[@class="facts"]')[0].text_content()
-    assert "2026-01-16" in facts and "20260116" in facts
-    assert "20231117.0" in facts and "2023-11-17" in facts and "古い版" in facts
+    assert "2026年1月16日発効" in facts  # dates said as dates, each with what it means (no bare version ids)
+    assert "和訳 20231117.0 版" in facts and "2023年11月17日発効版の和訳" in facts and "古い版" in facts
     counts = home.xpath('//dd[@class="ja-counts"]')[0].text_content()
     assert "未翻訳" in counts
 

@@ -51,7 +51,7 @@ def test_newest_rules_with_japanese_status(browser, served, width):
     page.screenshot(path=str(ARTIFACTS / f"bilingual-701-{width}.png"))
     page.goto(f"{served}/index.html")
     facts = page.locator("dl.facts").inner_text()
-    assert "2026-01-16" in facts and "20231117.0" in facts
+    assert "2026年1月16日" in facts and "和訳 20231117.0 版" in facts
     page.screenshot(path=str(ARTIFACTS / f"bilingual-home-{width}.png"))
     # no box wider than the phone (the marker and the English diff wrap)
     overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")

@@ -176,7 +176,8 @@ def test_the_site_and_kb_versions_show_both_dates(tmp_path):
                                str(english(tmp_path, "MagicCompRules 20231117.txt", "2023-11-17"))])
         build_site(store, tmp_path / "site")
     facts = lxml_html.fromstring((tmp_path / "site" / "index.html").read_bytes()).find_class("facts")[0].text_content()
-    assert "2023-11-17 発効版" in facts and "翻訳日2023-11-18" in facts and "2023-11-18 発効" not in facts
+    assert "2023年11月17日発効" in facts and "翻訳日（訳者の記した日付）：2023年11月18日" in facts
+    assert "2023年11月18日発効" not in facts
     rule = lxml_html.fromstring((tmp_path / "site" / "cr" / "601.html").read_bytes()).get_element_by_id("601.2f")
     texts = {div.get("lang"): div.text_content() for div in rule.xpath('.//div[starts-with(@class, "text ")]')}
     assert "総コスト" in texts["ja"] and "total cost" in texts["en"]

@@ -11,11 +11,14 @@ Paths: ``changes/index.html``, ``changes/<lang>-<old>-<new>.html``, ``changes/fe
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from functools import partial
 from typing import Any
 
 from kb.ids import id_name, is_rule_id
+from kb.site.chrome import CHANGES_INDEX as INDEX_PAGE
+from kb.site.chrome import site_context
 from kb.site.contexts import HistoryBlock
 from kb.site.page import Page, PageGroup
 from kb.site.records import ChangesData, SiteData
@@ -26,7 +29,6 @@ from kb.versions.catalog import VersionInfo
 from kb.versions.diff import VersionDiff, cached_derivation
 from kb.versions.history import HistoryEntry, changed_histories
 
-INDEX_PAGE = "changes/index.html"
 FEED_PAGE = "changes/feed.xml"
 FEED_ID = "urn:kb:mtg-comprehensive-rules:changes"
 STATUS_NAMES = {"changed": "変更", "moved": "番号変更", "added": "追加", "removed": "削除", "unchanged": "変更なし"}
@@ -34,6 +36,8 @@ REFERENCES_ONLY = "参照番号の変更"  # a change whose text differs only in
 LANG_NAMES = {"ja": "日本語", "en": "英語"}
 SHOWN_STATUSES = ("changed", "moved", "added", "removed")
 FEED_ITEMS = 50  # changes listed in a feed entry at most
+CONTEXT_WORDS = 6  # of unchanged English text shown on each side of a change on a 更新履歴 page
+CONTEXT_CHARS = 20  # of unchanged Japanese text
 FORMAT = 1  # of a language's pages data in the diff cache: bump when what _language_changes derives changes
 
 
@@ -92,14 +96,14 @@ def change_pages(site: SiteData) -> Iterable[Page | PageGroup]:
     if not changes or not changes.pairs:
         return
     shown = {(site.english_version, "en")} | {(ja.key.version, "ja") for ja in (site.view.ja.values() if site.view else ())}
-    site_ctx = {"version": site.primary_version, "effective_date": site.effective_date}
+    site_ctx = site_context(site)
     yield Page(INDEX_PAGE, "changes_index.html", "更新履歴", "総合ルールの版ごとの変更点の一覧。",
                {"site": site_ctx, "pairs": [_summary(p) | _version_urls(site, p) for p in changes.pairs], "feed": FEED_PAGE,
                 "versions": _all_versions(site)})
     for pair in changes.pairs:
         linkable = (pair["new"]["version"], pair["lang"]) in shown
-        items = {status: [_linked(site, item, pair if linkable else None) for item in pair["items"] if item["status"] == status]
-                 for status in SHOWN_STATUSES}
+        items = {status: [_linked(site, item, pair if linkable else None) | {"context": context_ops(item["ops"], pair["lang"])}
+                          for item in pair["items"] if item["status"] == status] for status in SHOWN_STATUSES}
         yield Page(pair["path"], "changes.html", f"更新履歴 {pair['old']['version']} → {pair['new']['version']}",
                    f"総合ルール{LANG_NAMES.get(pair['lang'], '')}版 {pair['old']['version']} から {pair['new']['version']} "
                    f"への変更点：{_counts_text(pair['counts'], pair['edits'])}。",
@@ -187,6 +191,42 @@ def _version_urls(site: SiteData, pair: dict[str, Any]) -> dict[str, str]:
     archived = {(a.version, a.lang) for a in site.archives}
     return {f"{side}_url": archive_root(pair[side]["version"]) + "index.html"
             if (pair[side]["version"], pair["lang"]) in archived else "index.html" for side in ("old", "new")}
+
+
+_WORD = re.compile(r"\S+")
+
+
+def context_ops(ops: list[list[str]], lang: str) -> list[list[str]]:
+    """An inline diff (``[op, text]`` runs) cut down to its changes in context: each unchanged run keeps a few words
+    (English; characters in Japanese) next to the changes around it, and what it leaves out becomes a ``["gap", ""]``
+    (shown as …). 205.3m's one new creature type among ~300 is a line, not the whole rule."""
+    out: list[list[str]] = []
+    last = len(ops) - 1
+    for at, (op, text) in enumerate(ops):
+        if op != "equal":
+            out.append([op, text])
+            continue
+        head = _head(text, lang) if at > 0 else ""  # after a change
+        tail = _tail(text, lang) if at < last else ""  # before a change
+        if len(head) + len(tail) >= len(text):
+            out.append([op, text])
+            continue
+        out += [part for part in (["equal", head], ["gap", ""], ["equal", tail]) if part[0] == "gap" or part[1]]
+    return out
+
+
+def _head(text: str, lang: str) -> str:
+    if lang == "ja":
+        return text[:CONTEXT_CHARS]
+    words = list(_WORD.finditer(text))
+    return text if len(words) <= CONTEXT_WORDS else text[:words[CONTEXT_WORDS - 1].end()]
+
+
+def _tail(text: str, lang: str) -> str:
+    if lang == "ja":
+        return text[-CONTEXT_CHARS:]
+    words = list(_WORD.finditer(text))
+    return text if len(words) <= CONTEXT_WORDS else text[words[-CONTEXT_WORDS].start():]
 
 
 def _counts_text(counts: dict[str, int], edits: dict[str, int]) -> str:

@@ -12,6 +12,27 @@ from kb.site.records import Mention
 Segment = str | list[str | None]  # plain text, or [linked text, target URL (None: unresolved), link kind]
 
 
+class LinkContext(TypedDict):
+    label: str
+    url: str
+
+
+class Pager(TypedDict):
+    """The previous and the next page at the same level (rule, section, chapter), None at either end."""
+
+    prev: LinkContext | None
+    next: LinkContext | None
+
+
+class TocItem(TypedDict):
+    """A line of a long page's own contents: where it jumps (``cr/601.html#601.2``), what it says, how deep it is."""
+
+    url: str
+    label: str
+    hint: str  # a few words of the rule's text when it has no title ("" when the label says it all)
+    level: int  # 1 or 2
+
+
 class SiteContext(TypedDict):
     """The version shown, on every page."""
 
@@ -24,11 +45,7 @@ class SiteContext(TypedDict):
     translation_version: str | None
     translation_date: str | None
     translated_date: str | None  # the translation's translator line date (翻訳日)
-
-
-class LinkContext(TypedDict):
-    label: str
-    url: str
+    menu: list[LinkContext]  # the header's menu: chapters, glossary, 更新履歴, cards (kb.site.chrome)
 
 
 class LangText(TypedDict):

@@ -15,30 +15,30 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
+from kb import rulenum
 from kb.fold import fold
 from kb.ids import id_name
-from kb.model import CHAPTER, SECTION
-from kb.site.changes import INDEX_PAGE as CHANGES_INDEX
+from kb.model import CHAPTER, SECTION, SUBRULE
 from kb.site.changes import LANG_NAMES, change_pages, history_context
+from kb.site.chrome import CARDS_INDEX, CHANGES_INDEX, site_context
 from kb.site.contexts import (
     Bullet,
     JaContext,
     LangText,
     LinkContext,
     NodeContext,
+    Pager,
     RuleContext,
     Segment,
-    SiteContext,
     TermContext,
+    TocItem,
 )
 from kb.site.page import Page, PageGroup
 from kb.site.records import Archive, Entry, Link, SiteData
-from kb.site.render import article_html
+from kb.site.render import article_html, article_outline
 from kb.urls.paths import legacy_page_for_id, rule_page, section_page, typed_page_for_id
 from kb.urls.where import archive_glossary, archive_root, term_anchor
 from kb.versions.current import JA_STATUSES
-
-CARDS_INDEX = "cards/index.html"
 
 
 def segments(text: str, links: list[Link]) -> list[Segment]:
@@ -96,13 +96,6 @@ def ja_context(site: SiteData, entry: Entry) -> JaContext:
             "ja_ops": [[o.op, o.text] for o in ja.ops] if ja else []}
 
 
-def _site_context(site: SiteData) -> SiteContext:
-    return {"version": site.primary_version, "english_version": site.english_version, "lang": site.primary_lang,
-            "effective_date": site.effective_date, "sync_date": site.sync_date, "cr_title": site.cr_title,
-            "translation_version": site.translation_version, "translation_date": site.translation_date,
-            "translated_date": site.translated_date}
-
-
 def _plain(entry: Entry, site: SiteData, limit: int = 120) -> str:
     node = entry.main_node()
     text = " ".join((node.title or node.text or "").split() if entry.kind in (CHAPTER, SECTION) else node.text.split())
@@ -122,11 +115,13 @@ def home_pages(site: SiteData) -> Iterable[Page]:
     description = (f"マジック：ザ・ギャザリング総合ルール {site.effective_date or site.primary_version or ''} "
                    "版の全文、用語集、関連記事を相互リンクで読めるサイト。")
     yield Page("index.html", "home.html", "マジック総合ルール", description,
-               {"site": _site_context(site), "chapters": chapters, "counts": counts, "others": _other_lists(site),
+               {"site": site_context(site), "chapters": chapters, "counts": counts, "others": _other_lists(site),
                 "cards_index": CARDS_INDEX if counts["card"] else None,
                 "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None})
-    yield Page("404.html", "404.html", "ページが見つかりません", "お探しのページは見つかりませんでした。", {}, in_sitemap=False)
-    yield Page("search.html", "search.html", "検索", "総合ルール・用語集・記事の全文検索。", {})
+    site_ctx = site_context(site)
+    yield Page("404.html", "404.html", "ページが見つかりません", "お探しのページは見つかりませんでした。", {"site": site_ctx},
+               in_sitemap=False)
+    yield Page("search.html", "search.html", "検索", "総合ルール・用語集・記事の全文検索。", {"site": site_ctx})
 
 
 def _other_lists(site: SiteData) -> dict[str, list[LinkContext]]:
@@ -141,28 +136,107 @@ def _other_lists(site: SiteData) -> dict[str, list[LinkContext]]:
 
 
 def rule_pages(site: SiteData) -> Iterable[Page]:
-    """A page per chapter and per section (every rule anchored by its number), and a page per rule."""
-    site_ctx = _site_context(site)
+    """A page per chapter and per section (every rule anchored by its number; a long section with its own contents),
+    and a page per rule (headed by its name); each with the previous and the next page of its level."""
+    site_ctx = site_context(site)
     memo: dict[str, RuleContext] = {}
+    pagers = _pagers(site)
     for number, entry in site.rules.items():
         if entry.kind == CHAPTER:
             sections = [rule_context(site, site.rules[s], memo) for s in entry.children]
             yield Page(entry.url, "chapter.html", entry.label, f"総合ルール 第{number}章 {entry.label} の目次。",
-                       {"site": site_ctx, "rule": rule_context(site, entry, memo), "sections": sections})
+                       {"site": site_ctx, "rule": rule_context(site, entry, memo), "sections": sections,
+                        "pager": pagers[number]})
         elif entry.kind == SECTION:
             rules: list[RuleContext] = []
             _walk(site, entry, rules, memo, include_self=False)
             parent = site.rules.get(number[0])
+            toc = [_toc_item(site.rules[child]) for child in entry.children] if len(rules) >= LONG_SECTION else []
             yield Page(entry.url, "section.html", entry.label, f"総合ルール {entry.label}：{_plain(entry, site)}",
                        {"site": site_ctx, "rule": rule_context(site, entry, memo), "rules": rules,
-                        "parent": {"label": parent.label, "url": parent.url} if parent else None})
+                        "parent": {"label": parent.label, "url": parent.url} if parent else None,
+                        "toc": toc if len(toc) >= 2 else [], "pager": pagers[number]})
         else:
             family: list[RuleContext] = []
             _walk(site, entry, family, memo, include_self=True)
             section = site.rules.get(number.split(".")[0])
             yield Page(rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
-                       {"site": site_ctx, "rule": family[0], "children": family[1:],
+                       {"site": site_ctx, "rule": family[0], "children": family[1:], "name": _rule_name(site, number),
+                        "crumbs": _crumbs(site, number), "pager": pagers[number],
                         "section": {"label": section.label, "url": section.url} if section else None})
+
+
+LONG_SECTION = 12  # rules on a section page from which it has its own contents (601: 44 in the 2026 rules)
+
+
+def _toc_item(entry: Entry) -> TocItem:
+    """A top-level rule in its section's contents: its number and title, or its number and the first words."""
+    title = entry.main_node().title
+    text = " ".join(entry.main_node().text.split())
+    hint = "" if title else text if len(text) <= TOC_HINT else text[:TOC_HINT - 1] + "…"
+    return {"url": entry.url, "label": entry.label, "hint": hint, "level": 1}
+
+
+TOC_HINT = 24  # characters of a rule's text in a contents line
+
+
+def _rule_name(site: SiteData, number: str) -> str | None:
+    """The name a rule page is headed by: the rule's own title (702.2 接死), else its nearest titled parent's
+    (601.2f: the section's, 呪文を唱えること) — the subject it belongs to."""
+    at: rulenum.RuleNumber | None = rulenum.parse(number)
+    while at is not None:
+        entry = site.rules.get(str(at))
+        title = entry.main_node().title if entry else None
+        if title:
+            return title
+        at = at.parent
+    return None
+
+
+def _crumbs(site: SiteData, number: str) -> list[LinkContext]:
+    """The levels above a rule, top first: its chapter, its section, and for a subrule its rule."""
+    out: list[LinkContext] = []
+    at = rulenum.parse(number)
+    while at is not None and (at := at.parent) is not None:
+        if str(at) in site.rules:
+            out.insert(0, _page_link(site, str(at)))
+    return out
+
+
+def _pagers(site: SiteData) -> dict[str, Pager]:
+    """Every rule number → its previous and next page of the same level: chapters among chapters, sections among
+    sections, and a rule or subrule the nearest one before and after it at its level or above in document order
+    (601.2f ← 601.2e, → 601.2g; 601.3 ← 601.2, not 601.2i; 601.2i → 601.3; a section's last rule → the next
+    section's first), so the next page never repeats what this one shows."""
+    out: dict[str, Pager] = {}
+    for kind in (CHAPTER, SECTION):
+        numbers = [n for n, e in site.rules.items() if e.kind == kind]
+        for i, n in enumerate(numbers):
+            out[n] = {"prev": _page_link(site, numbers[i - 1]) if i else None,
+                      "next": _page_link(site, numbers[i + 1]) if i + 1 < len(numbers) else None}
+    rules = [(n, 2 if e.kind == SUBRULE else 1) for n, e in site.rules.items() if e.kind not in (CHAPTER, SECTION)]
+    before, after = _nearest(rules), _nearest(rules[::-1])
+    for n, _ in rules:
+        out[n] = {"prev": _page_link(site, before[n]) if n in before else None,
+                  "next": _page_link(site, after[n]) if n in after else None}
+    return out
+
+
+def _nearest(rules: list[tuple[str, int]]) -> dict[str, str]:
+    """Each rule → the nearest one before it (in this order) at its depth or above (a smaller depth)."""
+    out: dict[str, str] = {}
+    last: dict[int, str] = {}  # depth d → the latest rule seen at depth d or above
+    for n, depth in rules:
+        if depth in last:
+            out[n] = last[depth]
+        for d in range(depth, 3):
+            last[d] = n
+    return out
+
+
+def _page_link(site: SiteData, number: str) -> LinkContext:
+    entry = site.rules[number]
+    return {"label": entry.label, "url": entry.url if entry.kind in (CHAPTER, SECTION) else rule_page(number)}
 
 
 def _walk(site: SiteData, entry: Entry, out: list[RuleContext], memo: dict[str, RuleContext], *,
@@ -187,6 +261,14 @@ def _term_reading(entry: Entry) -> str:
 GOJUON_ROWS = ("あ", "か", "さ", "た", "な", "は", "ま", "や", "ら", "わ")
 
 
+OTHER_ROW = "その他"
+
+
+def _script_of(row: str) -> str:
+    """Which jump line of the glossary index a row is on: the 五十音 first, English A–Z after it."""
+    return "kana" if row in GOJUON_ROWS else "other" if row == OTHER_ROW else "az"
+
+
 def _row(site: SiteData, label: str) -> str:
     first = _kana_key(site, label)[:1]
     base = unicodedata.normalize("NFD", first)[:1]
@@ -195,21 +277,24 @@ def _row(site: SiteData, label: str) -> str:
         return row[-1] if row else "あ"
     if base.isascii() and base.isalpha():
         return base.upper()
-    return "その他"
+    return OTHER_ROW
 
 
 def glossary_pages(site: SiteData) -> Iterable[Page]:
     """The glossary's index (always: every page's navigation links it; without terms it says so) and a page per
     term."""
-    site_ctx = _site_context(site)
+    site_ctx = site_context(site)
     entries = sorted(site.terms.values(), key=lambda e: _kana_key(site, _term_reading(e)))
     articles = term_articles(site)
-    groups: dict[str, list[dict[str, str | None]]] = {}
+    rows: dict[str, list[dict[str, str | None]]] = {}
     for entry in entries:
-        groups.setdefault(_row(site, _term_reading(entry)), []).append(
+        rows.setdefault(_row(site, _term_reading(entry)), []).append(
             {"label": entry.label, "english": _english_name(entry), "url": entry.url})
-    yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の五十音順索引。",
-               {"site": site_ctx, "groups": list(groups.items())})
+    order = [*GOJUON_ROWS, *sorted(r for r in rows if r not in GOJUON_ROWS and r != OTHER_ROW), OTHER_ROW]
+    groups = [{"row": row, "id": f"row-{i}", "items": rows[row], "script": _script_of(row)}
+              for i, row in enumerate((r for r in order if r in rows), 1)]
+    yield Page("glossary/index.html", "glossary.html", "用語集", "総合ルール用語集の索引：五十音順、英語のみの用語は A–Z 順。",
+               {"site": site_ctx, "groups": groups})
     for entry in entries:
         article = articles.get(entry.id)
         term: TermContext = {"label": entry.label, "english": _english_name(entry), "langs": _langs(site, entry),
@@ -303,7 +388,7 @@ def _bullet(line: list[Segment]) -> Bullet:
 def other_pages(site: SiteData) -> Iterable[Page]:
     """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
     index (cards are many and mostly named in passing: the home page links the index instead of listing them)."""
-    site_ctx = _site_context(site)
+    site_ctx = site_context(site)
     site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
@@ -322,14 +407,19 @@ def other_pages(site: SiteData) -> Iterable[Page]:
             "term": {"label": term.label, "url": term.url} if term else None,
             "index": CARDS_INDEX if entry.kind == "card" else None,
             "mentions": entry.mentions, "cited_by": entry.cited_by}
+        outline = article_outline(html, entry.url) if html else []
         yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
-                   f"{entry.label}：{' '.join(node.text.split())[:120]}", {"site": site_ctx, "node": shown})
+                   f"{entry.label}：{' '.join(node.text.split())[:120]}",
+                   {"site": site_ctx, "node": shown, "toc": outline if len(outline) >= LONG_ARTICLE else []})
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
                   "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]
         yield Page(CARDS_INDEX, "cards.html", "カード", "ルール・記事・リリースノートで言及されているカードの一覧。",
                    {"site": site_ctx, "cards": items})
+
+
+LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
 
 
 PREVIEW_CHARS = 160
@@ -379,7 +469,7 @@ def archive_pages(site: SiteData) -> Iterable[PageGroup]:
         lang_name = LANG_NAMES.get(archive.lang, archive.lang)
         name = f"総合ルール {archive.version}（{archive.effective_date or '日付なし'} 発効・{lang_name}）"
         ctx: dict[str, Any] = {
-            "site": _site_context(site),
+            "site": site_context(site),
             "archive": {"name": name, "version": archive.version, "lang": archive.lang, "index": root + "index.html",
                         "changes": CHANGES_INDEX if site.changes and site.changes.pairs else None,
                         "glossary": archive_glossary(archive.version) if archive.has_glossary else None}}

@@ -28,7 +28,7 @@ from kb.urls.paths import href
 if TYPE_CHECKING:
     from jinja2.runtime import Context
 
-    from kb.site.contexts import Segment
+    from kb.site.contexts import Segment, TocItem
     from kb.site.page import Page
 
 
@@ -76,7 +76,7 @@ class Renderer:
         def absolute(ctx: Context, target: str) -> str:
             return ctx["base_url"] + href("", target)
 
-        self.env.filters.update(rel=rel, linked=linked, absolute=absolute)
+        self.env.filters.update(rel=rel, linked=linked, absolute=absolute, jdate=japanese_date)
         self.template_hash = templates_hash(templates)
 
     @classmethod
@@ -109,6 +109,16 @@ class Renderer:
             url = target if target.startswith("https://") else href(page_path, target)
             out.append(f'<a class="ref ref-{escape(kind)}" href="{escape(url)}">{escape(text)}</a>')
         return Markup("".join(out))
+
+
+_ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
+
+
+def japanese_date(iso: str | None) -> str:
+    """``2026-01-16`` → ``2026年1月16日`` (the ``jdate`` filter); anything else as it is."""
+    m = _ISO_DATE.fullmatch(iso or "")
+    return f"{m[1]}年{int(m[2])}月{int(m[3])}日" if m else iso or ""
+
 
 _RENDERERS: dict[Path, Renderer] = {}
 _CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
@@ -230,3 +240,19 @@ def _site_target(raw: str, site_pages: dict[str, tuple[str, str]],
     if link.target == "総合ルール" and not link.fragment:  # MTG Wiki's page of the rules: the site is that
         return "index.html", None
     return None
+
+
+OUTLINE_LEVELS = {"h2": 1, "h3": 2}
+
+
+def article_outline(html: str, page_path: str) -> list[TocItem]:
+    """The contents of an article rendered by :func:`article_html`: its ``h2`` and ``h3`` headings that have an id,
+    in order, each a link to its anchor on ``page_path``."""
+    from ingest.htmltree import html_fragment
+
+    if not html.strip():
+        return []
+    root = html_fragment(html)
+    return [{"url": f"{page_path}#{el.get('id')}", "label": " ".join(el.text_content().split()), "hint": "",
+             "level": OUTLINE_LEVELS[el.tag]}
+            for el in root.iter("h2", "h3") if el.get("id") and el.text_content().strip()]

@@ -4,7 +4,8 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 - ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
-  "k": constants}``: ``k`` (:func:`browser_constants`) is everything the browser's search and previews share with
+  "k": constants, "s": the names of the v/ and n/ shards there are}``: ``k`` (:func:`browser_constants`) is
+  everything the browser's search and previews share with
   Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
   defined here or below, never copied into ``site.js``.
 - ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
@@ -268,13 +269,19 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         name_digests[hex_code] = digest = _digest(items)
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
+    every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
-                                               "k": browser_constants()})
+                                               "k": browser_constants(), "s": _listed(every_file)})
     new_cache = {k: cache[k] for k in keys.values() if k in cache}
     new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
-    every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files))
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
                    "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity}
+
+
+def _listed(paths: list[str]) -> dict[str, list[str]]:
+    """The vocabulary and name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's
+    first character without a shard would be a request for a missing file, a 404 in the console)."""
+    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")] for prefix in ("v", "n")}
 
 
 def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:

@@ -28,6 +28,66 @@
     });
   }
 
+  /* -- the sticky header: its height for the jumps (CSS scroll-padding), its menu -------------------------- */
+  var header = document.querySelector(".site-header");
+  function headerBottom() { return header ? Math.max(0, header.getBoundingClientRect().bottom) : 0; }
+  if (header) {
+    var measured = 0;
+    var measure = function () {
+      var hh = Math.ceil(header.getBoundingClientRect().height);
+      if (hh === measured) { return; }
+      measured = hh;
+      doc.style.setProperty("--header-h", hh + "px");
+    };
+    measure();
+    if (window.ResizeObserver) { new ResizeObserver(measure).observe(header); }
+    var nav = window.performance && performance.getEntriesByType ? performance.getEntriesByType("navigation")[0] : null;
+    if (location.hash && !(nav && nav.type === "back_forward")) {  // jumped before the height was known: again, below it
+      var target = document.getElementById(decodeURIComponent(location.hash.slice(1)));
+      if (target) { target.scrollIntoView(); }
+    }
+  }
+  var menu = document.querySelector(".site-header .menu");
+  if (menu) {  // closed by a tap elsewhere, by Escape and by following one of its links
+    document.addEventListener("click", function (e) { if (menu.open && !menu.contains(e.target)) { menu.open = false; } });
+    document.addEventListener("keydown", function (e) {
+      if (e.key === "Escape" && menu.open) { menu.open = false; menu.querySelector("summary").focus(); }
+    });
+  }
+
+  /* -- a long page's own contents: open beside the text on a wide screen, closed on a phone ---------------- */
+  var toc = document.querySelector(".page-toc details");
+  if (toc && window.matchMedia) {
+    var wide = window.matchMedia("(min-width: 75rem)");
+    var fit = function () { toc.open = wide.matches; };
+    fit();
+    if (wide.addEventListener) { wide.addEventListener("change", fit); }
+    toc.addEventListener("click", function (e) {  // on a phone a jump closes it again, so the text is in view
+      if (e.target.closest && e.target.closest("a") && !wide.matches) { toc.open = false; }
+    });
+    /* beside the text, the line of the part being read is marked (and kept in view in a long contents) */
+    var box = toc.parentNode, entries = [], current = null, queued = false;
+    Array.prototype.forEach.call(toc.querySelectorAll("a"), function (a) {
+      var at = new URL(a.href, location.href), el = at.hash && document.getElementById(decodeURIComponent(at.hash.slice(1)));
+      if (el && at.pathname === location.pathname) { entries.push([el, a]); }
+    });
+    var spy = function () {
+      queued = false;
+      if (!wide.matches) { return; }
+      var line = headerBottom() + 12, now = null;
+      for (var i = 0; i < entries.length && entries[i][0].getBoundingClientRect().top <= line; i++) { now = entries[i][1]; }
+      if (now === current) { return; }
+      if (current) { current.classList.remove("current"); }
+      current = now;
+      if (!now) { return; }
+      now.classList.add("current");
+      var r = now.getBoundingClientRect(), b = box.getBoundingClientRect();
+      if (r.top < b.top || r.bottom > b.bottom) { box.scrollTop += r.top - b.top - b.height / 3; }
+    };
+    window.addEventListener("scroll", function () { if (!queued) { queued = true; requestAnimationFrame(spy); } }, {passive: true});
+    spy();
+  }
+
   /* -- previews ------------------------------------------------------------------------------------------ */
   /* A reference previews what it links to: on hover or keyboard focus; on a touch screen the first tap shows the
      preview and a second tap on the same reference (or the preview's 開く link) follows it. */
@@ -52,6 +112,27 @@
     var page = pageOf(a);
     return page && ["pv/" + page[0] + "-" + page[1].codePointAt(0).toString(16), page[1]];
   }
+  /* The preview inside the window at any width and scroll position: as wide as its text wants (up to its CSS
+     max-width, never squeezed by the space right of the reference), left-aligned with the reference's line but moved
+     left to fit, below the reference or above it when there is more room there, and no taller than that room (it
+     scrolls). Placed again when its text arrives. */
+  function place(p, a) {
+    var GAP = 6, vw = doc.clientWidth, vh = doc.clientHeight;  // the layout viewport (a phone's innerHeight may be a zoomed one)
+    var rects = a.getClientRects(), r = rects.length ? rects[0] : a.getBoundingClientRect();
+    var top = headerBottom();
+    p.style.left = window.scrollX + "px";
+    p.style.top = window.scrollY + "px";
+    p.style.maxHeight = "";
+    var w = p.offsetWidth, h = p.offsetHeight;
+    var below = vh - r.bottom - 2 * GAP, above = r.top - top - 2 * GAP;
+    var down = h <= below || below >= above;
+    var room = Math.max(down ? below : above, 48);
+    if (h > room) { p.style.maxHeight = room + "px"; h = room; }
+    var y = down ? r.bottom + GAP : r.top - GAP - h;
+    var x = Math.max(GAP, Math.min(r.left, vw - w - GAP));
+    p.style.left = (window.scrollX + x) + "px";
+    p.style.top = (window.scrollY + y) + "px";
+  }
   function hidePreview() { if (pop) { pop.remove(); } pop = null; popFor = null; }
   function scheduleHide() { clearTimeout(hideTimer); hideTimer = setTimeout(hidePreview, 300); }
   function showPreview(a) {
@@ -68,7 +149,7 @@
     constants().then(function () {
       var shard = K && previewShard(a);
       if (!shard) { body.textContent = ""; return; }
-      load(shard[0]).then(function (texts) { body.textContent = own(texts, shard[1]) || ""; });
+      load(shard[0]).then(function (texts) { body.textContent = own(texts, shard[1]) || ""; if (popFor === a) { place(pop, a); } });
     });
     var go = document.createElement("a");
     go.className = "go";
@@ -76,10 +157,7 @@
     go.textContent = "開く →";
     pop.appendChild(head); pop.appendChild(body); pop.appendChild(go);
     document.body.appendChild(pop);
-    var r = a.getBoundingClientRect();
-    var maxLeft = window.scrollX + doc.clientWidth - pop.offsetWidth - 6;
-    pop.style.left = Math.max(window.scrollX + 6, Math.min(window.scrollX + r.left, maxLeft)) + "px";
-    pop.style.top = (window.scrollY + r.bottom + 6) + "px";
+    place(pop, a);
     pop.addEventListener("mouseenter", function () { clearTimeout(hideTimer); });
     pop.addEventListener("mouseleave", scheduleHide);
     popFor = a;
@@ -103,6 +181,7 @@
     if (a && (lastPointer === "touch" || lastPointer === "pen") && popFor !== a) { e.preventDefault(); showPreview(a); return; }
     if (pop && !a && !pop.contains(e.target)) { hidePreview(); }
   });
+  window.addEventListener("hashchange", hidePreview);  // followed on this page: the preview would cover where it lands
   document.addEventListener("keydown", function (e) { if (e.key === "Escape") { hidePreview(); } });
 
   /* -- search: loading shards ------------------------------------------------------------------------------ */
@@ -114,6 +193,8 @@
   };
   function load(name) {
     if (Object.prototype.hasOwnProperty.call(loaded, name)) { return Promise.resolve(loaded[name]); }
+    var listed = loaded.meta && loaded.meta.s;  // the vocabulary and name shards there are: never ask for another
+    if (listed && /^[vn]\//.test(name) && listed[name[0]].indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
     return new Promise(function (resolve) {
       if (waiting[name]) { waiting[name].push(resolve); return; }
       waiting[name] = [resolve];
@@ -448,14 +529,18 @@
   var form = document.querySelector(".search-form");
   if (form) {
     var input = form.querySelector(".search-input"), box = form.querySelector(".search-results");
-    var timer = 0, serial = 0;
+    var timer = 0, serial = 0, SHOWN = 8;
     var run = function () {
       var q = input.value, mine = ++serial;
       if (!q.trim()) { box.hidden = true; box.textContent = ""; return; }
-      search(q, 8).then(function (r) {
+      search(q, SHOWN + 1).then(function (r) {  // one more than shown: whether the search page has more
         if (mine !== serial) { return; }
         box.textContent = "";
-        r.results.forEach(function (x) { box.appendChild(resultLink(x, r.marks)); });
+        r.results.slice(0, SHOWN).forEach(function (x) { box.appendChild(resultLink(x, r.marks)); });
+        if (r.results.length > SHOWN) {
+          var all = document.createElement("a"); all.className = "all"; all.href = root + "search.html?q=" + encodeURIComponent(q);
+          all.textContent = "すべての結果を見る →"; box.appendChild(all);
+        }
         if (!r.results.length) {
           var none = document.createElement("div"); none.className = "none"; none.textContent = r.error || "見つかりませんでした"; box.appendChild(none);
         }
@@ -484,6 +569,9 @@
       });
     });
     document.addEventListener("click", function (e) { if (!form.contains(e.target)) { box.hidden = true; } });
+    box.addEventListener("click", function (e) {  // a hit on this very page: the jump must not land under the list
+      if (e.target.closest && e.target.closest("a")) { box.hidden = true; input.blur(); }
+    });
   }
 
   /* -- the search page ---------------------------------------------------------------------------------- */
@@ -492,9 +580,13 @@
     var pageInput = document.querySelector(".search-page-input");
     var q = new URLSearchParams(location.search).get("q") || "";
     pageInput.value = q;
+    var count = document.querySelector(".search-count"), MOST = 50;
     if (q.trim()) {
-      search(q, 50).then(function (r) {
-        r.results.forEach(function (x) { var li = document.createElement("li"); li.appendChild(resultLink(x, r.marks)); pageList.appendChild(li); });
+      search(q, MOST + 1).then(function (r) {  // one more than shown: whether there are more
+        r.results.slice(0, MOST).forEach(function (x) { var li = document.createElement("li"); li.appendChild(resultLink(x, r.marks)); pageList.appendChild(li); });
+        if (count && r.results.length) {
+          count.textContent = "「" + q + "」の検索結果：" + (r.results.length > MOST ? "上位 " + MOST + " 件を表示" : r.results.length + " 件");
+        }
         if (!r.results.length) {  // said once, not as a numbered result
           var none = document.createElement("p"); none.className = "none"; none.textContent = r.error || "見つかりませんでした";
           pageList.parentNode.insertBefore(none, pageList.nextSibling);
