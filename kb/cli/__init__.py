@@ -172,7 +172,7 @@ LANGS = click.Choice(["ja", "en"])
 @click.option("--kind", "kinds", type=click.Choice(NODE_KINDS), multiple=True, help="Only nodes of this kind (repeatable).")
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "json"]), default="jsonl", show_default=True,
               help="jsonl: one JSON object per line; json: one JSON list.")
-@click.option("--output", "-o", type=click.File("w", encoding="utf-8", lazy=True), default="-", show_default=True,
+@click.option("--output", "-o", type=click.File("w", encoding="utf-8", lazy=False), default="-", show_default=True,
               help="File to write ('-': standard output).")
 @quiet_option
 @click.pass_context
@@ -233,6 +233,8 @@ def links(ctx: click.Context, node: str, version: str | None, lang: str | None, 
     with open_store(ctx) as store:
         if version is not None:
             version = resolve_version(store, version, lang).version  # an unknown version names the known ones
+        if not node.strip():
+            raise click.UsageError("NODE is empty: give a rule number (601.2f), a term (唱える) or an article title")
         keys = find_node_keys(store, node, version=version, lang=lang)
         if not keys:
             where = f" of version {version}" if version else f" in {lang}" if lang else ""

@@ -73,6 +73,8 @@ def fetch(ctx: click.Context, site: str, targets: tuple[str, ...], base_url: str
             _print_summary(exc.report)
             click.echo("interrupted: run the same command again to resume", err=True)
             sys.exit(130)
+    if not args and not report.done:  # a site crawled from what it is given (mtgwiki, mjmj, mtg-jp), given nothing
+        raise click.UsageError(f"{site}: nothing to fetch; give TITLE_OR_URL arguments or --titles-file")
     _print_summary(report)
     if report.failed:
         sys.exit(1)
