@@ -32,10 +32,14 @@ FIRST_PROBLEMS = 10  # broken links and unresolved references listed without --v
 def build(ctx: click.Context, out: str, strict: bool, base_url: str | None, verbose: bool) -> None:
     """Render the knowledge base as a static site (re-rendering only pages whose inputs changed).
 
+    With --strict a broken internal link or an unresolved reference fails the build and leaves the site as it was:
+    for a knowledge base of whole rules texts (the bundled sample in data/ is an excerpt that cites rules it lacks,
+    so a strict build of it fails).
+
     \b
     Example:
         kb build --out site
-        kb build --out public --strict
+        kb build --out public --verbose
         kb build --out public --base-url https://example.org/rules/
         python -m http.server -d site   # or open site/index.html
     """

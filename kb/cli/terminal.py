@@ -70,10 +70,10 @@ class StageProgress:
     def __enter__(self) -> Callable[[str, int, int | None], None]:
         if self.live:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
             self.bar = Progress(SpinnerColumn(finished_text="✓"), TextColumn("[bold]{task.description}"),
-                                BarColumn(bar_width=30), MofNCompleteColumn(), TimeElapsedColumn(),
+                                BarColumn(bar_width=30), TextColumn("{task.fields[count]}"), TimeElapsedColumn(),
                                 console=Console(file=self.stream), transient=False)
             self.bar.start()
         return self.update
@@ -95,16 +95,16 @@ class StageProgress:
             return
         if stage != self.stage:
             self._finish()
-            self.tasks[stage] = self.bar.add_task(name, total=total)
+            self.tasks[stage] = self.bar.add_task(name, total=total, count="")
             self.stage = stage
-        self.bar.update(self.tasks[stage], completed=done, total=total)
+        self.bar.update(self.tasks[stage], completed=done, total=total, count=f"{done:,}/{total:,}" if total else "")
 
     def _finish(self) -> None:
         """The stage before the next one is done: its bar full, its clock stopped."""
         if self.stage is not None and self.stage in self.tasks:
             task = self.tasks[self.stage]
             total = self.bar.tasks[task].total
-            self.bar.update(task, total=total or 1, completed=total or 1)
+            self.bar.update(task, total=total or 1, completed=total or 1, count=f"{total:,}/{total:,}" if total else "")
             self.bar.stop_task(task)
 
 
