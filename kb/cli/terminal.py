@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import sys
+import time
 from collections.abc import Callable
 from typing import Any, TextIO, TypeVar
 
@@ -47,23 +48,29 @@ def incomplete_warnings(warnings: list[str]) -> list[str]:
     return [line for line in warnings if INCOMPLETE in line]
 
 
-STAGE_NAMES = {"read": "reading sources", "store": "storing", "link": "linking references", "index": "search index",
-               "gather": "reading the store", "render": "rendering pages", "search": "search files",
+PLAIN_EVERY = 5.0  # seconds: without a terminal, a stage running this long is reported, then every as many seconds
+STAGE_NAMES = {"read": "reading sources", "store": "storing", "link": "linking references", "index": "indexing for search",
+               "gather": "reading the store", "render": "rendering pages", "search": "writing the search files",
                "check": "checking links"}
 
 
 class StageProgress:
     """The CLI's side of the library's ``progress(stage, done, total)`` callback (:data:`kb.model.Progress`): on a
-    terminal a rich progress bar on stderr (one line per stage, with the count, the bar and the time taken); else one
-    plain line per stage as it begins (``kb ingest: linking references``); with ``quiet`` nothing. Used as a context
-    manager that gives the callback."""
+    terminal a rich progress bar on stderr (one line per stage, with its count, its bar and the time it took); else
+    plain lines for a log, only about what takes long — a stage still running after :data:`PLAIN_EVERY` seconds says
+    how far it is (``kb build: rendering pages 3,000/5,378``) every :data:`PLAIN_EVERY` seconds, and when it ends how
+    long it took — so a quick command stays as quiet as before; with ``quiet`` nothing. A context manager giving the
+    callback. ``clock``: seconds, for the plain lines' timing."""
 
-    def __init__(self, command: str, *, quiet: bool = False, stream: TextIO | None = None):
+    def __init__(self, command: str, *, quiet: bool = False, stream: TextIO | None = None,
+                 clock: Callable[[], float] = time.monotonic):
         self.command = command
         self.quiet = quiet
         self.stream = stream if stream is not None else sys.stderr
         self.live = not quiet and self.stream.isatty()
+        self.clock = clock
         self.stage: str | None = None
+        self.started = self.said = 0.0  # when the stage began, when a plain line last spoke of it
         self.tasks: dict[str, Any] = {}
         self.bar: Any = None
 
@@ -82,22 +89,41 @@ class StageProgress:
         if self.bar is not None:
             self._finish()
             self.bar.stop()
+        elif not self.quiet:
+            self._plain_done()
 
     def update(self, stage: str, done: int, total: int | None) -> None:
         if self.quiet:
             return
-        name = STAGE_NAMES.get(stage, stage)
         if self.bar is None:
-            if stage != self.stage:
-                count = f" ({total:,})" if total else ""
-                print(f"{self.command}: {name}{count}", file=self.stream, flush=True)
-            self.stage = stage
+            self._plain(stage, done, total)
             return
         if stage != self.stage:
             self._finish()
-            self.tasks[stage] = self.bar.add_task(name, total=total, count="")
+            self.tasks[stage] = self.bar.add_task(STAGE_NAMES.get(stage, stage), total=total, count="")
             self.stage = stage
         self.bar.update(self.tasks[stage], completed=done, total=total, count=f"{done:,}/{total:,}" if total else "")
+
+    def _plain(self, stage: str, done: int, total: int | None) -> None:
+        now = self.clock()
+        if stage != self.stage:
+            self._plain_done()
+            self.stage, self.started, self.said = stage, now, now
+        elif now - self.said >= PLAIN_EVERY:
+            count = f" {done:,}/{total:,}" if total else ""
+            self._say(f"{STAGE_NAMES.get(stage, stage)}{count} ({now - self.started:.0f} s)")
+            self.said = now
+
+    def _plain_done(self) -> None:
+        """The line that ends a long stage (when a plain line spoke of it, or it took :data:`PLAIN_EVERY` s)."""
+        if self.stage is None:
+            return
+        took = self.clock() - self.started
+        if took >= PLAIN_EVERY or self.said > self.started:
+            self._say(f"{STAGE_NAMES.get(self.stage, self.stage)} done in {took:.1f} s")
+
+    def _say(self, line: str) -> None:
+        print(f"{self.command}: {line}", file=self.stream, flush=True)
 
     def _finish(self) -> None:
         """The stage before the next one is done: its bar full, its clock stopped."""
