@@ -62,6 +62,12 @@ def gather(sources: Iterable[str]) -> list[str]:
     return out
 
 
+def gather_named(sources: Iterable[str]) -> list[tuple[str, bool]]:
+    """:func:`gather`, each file with whether it was found in a folder (rather than named): a folder's files are read
+    only when a source kind recognises them (:func:`ingest.kinds.unrecognised`)."""
+    return [(file, file != source) for source in sources for file in gather([source])]
+
+
 def _folder_files(folder: Path) -> list[Path]:
     files = []
     for parent, dirs, names in os.walk(folder):
@@ -241,7 +247,7 @@ def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, stri
     report = IngestReport()
     documents = []
     progress = progress or no_progress
-    gathered = [(file, file != source) for source in sources for file in gather([source])]
+    gathered = gather_named(sources)
     for done, (source, in_folder) in enumerate(gathered):
         progress("read", done, len(gathered))
         try:

@@ -172,6 +172,11 @@ def test_a_folder_is_read_for_what_it_can_identify(tmp_path):
     assert "sources: 1 read (1 stored, 0 unchanged), 0 failed, 0 gave nothing, 2 files skipped" in result.stdout
     titles = [json.loads(line)["title"] for line in run(tmp_path / "kb", "export", "--kind", "article").output.splitlines()]
     assert titles == ["唱える"]
+    updated = CliRunner().invoke(main, ["--kb-dir", str(tmp_path / "kb2"), "update", str(folder)])
+    assert updated.exit_code == 0, updated.output
+    assert f"skipped: {folder / 'page.html'}: {reason}\n" in updated.stderr  # kb update reads a folder the same way
+    with Store.open(tmp_path / "kb2", create=False) as store:
+        assert [d.source for d in store.documents() if d.source != "kb:cards"] == [str(folder / "article.html")]
     # a file named by the user is read (as the docs say: HTML as an MTG Wiki page)
     named = run(tmp_path / "kb", "ingest", str(folder / "page.html"))
     assert "sources: 1 read (1 stored" in named.output

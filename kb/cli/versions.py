@@ -225,6 +225,8 @@ def update(ctx: click.Context, sources: tuple[str, ...], sites: tuple[str, ...],
                         force=force)
     for line in incomplete_warnings(result.warnings):
         click.echo(f"warning: {terminal_safe(line)}", err=True)
+    for line in result.skipped:
+        say(f"skipped: {line}")
     if not result.changed:
         click.echo("nothing changed: the knowledge base and the site are already up to date")
         return
