@@ -135,7 +135,8 @@ class StageProgress:
 
 
 QUIET = "kb.quiet"  # the key in click's context meta (shared by the group and its command)
-QUIET_HELP = "No progress, notices or warnings on stderr (errors, and warnings that a rules text is incomplete, still show)."
+QUIET_HELP = ("No progress, notices or warnings on stderr (errors still show, and the warnings that a rules text is "
+              "incomplete or that a source gave nothing).")
 F = TypeVar("F", bound=Callable[..., Any])
 
 
