@@ -178,9 +178,14 @@ def _identify(lines: list[str], source: str) -> tuple[str, str, str | None, str 
     m = EN_EFFECTIVE_RE.search(head)
     if m:
         month, day, year = m.group(1).replace(",", "").split()
+        at = head.count("\n", 0, m.start()) + 1  # the header line that says it
+        where = f"{source}:{at}"
         if month not in MONTHS:
-            raise KbError(f"{source}: unknown month in effective date {m.group(1)!r}")
-        d = date(int(year), MONTHS[month], int(day))
+            raise KbError(f"{where}: unknown month in effective date {m.group(1)!r}")
+        try:
+            d = date(int(year), MONTHS[month], int(day))
+        except ValueError:
+            raise KbError(f"{where}: the effective date {m.group(1)!r} is not a date") from None
         return "en", d.strftime("%Y%m%d"), d.isoformat(), None
     if any("総合ルール" in line for line in lines[:HEADER_LINES]):
         raise KbError(f"{source}:1: Japanese CR without a version line like 'マジック総合ルール(和訳 20231117.0 版)'")

@@ -8,8 +8,9 @@ rules-viewer page: 総合ルールビューア, its ``MJMJ訳 … 版`` and rule
 kind declared first. So an MTG Wiki page that links to Wisdom Guild stays an MTG Wiki page (its MediaWiki markup is
 content; a link is not), a rules-viewer page whose menu links to MTG Wiki stays a rules-viewer page, and an HTML
 page whose text is a rules document (the ``和訳 … 版`` title and rule ``100.1``) is the CR kind wherever it was saved
-or fetched from. Nothing recognised: HTML is read as an MTG Wiki page, anything else as a CR text file (whose parser
-then says clearly that it is not one). Parsers are imported when first used.
+or fetched from. Nothing recognised (:func:`unrecognised`): a file named by the user is read, HTML as an MTG Wiki page,
+anything else as a CR text file (whose parser then says clearly that it is not one); a folder's file is skipped.
+Parsers are imported when first used.
 
 Nothing passes quietly (:func:`parse_source`): a document that gives less than its kind promises — no rules from a
 rules kind, no article from a wiki page, no note from release notes — carries a warning beginning
@@ -163,6 +164,16 @@ def detect_kind(source: str, data: bytes, among: tuple[str, ...] | None = None) 
     if len(among) < len(KINDS):
         raise KbError(f"{source}: not recognised as {' or '.join(among)}")
     return "mtgwiki" if _is_html(data) else "cr-text"
+
+
+def unrecognised(source: str, data: bytes) -> str | None:
+    """Why no kind recognises ``source`` by its content or its name (None when one does): :func:`detect_kind` would
+    only guess (HTML as an MTG Wiki page, anything else as a CR text). A folder's files are read only when
+    recognised: a stray ``page.html`` beside the sources must not become the MTG Wiki article "Page"."""
+    if any(k.recognise(source, data) > NO for k in KINDS):
+        return None
+    return (f"not recognised as any source kind ({', '.join(SOURCE_KIND_NAMES)}); "
+            "give the file itself, with --kind if need be, to read it anyway")
 
 
 def parse_source(source: str, data: bytes, kind_name: str | None = None, among: tuple[str, ...] | None = None) -> Document:

@@ -8,14 +8,28 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kb.errors import KbError
+from kb.model import NODE_KINDS
 from kb.store import NodeKey, Store
+from kb.versions.catalog import resolve_version
 from kb.versions.current import SHOWN_KINDS, current_view
 
 
 def export_records(store: Store, *, version: str | None = None, lang: str | None = None,
                    kinds: list[str] | None = None) -> Iterator[dict]:
     """One dict per node: kind, id, number, title/term, parent, text, examples, refs, cited_by, lang, version, source;
-    all read in one snapshot of the store (an ingest committing meanwhile changes none of it)."""
+    all read in one snapshot of the store (an ingest committing meanwhile changes none of it). ``version``: a version
+    id or effective date as ``kb versions`` lists them; an unknown one, or a kind not in :data:`kb.model.NODE_KINDS`,
+    is a KbError naming the choices (checked at the call, before the first record)."""
+    unknown = [k for k in kinds or () if k not in NODE_KINDS]
+    if unknown:
+        raise KbError(f"{unknown[0]}: no such kind of node; choose one of {', '.join(NODE_KINDS)}")
+    if version is not None:
+        version = resolve_version(store, version, lang).version
+    return _snapshot_records(store, version, lang, kinds)
+
+
+def _snapshot_records(store: Store, version: str | None, lang: str | None, kinds: list[str] | None) -> Iterator[dict]:
     with store.snapshot():
         yield from _records(store, version, lang, kinds)
 

@@ -7,6 +7,7 @@ note), ``card:<name>`` (card entity). A node's key in the store is (version, lan
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +21,7 @@ ARTICLE = "article"
 NOTE = "note"
 CARD = "card"
 RULE_KINDS = (CHAPTER, SECTION, RULE, SUBRULE)
+NODE_KINDS = (*RULE_KINDS, GLOSSARY, ARTICLE, NOTE, CARD)
 
 # Reference kinds
 REF_RULE = "rule"  # a rule number (also ranges, expanded: one Ref per rule)
@@ -40,6 +42,14 @@ REFS_OUTSIDE_SITE = REFS_OUTSIDE_KB | {REF_WIKI}
 DERIVED_REF_KINDS = (REF_AUTO_TERM, REF_TERM_ARTICLE)  # made by the linker on every link, never given by a source
 
 UNVERSIONED = ""  # version of sources that have none (wiki articles, release notes, cards)
+
+# How a long stage says how far it is: progress(stage, done, total), stage a short name ("read", "link", "index",
+# "render"), done and total in that stage's units (total None: unknown). The library calls it; the CLI shows it.
+Progress = Callable[[str, int, int | None], None]
+
+
+def no_progress(stage: str, done: int, total: int | None) -> None:
+    """The :data:`Progress` callback when no one listens."""
 
 
 @dataclass(frozen=True)

@@ -11,16 +11,16 @@ import hashlib
 import os
 import stat
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ingest import MAX_BYTES
-from ingest.kinds import authority, kinds_of_site, parse_source
+from ingest.kinds import authority, kinds_of_site, parse_source, unrecognised
 from kb.errors import KbError
 from kb.link.resolve import LinkReport, link, stored_report
-from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document
+from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document, Progress, no_progress
 from kb.splitter import JapaneseSplitter
 from kb.store import DB_NAME, NodeKey, Store, default_kb_dir
 from kb.store.lock import writer_lock
@@ -35,6 +35,7 @@ class IngestReport:
     stored: int = 0  # documents whose content was new or changed
     unchanged: int = 0
     failed: list[str] = field(default_factory=list)  # one line per source that could not be read or parsed
+    skipped: list[str] = field(default_factory=list)  # one line per file of a folder no source kind recognises
     warnings: list[Diagnostic] = field(default_factory=list)
     links: LinkReport = field(default_factory=LinkReport)
     index: IndexReport | None = None  # the search-index update that followed
@@ -59,6 +60,12 @@ def gather(sources: Iterable[str]) -> list[str]:
         else:
             out.append(s)
     return out
+
+
+def gather_named(sources: Iterable[str]) -> list[tuple[str, bool]]:
+    """:func:`gather`, each file with whether it was found in a folder (rather than named): a folder's files are read
+    only when a source kind recognises them (:func:`ingest.kinds.unrecognised`)."""
+    return [(file, file != source) for source in sources for file in gather([source])]
 
 
 def _folder_files(folder: Path) -> list[Path]:
@@ -106,7 +113,8 @@ INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit unt
 
 
 def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False,
-                     force: bool = False, splitter: JapaneseSplitter | None = None, index: bool = True) -> IngestReport:
+                     force: bool = False, splitter: JapaneseSplitter | None = None, index: bool = True,
+                     progress: Progress | None = None) -> IngestReport:
     """Store parsed documents and link what they changed in one transaction, then update the search index — and
     when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
     :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
@@ -116,10 +124,10 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
     (:mod:`kb.versions.guard`) is not stored but reported as failed, unless ``force``. ``splitter``: the command's
     Japanese splitter (for the term links and the index); one is made when None. ``index=False``: no index update;
     the index is left pending as after an interrupted one (:data:`INDEX_PENDING`), for the next ingest or
-    ``kb index`` to bring up to date."""
+    ``kb index`` to bring up to date. ``progress``: told of each stage (store, link, index; :data:`kb.model.Progress`)."""
     with writer_lock(store.kb_dir):
         return _ingest_documents(store, _guarded(store, _bounded(documents), report, force), report, strict,
-                                 splitter or JapaneseSplitter(), index)
+                                 splitter or JapaneseSplitter(), index, progress or no_progress)
 
 
 MAX_REFS_PER_NODE = 5_000  # the real sources' most: ~410 (an MTG Wiki decklist page); the English CR's glossary: < 60
@@ -164,7 +172,7 @@ def _guarded(store: Store, documents: list[Document], report: IngestReport, forc
 
 
 def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool,
-                      splitter: JapaneseSplitter, index: bool) -> IngestReport:
+                      splitter: JapaneseSplitter, index: bool, progress: Progress) -> IngestReport:
     from kb.search.index import index_lag, update_index
 
     for doc in documents:
@@ -176,7 +184,8 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
     ranks = authority()
     rewritten: set[NodeKey] = set()  # the merged nodes that changed: only they (and what names them) are linked again
     with store.transaction():
-        for doc in documents:
+        for done, doc in enumerate(documents):
+            progress("store", done, len(documents))
             written = store.put_document(doc, ranks.get(doc.kind, 0))
             rewritten |= written.rewritten
             if written.documents:
@@ -187,6 +196,7 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
         if not report.stored:  # the store is as it was: so are its links
             report.links = stored_report(store)
         else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
+            progress("link", 0, None)
             report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
                                 rewritten, splitter=splitter)
         refused = _refused_by_strict(report, documents) if strict else []
@@ -201,7 +211,7 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
         return report  # the index is left for later, or the store is as it was and so is its search index
     try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
         report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
-                                    else changed, splitter=splitter)
+                                    else changed, splitter=splitter, progress=progress)
     except KeyboardInterrupt:
         raise KbError(f"{store.path}: interrupted while updating the search index; the sources are stored: "
                       "run 'kb index' (or 'kb ingest' again) to complete the index") from None
@@ -222,25 +232,29 @@ def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[
 
 
 def ingest_sources(store: Store, sources: Iterable[str], *, kind: str | None = None, strict: bool = False,
-                   progress: Callable[[str], None] | None = None, force: bool = False,
+                   progress: Progress | None = None, force: bool = False,
                    splitter: JapaneseSplitter | None = None, index: bool = True) -> IngestReport:
     """Parse every source (files, folders, URLs) and store them; see :class:`IngestReport`. Holds the kb folder's
-    writer lock throughout (URL sources are fetched into its cache). ``force``, ``splitter``, ``index``: see
-    :func:`ingest_documents`."""
+    writer lock throughout (URL sources are fetched into its cache). ``force``, ``splitter``, ``index``,
+    ``progress`` (here also each source read): see :func:`ingest_documents`."""
     with writer_lock(store.kb_dir):
         return _ingest_sources(store, sources, kind, strict, progress, force, splitter, index)
 
 
 def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, strict: bool,
-                    progress: Callable[[str], None] | None, force: bool,
+                    progress: Progress | None, force: bool,
                     splitter: JapaneseSplitter | None, index: bool) -> IngestReport:
     report = IngestReport()
     documents = []
-    for source in gather(sources):
-        if progress:
-            progress(source)
+    progress = progress or no_progress
+    gathered = gather_named(sources)
+    for done, (source, in_folder) in enumerate(gathered):
+        progress("read", done, len(gathered))
         try:
             data = read_source(source, store.kb_dir)
+            if kind is None and in_folder and (reason := unrecognised(source, data)):
+                report.skipped.append(f"{source}: {reason}")  # a folder's stray file is no source: it is left out
+                continue
             if kind is None and store.has_document(source, hashlib.sha256(data).hexdigest()):
                 report.unchanged += 1  # the same bytes were ingested from here before: nothing to parse
                 continue
@@ -249,7 +263,9 @@ def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, stri
             report.failed.append(str(exc))
     if strict and report.failed:
         raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
-    return ingest_documents(store, documents, report, strict=strict, force=force, splitter=splitter, index=index)
+    progress("read", len(gathered), len(gathered))
+    return ingest_documents(store, documents, report, strict=strict, force=force, splitter=splitter, index=index,
+                            progress=progress)
 
 
 def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSplitter | None = None) -> IngestReport:
@@ -271,16 +287,18 @@ def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSp
 
 
 def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | None = None,
-                      strict: bool = False, force: bool = False) -> IngestReport:
+                      strict: bool = False, force: bool = False, progress: Progress | None = None) -> IngestReport:
     """Parse the cached pages of ``site`` (all sites when None) whose bytes changed since they were last ingested,
     store them with :func:`ingest_documents`, and return its :class:`IngestReport`. Holds the writer lock of
-    ``kb_dir`` (whose cache records what was ingested) and of the store's folder."""
+    ``kb_dir`` (whose cache records what was ingested) and of the store's folder. ``progress``: see
+    :func:`ingest_documents` (here also the cached pages read)."""
     folder = default_kb_dir(kb_dir)
     with writer_lock(folder), writer_lock(store.kb_dir):
-        return _ingest_from_cache(store, site, folder, strict, force)
+        return _ingest_from_cache(store, site, folder, strict, force, progress or no_progress)
 
 
-def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool, force: bool) -> IngestReport:
+def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool, force: bool,
+                       progress: Progress) -> IngestReport:
     from ingest.net.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
     from ingest.net.sites import PAGE
 
@@ -297,9 +315,9 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
         cache = SiteCache(folder, name)
         done = cache.ingested()
         among = kinds_of_site(name)
-        for entry in cache.entries():
-            if entry.role != PAGE:
-                continue
+        entries = [entry for entry in cache.entries() if entry.role == PAGE]
+        for count, entry in enumerate(entries):
+            progress("read", count, len(entries))
             if done.get(entry.url) == entry.content_hash and entry.url in stored_sources:
                 report.unchanged += 1
                 continue
@@ -315,7 +333,7 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
             new_hashes.setdefault(name, {})[entry.url] = entry.content_hash
     if strict and report.failed:
         raise KbError(f"--strict: {len(report.failed)} cached pages failed; first: {report.failed[0]}")
-    ingest_documents(store, documents, report, strict=strict, force=force)
+    ingest_documents(store, documents, report, strict=strict, force=force, progress=progress)
     for name, hashes in new_hashes.items():
         cache = SiteCache(folder, name)
         cache.save_ingested({**cache.ingested(), **hashes})

@@ -51,6 +51,7 @@ class UpdateResult:
     stored: int = 0  # sources whose content was new or changed
     crawls: list[CrawlReport] = field(default_factory=list)  # one per site
     warnings: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # files of a folder no source kind recognises, with the reason
     diffs: list[VersionDiff] = field(default_factory=list)
     build: BuildReport | None = None  # when a site was rebuilt
 
@@ -188,19 +189,22 @@ def _site_folder(folder: Path, site: str) -> Path:
 def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path,
             politeness: Politeness | None, strict: bool, force: bool, result: UpdateResult,
             splitter: JapaneseSplitter) -> None:
-    from ingest.kinds import parse_source
-    from kb.pipeline import IngestReport, gather, ingest_documents, ingest_from_cache, read_source
+    from ingest.kinds import parse_source, unrecognised
+    from kb.pipeline import IngestReport, gather_named, ingest_documents, ingest_from_cache, read_source
 
     reports = []
     if sources:
         documents, report = [], IngestReport()
-        for source in gather(sources):
+        for source, in_folder in gather_named(sources):
             if "://" in source:
                 from ingest.net.fetch import fetch_url
 
                 data = fetch_url(source, kb_dir=folder, politeness=politeness)
             else:
                 data = read_source(source)
+            if in_folder and (reason := unrecognised(source, data)):
+                result.skipped.append(f"{source}: {reason}")  # as kb ingest does: a stray file is no source
+                continue
             documents.append(parse_source(source, data))
         reports.append(ingest_documents(staged, documents, report, strict=strict, force=force, splitter=splitter))
     for site in sites:

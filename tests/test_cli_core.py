@@ -53,7 +53,7 @@ def test_links_both_directions(tmp_path):
     result = run(tmp_path, "links", "６０１．２ｆ")
     assert result.exit_code == 0
     assert "cr:601.2f [20231117.0 ja]" in result.output
-    assert "rule      601.2b" in result.output and "gl:総コスト" in result.output
+    assert "    rule: 1\n      601.2b → cr:601.2b [20231117.0 ja]\n" in result.output and "gl:総コスト" in result.output
 
 
 def test_strict_fails(tmp_path):

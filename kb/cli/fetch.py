@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 import click
 
 from ingest.kinds import FETCH_SITES
-from kb.cli.terminal import terminal_safe
+from kb.cli.terminal import is_quiet, quiet_option, terminal_safe
 
 if TYPE_CHECKING:
     from ingest.net.fetch import CrawlReport
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
               help="Attempts per URL before it is recorded as failed.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=30.0, show_default=True,
               help="Read timeout in seconds (connect timeout: 10).")
+@quiet_option
 @click.pass_context
 def fetch(ctx: click.Context, site: str, targets: tuple[str, ...], base_url: str | None, delay: float | None,
           depth: int | None, titles_file: TextIO | None, contact: str | None, tries: int, timeout: float) -> None:
@@ -64,7 +65,7 @@ def fetch(ctx: click.Context, site: str, targets: tuple[str, ...], base_url: str
     politeness = Politeness(delay=DEFAULT_DELAY if delay is None else delay, contact=contact, read_timeout=timeout,
                             max_tries=tries)
     kb_dir = default_kb_dir(ctx.obj.get("kb_dir"))
-    with writer_lock(kb_dir), _progress_bar(site) as on_progress:
+    with writer_lock(kb_dir), _progress_bar(site, quiet=is_quiet()) as on_progress:
         try:
             report = crawl(site, args, kb_dir=kb_dir, base_url=base_url, depth=depth, politeness=politeness,
                            on_progress=on_progress)
@@ -72,21 +73,23 @@ def fetch(ctx: click.Context, site: str, targets: tuple[str, ...], base_url: str
             _print_summary(exc.report)
             click.echo("interrupted: run the same command again to resume", err=True)
             sys.exit(130)
+    if not args and not report.done:  # a site crawled from what it is given (mtgwiki, mjmj, mtg-jp), given nothing
+        raise click.UsageError(f"{site}: nothing to fetch; give TITLE_OR_URL arguments or --titles-file")
     _print_summary(report)
     if report.failed:
         sys.exit(1)
 
 
 class _progress_bar:
-    """A rich progress bar on stderr: done/total, outcome counts, pages per second."""
+    """A rich progress bar on stderr: done/total, outcome counts, pages per second (none with ``quiet``)."""
 
-    def __init__(self, site: str):
+    def __init__(self, site: str, *, quiet: bool = False):
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self.progress = Progress(TextColumn("[bold]{task.description}"), BarColumn(bar_width=20), MofNCompleteColumn(),
                                  TextColumn("{task.fields[counts]}"), TextColumn("{task.fields[rate]}"),
-                                 TimeElapsedColumn(), console=Console(stderr=True), transient=False)
+                                 TimeElapsedColumn(), console=Console(stderr=True, quiet=quiet), transient=False)
         self.task = self.progress.add_task(site, total=None, counts="", rate="")
         self.notes_said = 0
 
@@ -115,5 +118,5 @@ def _print_summary(report: CrawlReport) -> None:
                f"skipped by robots.txt {len(report.robots_skipped)}")
     for url, reason in report.failed.items():
         click.echo(terminal_safe(f"failed: {url}: {reason}"), err=True)
-    for url in report.robots_skipped:
+    for url in report.robots_skipped if not is_quiet() else ():
         click.echo(terminal_safe(f"skipped by robots.txt: {url}"), err=True)

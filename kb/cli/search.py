@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 import click
 
-from kb.cli.terminal import json_text, terminal_safe
+from kb.cli.terminal import json_text, quiet_option, say, stage_progress, terminal_safe
 
 
 @click.command()
@@ -17,6 +17,7 @@ from kb.cli.terminal import json_text, terminal_safe
               help="Only this kind (rule = chapters, sections, rules and subrules).")
 @click.option("--lang", type=click.Choice(["ja", "en"]), default=None, help="Only this language.")
 @click.option("--version", "version", default=None, help="CR version to search (default: what the site shows: the current view).")
+@quiet_option
 @click.pass_context
 def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str | None, lang: str | None,
            version: str | None) -> None:
@@ -37,7 +38,7 @@ def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str 
     from kb.store import Store
 
     def notify(message: str) -> None:
-        click.echo(f"notice: {message}", err=True)
+        say(f"notice: {message}")
 
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store, Searcher(store, notify) as searcher:
         hits = searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
@@ -45,7 +46,7 @@ def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str 
         click.echo(json_text([h.to_dict() for h in hits], indent=1))
         return
     if not hits:
-        click.echo(f"no results for {terminal_safe(repr(query))}", err=True)
+        say(f"no results for {query!r}")
         return
     for hit in hits:
         label = " ".join(x for x in (hit.number, hit.title) if x) or hit.id
@@ -68,6 +69,7 @@ def _highlighted(snippet: str, spans: Iterable[tuple[int, int]]) -> str:
 
 @click.command("index")
 @click.option("--rebuild", is_flag=True, help="Drop the index and build it again from the store.")
+@quiet_option
 @click.pass_context
 def index_command(ctx: click.Context, rebuild: bool) -> None:
     """Check the search index against the knowledge base and bring it up to date ('kb ingest' already does this):
@@ -83,15 +85,16 @@ def index_command(ctx: click.Context, rebuild: bool) -> None:
     from kb.store import Store
     from kb.store.lock import writer_lock
 
-    with Store.open(ctx.obj.get("kb_dir"), create=False) as store, writer_lock(store.kb_dir):
+    with Store.open(ctx.obj.get("kb_dir"), create=False) as store, writer_lock(store.kb_dir), \
+            stage_progress("kb index") as progress:
         if rebuild:
-            report = update_index(store, rebuild=True)
+            report = update_index(store, rebuild=True, progress=progress)
         else:
-            check = verify_index(store)
+            check = verify_index(store, progress=progress)
             if check.damage:
                 click.echo(f"index: damaged ({terminal_safe(check.damage)}); rebuilt", err=True)
             report = check.report
         (store.kb_dir / INDEX_PENDING).unlink(missing_ok=True)  # what an ingest left for later is done
     if report.notice:
-        click.echo(f"notice: {terminal_safe(report.notice)}", err=True)
+        say(f"notice: {report.notice}")
     click.echo(f"index: {report.added} added, {report.updated} updated, {report.removed} removed, {report.total} nodes")

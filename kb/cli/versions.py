@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from kb.cli.terminal import incomplete_warnings, json_text, terminal_safe
+from kb.cli.terminal import incomplete_warnings, json_text, quiet_option, say, terminal_safe
 from kb.ids import id_name
 
 if TYPE_CHECKING:
@@ -31,6 +31,7 @@ def _echo_json(data: object) -> None:
 @click.command()
 @click.option("--lang", type=LANGS, default=None, help="Only versions of this language.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@quiet_option
 @click.pass_context
 def versions(ctx: click.Context, lang: str | None, as_json: bool) -> None:
     """List the rules versions in the knowledge base, newest first, with dates and counts.
@@ -48,7 +49,7 @@ def versions(ctx: click.Context, lang: str | None, as_json: bool) -> None:
         _echo_json([v.to_json() for v in found])
         return
     if not found:
-        click.echo("no rules versions yet; run 'kb ingest' with a CR text file")
+        say("no rules versions yet; run 'kb ingest' with a CR text file")
         return
     click.echo(f"{'version':12} {'lang':4} {'effective':10} {'rules':>6} {'glossary':>8}  {'ingested':25}  dates")
     for v in found:
@@ -65,6 +66,7 @@ def versions(ctx: click.Context, lang: str | None, as_json: bool) -> None:
 @click.option("--lang", type=LANGS, default=None, help="Language to compare when OLD/NEW name versions of both.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (every rule and glossary entry, with inline diff ops).")
 @click.option("--all", "show_all", is_flag=True, help="Also list unchanged rules (text output).")
+@quiet_option
 @click.pass_context
 def diff(ctx: click.Context, old: str, new: str, lang: str | None, as_json: bool, show_all: bool) -> None:
     """Show what changed from version OLD to NEW: added, removed, changed (inline), moved (renumbered) rules and
@@ -141,10 +143,11 @@ def _clip(text: str | None, limit: int = 200) -> str:
 
 @click.command()
 @click.argument("rule")
-@click.option("--lang", type=LANGS, default=None)
+@click.option("--lang", type=LANGS, default=None, help="Only this language's history (default: every language).")
 @click.option("--version", "version", default=None,
               help="Start from RULE as numbered in this version (default: newest that has it).")
-@click.option("--json", "as_json", is_flag=True)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (the first language's history, the others beside).")
+@quiet_option
 @click.pass_context
 def history(ctx: click.Context, rule: str, lang: str | None, version: str | None, as_json: bool) -> None:
     """Show one rule's (or glossary term's) history across every ingested version, following renumbering.
@@ -194,12 +197,14 @@ _LANG_NAMES = {"en": "English", "ja": "Japanese"}
               help="Re-crawl this site as last fetched (conditional requests) and ingest it. Repeatable.")
 @click.option("--out", type=click.Path(file_okay=False), default=None, help="Rebuild the site in this folder.")
 @click.option("--strict", is_flag=True, help="Fail on warnings, unresolved references and broken links.")
-@click.option("--delay", type=float, default=None, help="Seconds between requests to one host (default 1).")
+@click.option("--delay", type=click.FloatRange(min=0), default=None,
+              help="Seconds between requests to one host (default 1).")
 @click.option("--contact", default=None, help="URL or address put in the User-Agent.")
 @click.option("--base-url", "base_url", metavar="URL", default=None,
               help="Where the site is served, as for 'kb build --base-url' (absolute sitemap, feed and canonical links).")
 @click.option("--force", is_flag=True,
               help="Store a rules text even when it is incomplete or far smaller than the newest version it replaces.")
+@quiet_option
 @click.pass_context
 def update(ctx: click.Context, sources: tuple[str, ...], sites: tuple[str, ...], out: str | None, strict: bool,
            delay: float | None, contact: str | None, base_url: str | None, force: bool) -> None:
@@ -216,10 +221,12 @@ def update(ctx: click.Context, sources: tuple[str, ...], sites: tuple[str, ...],
     if not sources and not sites:
         raise click.UsageError("give SOURCES (files, folders, URLs) and/or --site SITE")
     result = run_update(ctx.obj.get("kb_dir"), sources=sources, sites=sites, out=out, strict=strict, delay=delay,
-                        contact=contact, base_url=base_url, on_stage=lambda stage: click.echo(f"{stage}…", err=True),
+                        contact=contact, base_url=base_url, on_stage=lambda stage: say(f"kb update: {stage}…"),
                         force=force)
     for line in incomplete_warnings(result.warnings):
         click.echo(f"warning: {terminal_safe(line)}", err=True)
+    for line in result.skipped:
+        say(f"skipped: {line}")
     if not result.changed:
         click.echo("nothing changed: the knowledge base and the site are already up to date")
         return

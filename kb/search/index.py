@@ -59,7 +59,7 @@ from urllib.parse import quote
 
 from kb.codedigest import code_digest
 from kb.errors import KbError
-from kb.model import GLOSSARY, Node
+from kb.model import GLOSSARY, Node, Progress
 from kb.search.userdict import dictionary_path, intact
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
@@ -281,7 +281,7 @@ def _scope_digest(hashes: dict[str, str]) -> str:
 
 
 def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tuple[str, str]] | None = None,
-                 splitter: JapaneseSplitter | None = None) -> IndexReport:
+                 splitter: JapaneseSplitter | None = None, progress: Progress | None = None) -> IndexReport:
     """Bring the index in line with the store, touching only the scopes, and in them the nodes, whose content changed.
     ``scopes``: the only (version, lang) pairs that may have changed since the last update (an ingest's); the others
     are not compared with the store — unless the index lags the store (:func:`index_lag`: then every scope is).
@@ -289,7 +289,8 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
 
     An index built by another analysis, dictionary or layout is rebuilt whole (the report's ``notice`` says why);
     the store's user dictionary is brought up to date and used first (:func:`kb.search.userdict.prepare`, with
-    ``splitter``, the command's: one is made when None). The state records the store's content generation."""
+    ``splitter``, the command's: one is made when None). The state records the store's content generation.
+    ``progress``: told of the nodes compared so far (stage ``index``; :data:`kb.model.Progress`)."""
     from kb.search import userdict
 
     splitter = userdict.prepare(store, splitter or JapaneseSplitter())
@@ -320,7 +321,11 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
         if (version, lang) not in wanted and name not in result:
             shutil.rmtree(scope_dir(root, version, lang), ignore_errors=True)
             removed += info[3]
+    compared, to_compare = 0, sum(map(len, wanted.values()))
     for (version, lang), hashes in sorted(wanted.items()):
+        if progress:
+            progress("index", compared, to_compare)
+        compared += len(hashes)
         name = scope_dir(root, version, lang).name
         digest = _scope_digest(hashes)
         if name in recorded and recorded[name][2] == digest and _exists(scope_dir(root, version, lang)):
@@ -329,6 +334,8 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
         a, u, r = _update_scope(store, scope_dir(root, version, lang), version, lang, hashes, splitter)
         added, updated, removed = added + a, updated + u, removed + r
         result[name] = [version, lang, digest, len(hashes)]
+    if progress:
+        progress("index", compared, to_compare)
     total = sum(info[3] for info in result.values())
     if result != recorded or not state or state.get("generation") != generation:
         _write_state(root, {"layout": LAYOUT, "identity": index_identity(splitter), "scopes": result,
@@ -498,16 +505,17 @@ class IndexCheck:
     report: IndexReport
 
 
-def verify_index(store: Store, splitter: JapaneseSplitter | None = None) -> IndexCheck:
+def verify_index(store: Store, splitter: JapaneseSplitter | None = None, progress: Progress | None = None) -> IndexCheck:
     """``kb index``: check every scope's files against their checksums and every indexed document against the
-    store; a damaged index is rebuilt, missing or stale documents are (re)indexed."""
+    store; a damaged index is rebuilt, missing or stale documents are (re)indexed (``progress``: as for
+    :func:`update_index`)."""
     damage = index_damage(store)
     if damage is None:
         try:
-            return IndexCheck(None, update_index(store, splitter=splitter))
+            return IndexCheck(None, update_index(store, splitter=splitter, progress=progress))
         except Exception as error:  # unreadable although the files are as written: say what Whoosh said
             damage = f"{type(error).__name__}: {error}"
-    return IndexCheck(damage, update_index(store, rebuild=True, splitter=splitter))
+    return IndexCheck(damage, update_index(store, rebuild=True, splitter=splitter, progress=progress))
 
 
 def _key(key: str) -> NodeKey:

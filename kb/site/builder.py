@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kb.errors import KbError
+from kb.model import Progress, no_progress
 from kb.site.fingerprint import group_hash, inputs_fingerprint, page_hash, render_key
 from kb.site.gather import gather_site
 from kb.site.linkcheck import check_links, page_links, resolve_links
@@ -63,11 +64,13 @@ class BuildReport:
 
 def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = False,
                producers: list[Producer] | None = None, templates: Path = TEMPLATES,
-               base_url: str | None = None, splitter: JapaneseSplitter | None = None) -> BuildReport:
+               base_url: str | None = None, splitter: JapaneseSplitter | None = None,
+               progress: Progress | None = None) -> BuildReport:
     """Build the site for ``store`` into ``out``; raises KbError (leaving ``out`` untouched) when it cannot, or when
     ``strict`` and a link is broken or a reference unresolved. With ``base_url`` (where the site will be served,
     e.g. ``https://example.org/rules/``) the sitemap, the Atom feed, ``<link rel="canonical">`` and the 404 page use
-    absolute URLs; links between pages stay relative."""
+    absolute URLs; links between pages stay relative. ``progress``: told of each stage (gather, render: pages done,
+    search, check; :data:`kb.model.Progress`)."""
     # the objects alive before the build (a whole ingest's, in `kb update`) are left out of garbage collection
     # meanwhile: scanning them again and again was a large part of a small rebuild
     gc.freeze()
@@ -75,7 +78,8 @@ def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = Fals
         # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
         with writer_lock(store.kb_dir), output_lock(out):
             producers = producers if producers is not None else [*PAGE_PRODUCERS, english_redirect_pages]
-            return _build(store, Path(out).resolve(), strict, producers, templates, normalize_base_url(base_url), splitter)
+            return _build(store, Path(out).resolve(), strict, producers, templates, normalize_base_url(base_url), splitter,
+                          progress or no_progress)
     finally:
         gc.unfreeze()
 
@@ -103,7 +107,7 @@ class _Produced:
 
 
 def _build(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,
-           base_url: str | None, splitter: JapaneseSplitter | None) -> BuildReport:
+           base_url: str | None, splitter: JapaneseSplitter | None, progress: Progress) -> BuildReport:
     started = time.perf_counter()
     _check_out(out)
     recover(out)  # a build killed while applying its files is completed before anything is read
@@ -113,6 +117,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         return _unchanged(out, stamp, strict, started)
     previous = load_record(out, MANIFEST)
     old_files: dict[str, FileRecord] = previous.get("files", {})
+    progress("gather", 0, None)
     site = gather_site(store, splitter)
     site.base_url = base_url
     renderer = Renderer.for_templates(templates)
@@ -123,11 +128,13 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
                          unresolved=list(site.unresolved))
     files: dict[str, FileRecord] = {}
     try:
-        _render(produced, renderer, base_url, old_files, output, files, report)
+        _render(produced, renderer, base_url, old_files, output, files, report, progress)
         _put_static(templates, old_files, output, files)
         _put_sitemap(produced.sitemap, base_url, previous, old_files, output, files)
+        progress("search", 0, None)
         search_state = _export_search(site, previous, out, output, files, report)
         _keep_foreign(output, previous, old_files, files, report)  # last: every file kb makes is known
+        progress("check", 0, None)
         broken = check_links(files, old_files if previous else None, previous.get("broken"))
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
@@ -149,14 +156,16 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
 
 
 def _render(produced: _Produced, renderer: Renderer, base_url: str | None, old_files: dict[str, FileRecord],
-            output: Output, files: dict[str, FileRecord], report: BuildReport) -> None:
+            output: Output, files: dict[str, FileRecord], report: BuildReport, progress: Progress) -> None:
     """Keep the files of kept groups and of pages whose hash is unchanged; render the others."""
     for rel in produced.kept():
         if not output.keep(rel):
             raise KbError(f"{output.out / rel}: missing from the previous site; rebuild after deleting {output.out}")
         files[rel] = old_files[rel]
         report.reused += 1
-    for page, digest in zip(produced.pages, produced.digests, strict=True):
+    for done, (page, digest) in enumerate(zip(produced.pages, produced.digests, strict=True)):
+        if done % 50 == 0:
+            progress("render", done, len(produced.pages))
         old = old_files.get(page.path)
         if old and old["hash"] == digest and output.keep(page.path):
             files[page.path] = old

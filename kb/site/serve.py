@@ -317,7 +317,8 @@ class SiteServer(ThreadingHTTPServer):
 
     def server_close(self) -> None:
         super().server_close()
-        self.live_search.close()
+        if hasattr(self, "live_search"):  # a bind that fails closes the server before it has its searches
+            self.live_search.close()
 
 
 def make_server(site_dir: str | os.PathLike, *, host: str = "127.0.0.1", port: int = 8000,
