@@ -52,6 +52,7 @@ class BuildReport:
     pages: int = 0
     rendered: int = 0
     reused: int = 0
+    rendered_pages: list[str] = field(default_factory=list)  # the pages rendered (written anew), in the build's order
     search_files: int = 0
     search_written: int = 0
     broken: list[str] = field(default_factory=list)  # "cr/601.html: ../cr/728.html#728 (no such page)"
@@ -200,6 +201,7 @@ class _Pages:
         self.files[page.path] = file_record(digest, resolve_links(page.path, links), ids,
                                             (deferred.source, lookups) if deferred and lookups is not None else None)
         self.report.rendered += 1
+        self.report.rendered_pages.append(page.path)
         self.changed += not (old and old["hash"] == digest)
 
     def _claim(self, path: str, maker: str) -> None:
