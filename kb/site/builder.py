@@ -7,7 +7,11 @@ Incremental: the manifest (:mod:`kb.site.manifest`) records, for each file, the 
 (:func:`kb.site.fingerprint.page_hash`: the page's record — its context holds the texts of the nodes it shows and the
 URLs of those it links to — with all of kb's code, the templates and the base URL), and the links and ids it contains.
 A page whose hash is unchanged is kept from the previous site instead of rendered; search shards, static files and the
-sitemap are rewritten only when their content changes. A :class:`~kb.site.page.PageGroup` (an archived version's
+sitemap are rewritten only when their content changes. The costly part of a page (an article's HTML, its links
+pointed at our pages) is a :class:`~kb.site.page.Deferred`: the hash names it by its source (the node's content hash)
+and the answers to the lookups its making did last time (kept in the manifest), so it is made only for the pages
+rendered — a build after one article changed makes the HTML of the pages that show or cite it, not of every
+article. Pages are rendered and written one by one as the producers yield them: none is held in memory. A :class:`~kb.site.page.PageGroup` (an archived version's
 pages) is recorded with the hash of the inputs it names and its files: when that is unchanged its pages are not even
 made. When the inputs fingerprint (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its
 files are all there, nothing is gathered or written at all: only the small stamp is read.
