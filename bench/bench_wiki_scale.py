@@ -235,7 +235,7 @@ from kb.link.resolve import link
 from kb.store import NodeKey, Store
 class RolledBack(Exception):
     pass
-store = Store.open(sys.argv[1], create=False)
+store = Store.open(sys.argv[1])  # to write: the link runs in a transaction, rolled back
 one = NodeKey("", "ja", "wiki:" + sys.argv[2]) if len(sys.argv) > 2 else None
 try:
     with store.transaction():
