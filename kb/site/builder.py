@@ -11,10 +11,11 @@ sitemap are rewritten only when their content changes. The costly part of a page
 pointed at our pages) is a :class:`~kb.site.page.Deferred`: the hash names it by its source (the node's content hash)
 and the answers to the lookups its making did last time (kept in the manifest), so it is made only for the pages
 rendered — a build after one article changed makes the HTML of the pages that show or cite it, not of every
-article. Pages are rendered and written one by one as the producers yield them: none is held in memory. A :class:`~kb.site.page.PageGroup` (an archived version's
-pages) is recorded with the hash of the inputs it names and its files: when that is unchanged its pages are not even
-made. When the inputs fingerprint (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its
-files are all there, nothing is gathered or written at all: only the small stamp is read.
+article. Pages are rendered and written one by one as the producers yield them: none is held in memory.
+A :class:`~kb.site.page.PageGroup` (an archived version's pages) is recorded with the hash of the inputs it names
+and its files: when that is unchanged its pages are not even made. When the inputs fingerprint
+(:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its files are all there, nothing is
+gathered or written at all: only the small stamp is read.
 
 Atomic: new files are written to a staging folder beside ``out``; only a complete, checked build is put in place —
 the whole folder swapped, or, when few files changed, each new file renamed over its old copy under a journal that
