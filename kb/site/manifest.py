@@ -12,7 +12,8 @@ from typing import Any
 
 MANIFEST = ".kb-build/manifest.marshal"
 STAMP = ".kb-build/stamp.marshal"
-MANIFEST_FORMAT = 6  # 6: a page's deferred part (kb.site.page.Deferred) recorded by its source and lookups
+MANIFEST_FORMAT = 7  # 6: a page's deferred part (kb.site.page.Deferred) recorded by its source and lookups;
+# 7: the static search's analyses kept marshalled
 
 FileRecord = dict[str, Any]  # {"hash": str, "links": marshalled list[str], "ids": marshalled list[str]}, and for a
 # page with a deferred part "source": str, "lookups": marshalled list (the keys its making looked up)
