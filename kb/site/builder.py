@@ -7,10 +7,15 @@ Incremental: the manifest (:mod:`kb.site.manifest`) records, for each file, the 
 (:func:`kb.site.fingerprint.page_hash`: the page's record — its context holds the texts of the nodes it shows and the
 URLs of those it links to — with all of kb's code, the templates and the base URL), and the links and ids it contains.
 A page whose hash is unchanged is kept from the previous site instead of rendered; search shards, static files and the
-sitemap are rewritten only when their content changes. A :class:`~kb.site.page.PageGroup` (an archived version's
-pages) is recorded with the hash of the inputs it names and its files: when that is unchanged its pages are not even
-made. When the inputs fingerprint (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its
-files are all there, nothing is gathered or written at all: only the small stamp is read.
+sitemap are rewritten only when their content changes. The costly part of a page (an article's HTML, its links
+pointed at our pages) is a :class:`~kb.site.page.Deferred`: the hash names it by its source (the node's content hash)
+and the answers to the lookups its making did last time (kept in the manifest), so it is made only for the pages
+rendered — a build after one article changed makes the HTML of the pages that show or cite it, not of every
+article. Pages are rendered and written one by one as the producers yield them: none is held in memory.
+A :class:`~kb.site.page.PageGroup` (an archived version's pages) is recorded with the hash of the inputs it names
+and its files: when that is unchanged its pages are not even made. When the inputs fingerprint
+(:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its files are all there, nothing is
+gathered or written at all: only the small stamp is read.
 
 Atomic: new files are written to a staging folder beside ``out``; only a complete, checked build is put in place —
 the whole folder swapped, or, when few files changed, each new file renamed over its old copy under a journal that
@@ -25,7 +30,7 @@ import hashlib
 import marshal
 import os
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -54,6 +59,7 @@ class BuildReport:
     pages: int = 0
     rendered: int = 0
     reused: int = 0
+    rendered_pages: list[str] = field(default_factory=list)  # the pages rendered (written anew), in the build's order
     search_files: int = 0
     search_written: int = 0
     broken: list[str] = field(default_factory=list)  # "cr/601.html: ../cr/728.html#728 (no such page)"
@@ -84,28 +90,6 @@ def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = Fals
         gc.unfreeze()
 
 
-@dataclass
-class _Produced:
-    """What the producers made: the pages to render (with their hashes), every group (``{hash, paths, sitemap,
-    kept}``: ``kept`` when the previous build's files of the group stand, its pages not made) and the sitemap's
-    paths in order."""
-
-    pages: list[Page]
-    digests: list[str]
-    groups: dict[str, dict[str, Any]]
-    sitemap: list[str]
-
-    def kept(self) -> list[str]:
-        return [rel for group in self.groups.values() if group.get("kept") for rel in group["paths"]]
-
-    def changed(self, old_files: dict[str, FileRecord]) -> int:
-        """How many files differ from the previous build's: pages added or rewritten, pages gone."""
-        paths = {page.path for page in self.pages} | set(self.kept())
-        changed = sum(1 for page, digest in zip(self.pages, self.digests, strict=True)
-                      if (old_files.get(page.path) or {}).get("hash") != digest)
-        return changed + sum(1 for rel in old_files if rel not in paths and not rel.startswith(("search/", "static/")))
-
-
 def _build(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,
            base_url: str | None, splitter: JapaneseSplitter | None, progress: Progress) -> BuildReport:
     started = time.perf_counter()
@@ -121,16 +105,17 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     site = gather_site(store, splitter)
     site.base_url = base_url
     renderer = Renderer.for_templates(templates)
-    produced = _produce(site, producers, render_key(renderer.template_hash, base_url), previous.get("groups", {}),
-                        old_files, out)
-    output = Output(out, in_place=bool(old_files) and in_place_suits(produced.changed(old_files), len(old_files)))
-    report = BuildReport(out, pages=len({page.path for page in produced.pages} | set(produced.kept())),
-                         unresolved=list(site.unresolved))
+    output = Output(out)
+    report = BuildReport(out, unresolved=list(site.unresolved))
     files: dict[str, FileRecord] = {}
     try:
-        _render(produced, renderer, base_url, old_files, output, files, report, progress)
+        pages = _Pages(render_key(renderer.template_hash, base_url), renderer, base_url, old_files, output, files,
+                       report, progress)
+        pages.produce(site, producers, previous.get("groups", {}))
+        report.pages = len(pages.seen)
+        progress("render", report.pages, report.pages)
         _put_static(templates, old_files, output, files)
-        _put_sitemap(produced.sitemap, base_url, previous, old_files, output, files)
+        _put_sitemap(pages.sitemap, base_url, previous, old_files, output, files)
         progress("search", 0, None)
         search_state = _export_search(site, previous, out, output, files, report)
         _keep_foreign(output, previous, old_files, files, report)  # last: every file kb makes is known
@@ -144,10 +129,11 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
         output.write(MANIFEST, marshal.dumps({
             "format": MANIFEST_FORMAT, "files": files, "search": search_state,
-            "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(produced.sitemap, base_url),
-            "groups": {name: {"hash": g["hash"], "paths": g["paths"], "sitemap": g["sitemap"]}
-                       for name, g in produced.groups.items()}}))
-        output.commit(deleted=[rel for rel in old_files if rel not in files])
+            "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
+            "groups": pages.groups}))
+        deleted = [rel for rel in old_files if rel not in files]
+        changed = pages.changed + sum(1 for rel in deleted if not rel.startswith(("search/", "static/")))
+        output.commit(deleted, in_place=bool(old_files) and in_place_suits(changed, len(old_files)))
     except BaseException:
         output.abort()
         raise
@@ -155,27 +141,90 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     return report
 
 
-def _render(produced: _Produced, renderer: Renderer, base_url: str | None, old_files: dict[str, FileRecord],
-            output: Output, files: dict[str, FileRecord], report: BuildReport, progress: Progress) -> None:
-    """Keep the files of kept groups and of pages whose hash is unchanged; render the others."""
-    for rel in produced.kept():
-        if not output.keep(rel):
-            raise KbError(f"{output.out / rel}: missing from the previous site; rebuild after deleting {output.out}")
-        files[rel] = old_files[rel]
-        report.reused += 1
-    for done, (page, digest) in enumerate(zip(produced.pages, produced.digests, strict=True)):
-        if done % 50 == 0:
-            progress("render", done, len(produced.pages))
-        old = old_files.get(page.path)
-        if old and old["hash"] == digest and output.keep(page.path):
-            files[page.path] = old
-            report.reused += 1
-            continue
-        html = renderer.render(page, {"base_url": base_url})
-        output.write(page.path, html)
+@dataclass
+class _Pages:
+    """The pages of one build, each kept (its hash unchanged and its file there) or rendered and written as the
+    producers yield it — none is held after its turn, so the build's memory does not grow with the pages; the
+    groups (``{hash, paths, sitemap}``) and the sitemap's paths in order."""
+
+    key: str  # :func:`render_key`
+    renderer: Renderer
+    base_url: str | None
+    old_files: dict[str, FileRecord]
+    output: Output
+    files: dict[str, FileRecord]
+    report: BuildReport
+    progress: Progress
+    seen: dict[str, str] = field(default_factory=dict)  # path → what made it
+    sitemap: list[str] = field(default_factory=list)
+    groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    changed: int = 0  # pages written that differ from the previous build's (or are new)
+
+    def produce(self, site: SiteData, producers: list[Producer], old_groups: dict[str, dict[str, Any]]) -> None:
+        """Run the producers: pages, and groups made only when their hash changed or their files are gone."""
+        for producer in producers:
+            for item in producer(site):
+                if isinstance(item, PageGroup):
+                    self.group(item, old_groups.get(item.name))
+                else:
+                    self.page(item, item.title)
+                    if item.in_sitemap:
+                        self.sitemap.append(item.path)
+
+    def group(self, item: PageGroup, old: dict[str, Any] | None) -> None:
+        if item.name in self.groups:
+            raise KbError(f"page group {item.name!r}: produced twice")
+        digest = group_hash(self.key, item)
+        maker = f"page group {item.name!r}"
+        if old and old["hash"] == digest and all(rel in self.old_files and rel in self.output.existing
+                                                 for rel in old["paths"]):
+            for rel in old["paths"]:
+                self._claim(rel, maker)
+                self.output.keep(rel)
+                self.files[rel] = self.old_files[rel]
+                self.report.reused += 1
+            self.groups[item.name] = {"hash": digest, "paths": old["paths"], "sitemap": old["sitemap"]}
+        else:
+            paths, sitemap = [], []
+            for page in item.make():
+                self.page(page, maker)
+                paths.append(page.path)
+                if page.in_sitemap:
+                    sitemap.append(page.path)
+            self.groups[item.name] = {"hash": digest, "paths": paths, "sitemap": sitemap}
+        self.sitemap += self.groups[item.name]["sitemap"]
+
+    def page(self, page: Page, maker: str) -> None:
+        """Keep the page when its hash is unchanged, else render it (making its deferred part first)."""
+        self._claim(page.path, maker)
+        if len(self.seen) % 50 == 0:
+            self.progress("render", len(self.seen), None)
+        old = self.old_files.get(page.path)
+        deferred, lookups = page.deferred, None
+        if deferred and old and old.get("source") == deferred.source:
+            lookups = marshal.loads(old["lookups"])  # what the making looked up last time
+        digest = page_hash(self.key, page, deferred.lookup(lookups) if deferred and lookups is not None else None)
+        if old and old["hash"] == digest and (deferred is None or lookups is not None) and self.output.keep(page.path):
+            self.files[page.path] = old
+            self.report.reused += 1
+            return
+        if deferred:
+            part, lookups = deferred.make()
+            digest = page_hash(self.key, page, deferred.lookup(lookups))  # of the page without the part
+            page = replace(page, context={**page.context, **part})
+        html = self.renderer.render(page, {"base_url": self.base_url})
+        self.output.write(page.path, html)
         links, ids = page_links(html)
-        files[page.path] = file_record(digest, resolve_links(page.path, links), ids)
-        report.rendered += 1
+        self.files[page.path] = file_record(digest, resolve_links(page.path, links), ids,
+                                            (deferred.source, lookups) if deferred and lookups is not None else None)
+        self.report.rendered += 1
+        self.report.rendered_pages.append(page.path)
+        self.changed += not (old and old["hash"] == digest)
+
+    def _claim(self, path: str, maker: str) -> None:
+        if path in self.seen:
+            raise KbError(f"{path}: produced twice ({self.seen[path]} and {maker})")
+        self.seen[path] = maker
 
 
 def _keep_foreign(output: Output, previous: dict[str, Any], old_files: dict[str, FileRecord],
@@ -256,46 +305,6 @@ def _fail_on_problems(report: BuildReport) -> None:
 def _check_out(out: Path) -> None:
     if out.exists() and (not out.is_dir() or (any(out.iterdir()) and not (out / MANIFEST).parent.is_dir())):
         raise KbError(f"{out}: exists and is not a site built by kb; choose another --out or remove it")
-
-
-def _produce(site: SiteData, producers: list[Producer], key: str, old_groups: dict[str, dict[str, Any]],
-             old_files: dict[str, FileRecord], out: Path) -> _Produced:
-    """Run the producers: pages, and groups made only when their hash changed or their files are gone."""
-    pages: list[Page] = []
-    groups: dict[str, dict[str, Any]] = {}
-    sitemap: list[str] = []
-    seen: dict[str, str] = {}  # path → what made it
-
-    def add(path: str, maker: str) -> None:
-        if path in seen:
-            raise KbError(f"{path}: produced twice ({seen[path]} and {maker})")
-        seen[path] = maker
-
-    for producer in producers:
-        for item in producer(site):
-            if isinstance(item, PageGroup):
-                if item.name in groups:
-                    raise KbError(f"page group {item.name!r}: produced twice")
-                digest = group_hash(key, item)
-                old = old_groups.get(item.name)
-                if old and old["hash"] == digest and all(rel in old_files for rel in old["paths"]) \
-                        and _site_whole(out, old["paths"]):
-                    group = {**old, "kept": True}
-                else:
-                    made = list(item.make())
-                    pages += made
-                    group = {"hash": digest, "paths": [p.path for p in made],
-                             "sitemap": [p.path for p in made if p.in_sitemap]}
-                groups[item.name] = group
-                for path in group["paths"]:
-                    add(path, f"page group {item.name!r}")
-                sitemap += group["sitemap"]
-                continue
-            add(item.path, repr(item.title))
-            pages.append(item)
-            if item.in_sitemap:
-                sitemap.append(item.path)
-    return _Produced(pages, [page_hash(key, page) for page in pages], groups, sitemap)
 
 
 class _StaleSite(Exception):

@@ -12,7 +12,7 @@ import marshal
 from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kb.codedigest import code_digest
 from kb.site.manifest import MANIFEST_FORMAT
@@ -88,10 +88,14 @@ def _stable(value: object, depth: int = 0) -> str:
     return repr(value)
 
 
-def page_hash(render_key: str, page: Page) -> str:
-    """Hash of everything the page is made from: ``render_key`` (kb's code, the templates, the base URL) and the
-    page's record (marshal format 2: fast, and without back-references, so the bytes depend on the values only)."""
-    payload = marshal.dumps((render_key, page.path, page.template, page.title, page.description, page.context), 2)
+def page_hash(render_key: str, page: Page, answers: Any = None) -> str:
+    """Hash of everything the page is made from: ``render_key`` (kb's code, the templates, the base URL), the page's
+    record (marshal format 2: fast, and without back-references, so the bytes depend on the values only) and, for a
+    page with a :class:`~kb.site.page.Deferred` part, what that part is made from — its source and ``answers`` (its
+    lookups' answers) — instead of the part: computed without making it."""
+    deferred = (page.deferred.source, answers) if page.deferred else None
+    payload = marshal.dumps((render_key, page.path, page.template, page.title, page.description, page.context,
+                             deferred), 2)
     return hashlib.sha256(payload).hexdigest()[:24]
 
 

@@ -19,7 +19,7 @@ from kb import rulenum
 from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
-from kb.site.records import Archive, Entry, Link, Mention, SiteData
+from kb.site.records import Archive, Entry, Link, Mention, SiteData, StoredHtml
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 from kb.urls.paths import page_for_id, url_for
@@ -46,10 +46,7 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteD
     if site.primary_version:
         _gather_rules(store, site, shown)
         _gather_terms(store, site, shown)
-    for node in store.nodes(version=UNVERSIONED):
-        entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or id_name(node.id), {node.lang: node})
-        site.others[node.id] = entry
-        shown[NodeKey(node.version, node.lang, node.id)] = entry
+    _gather_others(store, site, shown)
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
     site.names = name_table(store, site.splitter)
@@ -142,6 +139,23 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
             site.terms[node.id] = entry
         entry.nodes[lang] = node
         shown[NodeKey(node.version, lang, node.id)] = entry
+
+
+def _gather_others(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
+    """Every unversioned node (wiki articles, release notes, cards…), in the store's order, without its HTML (most of
+    a wiki page's size: read by the page that shows it, through ``site.html``)."""
+    digests = {(key.lang, key.id): digest for key, digest in store.node_keys() if key.version == UNVERSIONED}
+    for lang in sorted({lang for lang, _ in digests}):
+        for node in store.light_nodes(UNVERSIONED, lang, None):
+            entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or id_name(node.id), {node.lang: node})
+            site.others[node.id] = entry
+            shown[NodeKey(node.version, node.lang, node.id)] = entry
+
+    def read(key: NodeKey) -> str | None:
+        node = store.node(key)
+        return node.html if node else None
+
+    site.html = StoredHtml(digests, read)
 
 
 def _gather_archives(store: Store, site: SiteData) -> list[Archive]:

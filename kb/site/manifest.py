@@ -12,15 +12,23 @@ from typing import Any
 
 MANIFEST = ".kb-build/manifest.marshal"
 STAMP = ".kb-build/stamp.marshal"
-MANIFEST_FORMAT = 5  # 5: pages and groups hashed with the digest of all of kb's code (kb.codedigest)
+MANIFEST_FORMAT = 7  # 6: a page's deferred part (kb.site.page.Deferred) recorded by its source and lookups;
+# 7: the static search's analyses kept marshalled
 
-FileRecord = dict[str, Any]  # {"hash": str, "links": marshalled list[str], "ids": marshalled list[str]}
+FileRecord = dict[str, Any]  # {"hash": str, "links": marshalled list[str], "ids": marshalled list[str]}, and for a
+# page with a deferred part "source": str, "lookups": marshalled list (the keys its making looked up)
 
 
-def file_record(digest: str, links: list[str] | None = None, ids: list[str] | None = None) -> FileRecord:
+def file_record(digest: str, links: list[str] | None = None, ids: list[str] | None = None,
+                deferred: tuple[str, list[Any]] | None = None) -> FileRecord:
     """A file's record in the manifest: its hash, and the links and ids it contains, each kept marshalled (thousands
-    of short lists load much more slowly than as many strings; a link check reads back only the files it looks at)."""
-    return {"hash": digest, "links": marshal.dumps(links or []), "ids": marshal.dumps(ids or [])}
+    of short lists load much more slowly than as many strings; a link check reads back only the files it looks at);
+    for a page with a deferred part, that part's source and the keys its making looked up (``deferred``), with which
+    the next build hashes the page without making the part."""
+    record = {"hash": digest, "links": marshal.dumps(links or []), "ids": marshal.dumps(ids or [])}
+    if deferred is not None:
+        record["source"], record["lookups"] = deferred[0], marshal.dumps(deferred[1])
+    return record
 
 
 def load_record(out: Path, name: str) -> dict[str, Any]:

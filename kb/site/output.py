@@ -3,17 +3,19 @@ and ``kb update --out`` for its whole run), :func:`recover` (first, before readi
 ``out``), then :class:`Output`.
 
 A build says, file by file, whether it keeps the previous build's copy (:meth:`Output.keep`) or writes a new one
-(:meth:`Output.write`), then :meth:`Output.commit` s (or :meth:`Output.abort` s). Two ways, chosen per build:
+(:meth:`Output.write`: into a staging folder beside ``out``, side by side, named by number — no subfolders, whose
+removal costs milliseconds each on some file systems — as the build makes it, so no page waits in memory), then
+:meth:`Output.commit` s (or :meth:`Output.abort` s), choosing one of two ways by how many files changed:
 
-- **swap** (the first build, or one that changes many files): a staging folder beside ``out`` receives every file —
-  new ones written, kept ones hard-linked (else copied) from ``out`` — and is exchanged with ``out`` in one step
-  (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames), so a reader sees the old site or the new one, whole;
-- **in place** (few files changed): only the new files are written, side by side in the staging folder (named by
-  number: no subfolders, whose removal costs milliseconds each on some file systems); at commit a journal pairing
-  them with their places and listing the files to delete is written there, then each new file is renamed over its
-  old copy (atomic per file: a reader sees the old page or the new one, never a part) and the deleted ones are
-  removed, the build's own records (``.kb-build/``) last. Linking every kept file into a new folder and deleting the
-  old folder cost more than the rest of a small rebuild.
+- **swap** (the first build, or one that changes many files): the whole new site is made in the staging folder —
+  new files moved into their places, kept ones hard-linked (else copied) from ``out`` — and exchanged with ``out``
+  in one step (Linux ``renameat2(RENAME_EXCHANGE)``; elsewhere two renames), so a reader sees the old site or the
+  new one, whole;
+- **in place** (few files changed): a journal pairing the new files with their places and listing the files to
+  delete is written in the staging folder, then each new file is renamed over its old copy (atomic per file: a
+  reader sees the old page or the new one, never a part) and the deleted ones are removed, the build's own records
+  (``.kb-build/``) last. Linking every kept file into a new folder and deleting the old folder cost more than the
+  rest of a small rebuild.
 
 A build killed before its commit leaves a staging folder the next build deletes; killed while applying a journal,
 the next build completes it first (roll forward), so the site is never left half old, half new.
@@ -59,49 +61,60 @@ def in_place_suits(changed: int, total: int) -> bool:
 
 
 class Output:
-    """The files of one build on their way into ``out`` (see the module doc)."""
+    """The files of one build on their way into ``out`` (see the module doc). Every new file is written into the
+    staging folder, named by number, as the build makes it; how the build is put in place is decided at
+    :meth:`commit`, when it is known how many files changed — so a build streams its pages (none is held until
+    the count is known)."""
 
-    def __init__(self, out: Path, in_place: bool):
+    def __init__(self, out: Path):
         self.out = out
         self.existing = regular_files(out) if out.is_dir() else set()  # the files found in out, by relative path
-        self.in_place = in_place and out.is_dir()
         self.staging = out.parent / f".{out.name}.staging-{os.getpid()}"
         self._written: list[str] = []
-        self._made_dirs: set[str] = set()
+        self._kept: list[str] = []
         self._decided = False  # the journal is written: the build must complete (see recover)
         shutil.rmtree(self.staging, ignore_errors=True)
         self.staging.mkdir(parents=True)
+
+    @property
+    def written(self) -> int:
+        return len(self._written)
 
     def keep(self, rel: str) -> bool:
         """Keep the previous build's ``rel``; False when it is not there (or not a regular file): write it anew."""
         if rel not in self.existing:
             return False
-        if self.in_place:
-            return True
-        old, new = f"{self.out}/{rel}", f"{self.staging}/{rel}"
-        self._folder_of(new)
-        try:
-            os.link(old, new)
-        except FileNotFoundError:  # gone since the scan
-            return False
-        except OSError:
-            shutil.copyfile(old, new)
+        self._kept.append(rel)
         return True
 
     def write(self, rel: str, data: str | bytes) -> None:
-        if self.in_place:
-            path = f"{self.staging}/{len(self._written)}"
-        else:
-            path = f"{self.staging}/{rel}"
-            self._folder_of(path)
-        with open(path, "wb") as f:
+        with open(f"{self.staging}/{len(self._written)}", "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         self._written.append(rel)
 
-    def commit(self, deleted: list[str]) -> None:
-        """Put the build in place: swap the folders, or apply the written files and delete ``deleted`` (in place)."""
-        if not self.in_place:
-            _swap(self.staging, self.out)
+    def commit(self, deleted: list[str], *, in_place: bool) -> None:
+        """Put the build in place: apply the written files and delete ``deleted`` (``in_place``, when ``out`` is
+        there), else make the whole new folder (kept files hard-linked, else copied; new ones moved in) and swap it
+        with ``out``."""
+        if not (in_place and self.out.is_dir()):
+            tree = self.staging / "site"
+            made: set[str] = set()
+            for rel in self._kept:
+                new = f"{tree}/{rel}"
+                _folder_of(new, made)
+                try:
+                    os.link(f"{self.out}/{rel}", new)
+                except FileNotFoundError:
+                    raise KbError(f"{self.out / rel}: removed during the build; build again") from None
+                except OSError:
+                    shutil.copyfile(f"{self.out}/{rel}", new)
+            for n, rel in enumerate(self._written):
+                new = f"{tree}/{rel}"
+                _folder_of(new, made)
+                os.replace(f"{self.staging}/{n}", new)
+            tree.mkdir(exist_ok=True)  # an empty site
+            _swap(tree, self.out)
+            shutil.rmtree(self.staging, ignore_errors=True)
             return
         staged = [[str(n), rel] for n, rel in enumerate(self._written)]
         journal = {"written": sorted(staged, key=lambda pair: pair[1].startswith(RECORDS)), "deleted": deleted}
@@ -116,11 +129,12 @@ class Output:
         if not self._decided:
             shutil.rmtree(self.staging, ignore_errors=True)
 
-    def _folder_of(self, path: str) -> None:
-        folder = os.path.dirname(path)
-        if folder not in self._made_dirs:
-            os.makedirs(folder, exist_ok=True)
-            self._made_dirs.add(folder)
+
+def _folder_of(path: str, made: set[str]) -> None:
+    folder = os.path.dirname(path)
+    if folder not in made:
+        os.makedirs(folder, exist_ok=True)
+        made.add(folder)
 
 
 def regular_files(out: Path) -> set[str]:

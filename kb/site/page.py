@@ -10,6 +10,19 @@ from typing import Any
 
 
 @dataclass(frozen=True)
+class Deferred:
+    """A part of a page's context that is costly to make (an article's HTML with its links pointed at our pages), made
+    only when the page is rendered. What it is made from is named without making it: ``source`` (e.g. the stored
+    node's content hash) and the answers to the lookups the making does (``lookup(keys)``, plain marshal-able data:
+    the same keys with the same answers make the same part). ``make()`` returns the part (merged into the context)
+    and the keys it looked up; the builder keeps the keys in the manifest and hashes the page with their answers."""
+
+    source: str
+    make: Callable[[], tuple[dict[str, Any], list[Any]]] = field(compare=False)
+    lookup: Callable[[list[Any]], Any] = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Page:
     path: str  # site-relative, e.g. 'cr/601.html'
     template: str
@@ -17,6 +30,7 @@ class Page:
     description: str
     context: dict[str, Any] = field(default_factory=dict, hash=False)  # JSON-able (kb.site.contexts)
     in_sitemap: bool = True
+    deferred: Deferred | None = field(default=None, hash=False, compare=False)  # made only when rendered
 
 
 @dataclass(frozen=True)

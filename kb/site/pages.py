@@ -18,7 +18,7 @@ from typing import Any
 from kb import rulenum
 from kb.fold import fold
 from kb.ids import id_name
-from kb.model import CHAPTER, SECTION, SUBRULE
+from kb.model import CHAPTER, SECTION, SUBRULE, Node
 from kb.site.changes import LANG_NAMES, change_pages, history_context
 from kb.site.chrome import CARDS_INDEX, CHANGES_INDEX, site_context
 from kb.site.contexts import (
@@ -33,9 +33,10 @@ from kb.site.contexts import (
     TermContext,
     TocItem,
 )
-from kb.site.page import Page, PageGroup
+from kb.site.page import Deferred, Page, PageGroup
 from kb.site.records import Archive, Entry, Link, SiteData
 from kb.site.render import article_html, article_outline
+from kb.store import NodeKey
 from kb.urls.paths import legacy_page_for_id, rule_page, section_page, typed_page_for_id
 from kb.urls.where import archive_glossary, archive_root, term_anchor
 from kb.versions.current import JA_STATUSES
@@ -395,22 +396,21 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
         kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
-        html = article_html(node.html, entry.url, site_pages, rule_urls) if node.html and entry.kind != "note" else None
         term = term_of_article.get(entry.id)
         text = segments(node.text, entry.links.get(node.lang, []))
         shown: NodeContext = {
             "id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label, "english": node.english,
-            "html": html, "text": text if entry.kind != "note" else [],
+            "html": None, "text": text if entry.kind != "note" else [],
             "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
                       if entry.kind == "note" else []),
             "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
             "term": {"label": term.label, "url": term.url} if term else None,
             "index": CARDS_INDEX if entry.kind == "card" else None,
             "mentions": entry.mentions, "cited_by": entry.cited_by}
-        outline = article_outline(html, entry.url) if html else []
         yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
-                   f"{entry.label}：{' '.join(node.text.split())[:120]}",
-                   {"site": site_ctx, "node": shown, "toc": outline if len(outline) >= LONG_ARTICLE else []})
+                   f"{entry.label}：{' '.join(node.text.split())[:120]}", {"site": site_ctx, "node": shown, "toc": []},
+                   deferred=_article_html(site, node, entry.url, shown, site_pages, rule_urls)
+                   if entry.kind != "note" else None)
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
@@ -420,6 +420,50 @@ def other_pages(site: SiteData) -> Iterable[Page]:
 
 
 LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
+
+
+def _article_html(site: SiteData, node: Node, url: str, shown: NodeContext, site_pages: dict[str, tuple[str, str]],
+                  rule_urls: dict[str, str]) -> Deferred | None:
+    """The article's HTML (:func:`kb.site.render.article_html`), made only when its page is rendered: named by the
+    node's content hash and the answers of the site's name and rule tables to the keys the making looked up."""
+    if site.html is None:
+        return None
+    html_of, key = site.html.read, NodeKey(node.version, node.lang, node.id)
+    tables: dict[str, dict[str, Any]] = {"page": site_pages, "rule": rule_urls}
+
+    def make() -> tuple[dict[str, Any], list[Any]]:
+        html = html_of(key)
+        looked: dict[tuple[str, str], None] = {}
+        made = article_html(html, url, _Noting(site_pages, "page", looked), _Noting(rule_urls, "rule", looked)) \
+            if html else None
+        outline = article_outline(made, url) if made else []
+        return {"node": {**shown, "html": made}, "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked)
+
+    def lookup(keys: list[Any]) -> list[Any]:
+        return [tables[table].get(name) for table, name in keys]
+
+    return Deferred(site.html.digests.get((node.lang, node.id), ""), make, lookup)
+
+
+class _Noting(dict[str, Any]):
+    """``table`` for one :func:`kb.site.render.article_html` call, noting each key it looks up in ``looked`` (as
+    ``(tag, key)``): those keys' answers are all the call reads of the table. Only the lookups are served."""
+
+    def __init__(self, table: dict[str, Any], tag: str, looked: dict[tuple[str, str], None]):
+        super().__init__()
+        self._table, self._tag, self._looked = table, tag, looked
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self._looked[(self._tag, key)] = None
+        return self._table.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        self._looked[(self._tag, str(key))] = None
+        return key in self._table
+
+    def __getitem__(self, key: str) -> Any:
+        self._looked[(self._tag, key)] = None
+        return self._table[key]
 
 
 PREVIEW_CHARS = 160

@@ -66,6 +66,16 @@ class Entry:
 
 
 @dataclass(frozen=True)
+class StoredHtml:
+    """The HTML of the unversioned nodes (wiki articles, release notes), gathered without it — it is most of their
+    size — and read one node at a time when a page shows it: each node's content hash (which covers its HTML) by
+    (lang, id), and the reader."""
+
+    digests: dict[tuple[str, str], str]
+    read: Callable[[NodeKey], str | None] = field(compare=False)
+
+
+@dataclass(frozen=True)
 class Archive:
     """An older version (or one not shown), kept readable under ``v/<version>/`` (:mod:`kb.urls.where`). Its nodes
     are read only when its pages must be made again: ``digest`` names them (:func:`kb.versions.diff.version_digest`)."""
@@ -112,6 +122,7 @@ class SiteData:
     archives: list[Archive] = field(default_factory=list)  # every other stored version, newest first
     names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
     splitter: JapaneseSplitter = field(default_factory=JapaneseSplitter)  # with the store's user dictionary
+    html: StoredHtml | None = None  # where the unversioned nodes' HTML is read from (their nodes are gathered without)
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""

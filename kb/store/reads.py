@@ -274,8 +274,9 @@ class Reads(Connected):
             self._node_counts = (generation, counts)
         return {key: dict(by_kind) for key, by_kind in self._node_counts[1].items()}
 
-    def light_nodes(self, version: str, lang: str, kinds: Iterable[str]) -> list[Node]:
-        """Nodes of ``kinds`` of one version and language in document order, without references or HTML (much cheaper
+    def light_nodes(self, version: str, lang: str, kinds: Iterable[str] | None) -> list[Node]:
+        """Nodes of ``kinds`` (None: every kind) of one version and language in document order, without references or
+        HTML (much cheaper
         than :meth:`nodes`; for readers that take references from :meth:`ref_rows`). Each version and language is read
         once until the store changes (:meth:`generation`): the version diff (kb.versions.diff), the current view
         (kb.versions.current) and the site (kb.site.gather) read the same nodes in one ``kb update``."""
@@ -287,6 +288,8 @@ class Reads(Connected):
             nodes = self._light_nodes[1][(version, lang)] = [decode_node(*row_fields(row)) for row in self._db.execute(
                 f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=? ORDER BY ord, id",
                 (version, lang))]
+        if kinds is None:
+            return list(nodes)
         wanted = set(kinds)
         return [node for node in nodes if node.kind in wanted]
 
