@@ -8,7 +8,9 @@ verb such as 唱える), compiles them into ``<kb_dir>/userdict/<digest>.dic`` (
 its source gives or :func:`kb.search.names.reading_of` knows, else Sudachi's reading of the pieces) and hands back
 a :class:`kb.splitter.JapaneseSplitter` splitting with it. The digest covers the words and the system dictionary's
 version, so it names the analysis (:attr:`kb.splitter.JapaneseSplitter.dictionary_id`): the search index records
-it and is rebuilt when it changes, and the static search's analysis cache is keyed by it. The index still holds a
+it, and when it changes re-analyses only the texts that hold a word added, removed or read otherwise (the lexicon of
+each dictionary is kept beside it, ``<digest>.csv``: :func:`lexicon_words`); the static search's analysis cache is
+keyed by it. The index still holds a
 user word's pieces of two or more characters (状況起因処理
 → 起因), as it holds a system word's mode-A parts.
 
@@ -42,6 +44,7 @@ from kb.store import Store
 
 FOLDER = "userdict"
 CHECKSUM_SUFFIX = ".sha256"  # beside each compiled dictionary: its SHA-256
+LEXICON_SUFFIX = ".csv"  # beside each compiled dictionary: its words (see lexicon_words)
 SHARED_ENV = "KB_USERDICT_CACHE"  # a folder of compiled dictionaries shared by knowledge bases (see the module doc)
 KEEP = 4  # dictionaries kept (a searcher of another process may still use an older one)
 COMPOUND_POS = frozenset(["名詞", "接頭辞", "接尾辞"])
@@ -125,12 +128,37 @@ def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
     if not words:
         return splitter.with_user_dictionary(None)
     csv = lexicon(words)
-    digest = hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]
     folder = store.kb_dir / FOLDER
-    path = folder / f"{digest}.dic"
+    path = folder / f"{_digest(csv)}.dic"
     if not intact(path):
         _build(csv, folder, path)
+    if lexicon_words(store, path.stem) is None:  # beside it, its words: what the index diffs a new dictionary with
+        part = path.with_name(f".{path.stem}{LEXICON_SUFFIX}.{os.getpid()}")
+        part.write_text(csv, encoding="utf-8")
+        os.replace(part, path.with_suffix(LEXICON_SUFFIX))
     return splitter.with_user_dictionary(path)
+
+
+def _digest(csv: str) -> str:
+    """The name of the dictionary of the lexicon ``csv``: it covers the words and the system dictionary's version."""
+    return hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]
+
+
+def lexicon_words(store: Store, digest: str) -> dict[str, str] | None:
+    """word → reading of the dictionary ``digest`` of ``store`` ('' = none: no words), read from the lexicon kept
+    beside it (``<digest>.csv``, checked against the digest it is named by); None when it is missing or is not the
+    lexicon of that digest. :func:`kb.search.index.update_index` re-analyses only the texts holding a word that
+    differs between two dictionaries."""
+    if not digest:
+        return {}
+    try:
+        csv = (store.kb_dir / FOLDER / f"{digest}{LEXICON_SUFFIX}").read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    if _digest(csv) != digest:
+        return None
+    rows = [line.split(",") for line in csv.splitlines()]
+    return {row[0]: row[11] for row in rows if len(row) > 11}
 
 
 def recorded(store: Store, digest: str, splitter: JapaneseSplitter) -> JapaneseSplitter:
@@ -180,3 +208,4 @@ def _build(csv: str, folder: Path, path: Path) -> None:
     for stale in sorted(folder.glob("*.dic"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
         stale.unlink(missing_ok=True)
         stale.with_suffix(CHECKSUM_SUFFIX).unlink(missing_ok=True)
+        stale.with_suffix(LEXICON_SUFFIX).unlink(missing_ok=True)
