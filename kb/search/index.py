@@ -47,7 +47,6 @@ import json
 import marshal
 import os
 import pickle
-import re
 import shutil
 import threading
 from collections import defaultdict
@@ -60,9 +59,8 @@ from urllib.parse import quote
 
 from kb.codedigest import code_digest
 from kb.errors import KbError
-from kb.fold import fold
 from kb.model import GLOSSARY, Node
-from kb.search.userdict import dictionary_path, intact
+from kb.search.userdict import changed_words, collapsed, dictionary_path, intact, text_holds
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -251,19 +249,13 @@ def dictionary_change(store: Store, splitter: JapaneseSplitter) -> frozenset[str
     """When the index is stale only for its user dictionary (:func:`check_freshness`: it was built with another one
     than ``splitter``'s) and the words of both are known (:func:`kb.search.userdict.lexicon_words`): the words
     added, removed or read otherwise — only a text holding one of them is analysed otherwise now. Else None."""
-    from kb.search.userdict import lexicon_words
-
     state = _read_state(index_dir(store))
     if not state or state.get("layout") != LAYOUT or state.get(TRANSITION):
         return None
     recorded, current = state.get("identity", {}), index_identity(splitter)
     if [k for k in current if recorded.get(k) != current[k]] != [USER_DICTIONARY]:
         return None
-    old = lexicon_words(store, recorded_user_dictionary(store))
-    new = lexicon_words(store, splitter.dictionary_id)
-    if old is None or new is None:
-        return None
-    return frozenset(w for w in old.keys() | new.keys() if old.get(w) != new.get(w))
+    return changed_words(store, recorded_user_dictionary(store), splitter.dictionary_id)
 
 
 def index_lag(store: Store) -> str | None:
@@ -448,9 +440,8 @@ def _holding(store: Store, ix: Any, version: str, lang: str, words: frozenset[st
             found |= set.intersection(*map(having, grams)) if grams else set()
         candidates = {reader.stored_fields(docnum)["key"] for docnum in found}
     if version:
-        forms = [collapsed(w) for w in words]
         candidates |= {key_string(key) for key, *_, meta in store.glossary_rows([(version, lang)])
-                       if meta.get("reading") and any(w in collapsed(fold(meta["reading"])) for w in forms)}
+                       if meta.get("reading") and text_holds(meta["reading"], words)}
     out = set()
     for k in sorted(candidates & among):
         node = store.node(_key(k))
@@ -459,23 +450,13 @@ def _holding(store: Store, ix: Any, version: str, lang: str, words: frozenset[st
     return out
 
 
-_LONG_VOWELS = re.compile("ー{2,}")
-
-
-def collapsed(text: str) -> str:
-    """Folded text with each run of long-vowel marks as one, as Sudachi reads its input (its prolonged-sound-mark
-    plugin): a word matches a text there only when its collapsed form is in the text's."""
-    return _LONG_VOWELS.sub("ー", text)
-
-
 def holds(node: Node, words: Collection[str]) -> bool:
     """Whether a text of ``node`` that the index analyses with the user dictionary (:func:`node_fields`: title,
-    aliases, English name, text, examples; a glossary entry's reading) holds one of the (folded) ``words``: only
-    such a node's terms can differ between two user dictionaries that differ in those words."""
+    aliases, English name, text, examples; a glossary entry's reading) holds one of ``words``
+    (:func:`kb.search.userdict.text_holds`)."""
     texts = [node.title, *node.aliases, node.english, node.text, *node.examples,
              node.meta.get("reading") if node.kind == GLOSSARY else None]
-    folded = collapsed(fold("\n".join(x for x in texts if x)))
-    return any(collapsed(w) in folded for w in words)
+    return text_holds("\n".join(x for x in texts if x), words)
 
 
 def _delete_keys(writer: Any, keys: list[str]) -> None:

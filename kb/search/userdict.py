@@ -35,6 +35,7 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from kb.fold import fold
@@ -137,6 +138,34 @@ def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
         part.write_text(csv, encoding="utf-8")
         os.replace(part, path.with_suffix(LEXICON_SUFFIX))
     return splitter.with_user_dictionary(path)
+
+
+def changed_words(store: Store, old: str, new: str) -> frozenset[str] | None:
+    """The words added, removed or read otherwise from the dictionary ``old`` to ``new`` of ``store`` (digests; ''
+    = none), None when the words of either are not known (:func:`lexicon_words`). Only a text that
+    :func:`text_holds` one of them is analysed otherwise by the two."""
+    before, after = lexicon_words(store, old), lexicon_words(store, new)
+    if before is None or after is None:
+        return None
+    return frozenset(w for w in before.keys() | after.keys() if before.get(w) != after.get(w))
+
+
+_LONG_VOWELS = re.compile("ー{2,}")
+
+
+def collapsed(text: str) -> str:
+    """Folded text with each run of long-vowel marks as one, as Sudachi reads its input (its prolonged-sound-mark
+    plugin): a user word can match in a text only where its collapsed form is in the text's."""
+    return _LONG_VOWELS.sub("ー", text)
+
+
+def text_holds(text: str, words: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of the user words ``words`` where Sudachi could read it (folded, long vowels
+    collapsed): a text that holds none is split the same with or without them — Sudachi's lattice has another
+    edge only where a word's surface is (and the analysis hands Sudachi whole Japanese runs, which a word's
+    characters never end)."""
+    folded = collapsed(fold(text))
+    return any(collapsed(w) in folded for w in words)
 
 
 def _digest(csv: str) -> str:
