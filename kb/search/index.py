@@ -400,10 +400,7 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
     try:
         _delete_keys(writer, [k for k in sorted(changed | set(gone)) if k in indexed])  # changed and removed nodes
         few = len(changed) <= FEW_CHANGES
-        nodes = (store.node(_key(k)) for k in sorted(changed)) if few else store.nodes(version, lang)
-        for node in nodes:
-            if node is None:
-                continue
+        for node in store.index_nodes(version, lang, [_key(k) for k in sorted(changed)] if few else None):
             k = key_string(NodeKey(node.version, node.lang, node.id))
             if k in changed:
                 writer.add_document(**node_fields(splitter, node, wanted[k]))
@@ -442,12 +439,9 @@ def _holding(store: Store, ix: Any, version: str, lang: str, words: frozenset[st
     if version:
         candidates |= {key_string(key) for key, *_, meta in store.glossary_rows([(version, lang)])
                        if meta.get("reading") and text_holds(meta["reading"], words)}
-    out = set()
-    for k in sorted(candidates & among):
-        node = store.node(_key(k))
-        if node is not None and holds(node, words):
-            out.add(k)
-    return out
+    return {key_string(NodeKey(node.version, node.lang, node.id))
+            for node in store.index_nodes(version, lang, [_key(k) for k in sorted(candidates & among)])
+            if holds(node, words)}
 
 
 def holds(node: Node, words: Collection[str]) -> bool:
