@@ -138,7 +138,8 @@ def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
 
 
 def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple[LinkReport, list[StoredRef]]:
-    """Resolve ``refs`` and write where each went; the report and the references with their new targets."""
+    """Resolve ``refs`` and write where each went; the report, and those resolved to a glossary entry by a term
+    reference (what :func:`kb.link.graph.derive_links` derives from) with their new targets."""
     report = LinkReport()
     resolutions, resolved = [], []
     for stored in refs:
@@ -148,7 +149,8 @@ def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple
         resolver = RESOLVERS.get(ref.kind)
         target = resolver(index, stored.source_key, ref) if resolver else None
         resolutions.append((stored.source_key, stored.seq, target))
-        resolved.append(StoredRef(stored.source_key, stored.seq, ref, target))
+        if target and ref.kind in graph.TERM_REF_KINDS and is_glossary_id(target.id):  # all derive_links reads
+            resolved.append(StoredRef(stored.source_key, stored.seq, ref, target))
         if target:
             report.resolved[ref.kind] += 1
         else:
