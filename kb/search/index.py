@@ -11,9 +11,14 @@ reads only that version's postings and field lengths, and ingesting a version wr
 a digest of all of kb's code, so no list of the modules that shape terms is kept by hand), the store's content
 generation it was brought in line with (:func:`index_lag`), and, per scope, a digest of its nodes' keys and content
 hashes: a scope whose digest matches the store is not opened at all. A writer rebuilds an index built by another
-code, dictionary or layout whole, with a one-line notice (:attr:`IndexReport.notice`), and brings a lagging or
+code, Sudachi or layout whole, with a one-line notice (:attr:`IndexReport.notice`), and brings a lagging or
 missing index in line (:func:`heal_index`); a reader never writes: it answers from the index as it is and says in
 one line why it is stale (:func:`reader_staleness`).
+
+A new user dictionary (a glossary term or wiki title added or removed) costs the nodes that hold a word it changed
+(:func:`dictionary_change`): they are found through the index — the ``grams`` postings of the word's bigrams — and
+checked against the store, and only they are analysed again (:attr:`IndexReport.reanalysed`); the state names the
+dictionary being moved to (:data:`TRANSITION`) until every scope has moved, and a move cut short is rebuilt whole.
 
 One document per node key (version, lang, id). Fields:
 
