@@ -17,7 +17,13 @@ article and ``kb build`` after it (with the pages it rendered), ``kb update`` of
 and in CPU time. ``--baseline DIR`` also times the full link with the kb of another checkout (e.g. /work/main, the code before
 the name indexes) on the same store.
 
+``--ingest-only``: for each size only ``kb ingest`` of everything and then ``kb ingest`` of one new article whose
+title is a new compound noun (its cost as a share of the whole ingest: the index re-analyses only the texts that hold
+the new word). ``--versions 1,30``: ``kb ingest`` of that many English rules versions (the 2026-01-16 CR of
+$KB_CORPUS_DIR, redated) in one process, wall, CPU and peak RSS (memory bounded by the batch, not the corpus).
+
 Run: .venv/bin/python bench/bench_wiki_scale.py [--sizes 500,1000] [--english] [--baseline /work/main] [--keep DIR]
+     [--ingest-only] [--versions 1,30]
 """
 
 from __future__ import annotations
@@ -313,6 +319,68 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
     print(f"  kb folder {kb_size / 1e6:.0f} MB, site {site_size / 1e6:.0f} MB")
 
 
+def new_compound_title(pages: Pages, taken: set[str]) -> Title:
+    """A title no article has that the user dictionary takes as a new word (a compound of nouns: 新規 is an
+    adjectival noun, so 新規… titles are not)."""
+    from kb.search.userdict import user_words
+    from kb.splitter import JapaneseSplitter
+
+    splitter = JapaneseSplitter()
+    while True:
+        name = "".join(pages.rng.sample(NOUNS, 3)) + "型"
+        if name not in taken and user_words(splitter, [name]):
+            return Title(name, None)
+
+
+def bench_ingest(n: int, work: Path, args: argparse.Namespace) -> None:
+    """``kb ingest`` of ``n`` generated pages beside data/ (and the English CRs), then of one new compound title."""
+    python = sys.executable
+    kb = [python, "-m", "kb.cli", "--kb-dir", str(work / "kb")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    sources = work / "sources"
+    shutil.copytree(REPO / "data", sources)
+    if args.english:
+        for name in ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt"):
+            shutil.copyfile(corpus_dir() / name, sources / name)
+    wiki = sources / "mtgwiki-generated"
+    articles, pages = generate(wiki, n, args.seed)
+    ingest = measure([*kb, "ingest", "--quiet", str(sources)], env)
+    new = new_compound_title(pages, {t.name for t in articles})
+    new_path = wiki / page_file(new.name)
+    # the new title is written in a few other articles too: their texts are what the index re-analyses
+    for other in articles[1:6]:
+        (wiki / page_file(other.name)).write_bytes(pages.article(other, extra=html.escape(new.name)))
+    new_path.write_bytes(pages.article(new))
+    changed = [str(wiki / page_file(other.name)) for other in articles[1:6]]
+    mentions = measure([*kb, "ingest", "--quiet", *changed], env)
+    added = measure([*kb, "ingest", str(new_path)], env)
+    index_line = next((line for line in added.output.splitlines() if line.startswith("search index:")), "")
+    print(f"\n== kb ingest, {n} generated pages ({len(articles)} articles) beside data/"
+          + (" and the three English CRs" if args.english else ""))
+    print(f"  {'command':42} {'wall s':>8} {'CPU s':>8} {'peak RSS':>10} {'ms/page':>8} {'% of ingest':>12}"
+          f" {'% CPU':>7}")
+    for label, run in (("kb ingest (everything)", ingest), ("kb ingest (5 articles name the new title)", mentions),
+                       (f"kb ingest (new compound title {new.name})", added)):
+        print(f"  {label:42} {run.wall:8.2f} {run.cpu:8.2f} {run.rss_mib:7.0f} MiB {run.wall / n * 1000:8.1f}"
+              f" {run.wall / ingest.wall:11.1%} {run.cpu / ingest.cpu:6.1%}")
+    print(f"  new compound title: {index_line}")
+
+
+def bench_versions(count: int, work: Path) -> None:
+    """``kb ingest`` of ``count`` English rules versions (one text, redated) in one new process."""
+    text = (corpus_dir() / "MagicCompRules-2026-01-16.txt").read_text(encoding="utf-8-sig")
+    folder = work / "versions"
+    folder.mkdir(parents=True)
+    for i in range(count):
+        year, day = 2000 + i // 28, 1 + i % 28
+        dated = text.replace("effective as of January 16, 2026", f"effective as of January {day}, {year}", 1)
+        (folder / f"MagicCompRules-{year}-01-{day:02d}.txt").write_text(dated, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    run = measure([sys.executable, "-m", "kb.cli", "--kb-dir", str(work / "kb"), "ingest", "--quiet", str(folder)], env)
+    print(f"  {count:3} rules versions in one kb ingest: {run.wall:8.2f} s wall, {run.cpu:8.2f} s CPU, "
+          f"peak RSS {run.rss_mib:7.0f} MiB")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", default="500,1000", help="comma-separated page counts")
@@ -320,16 +388,24 @@ def main() -> None:
     parser.add_argument("--english", action="store_true", help="also ingest the three English CRs of $KB_CORPUS_DIR")
     parser.add_argument("--baseline", help="a checkout whose kb also times the full link (e.g. /work/main)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
+    parser.add_argument("--ingest-only", action="store_true", help="only kb ingest, and of one new compound title")
+    parser.add_argument("--versions", help="comma-separated counts of rules versions to ingest in one process")
     args = parser.parse_args()
+    if args.versions:
+        for count in (int(s) for s in args.versions.split(",")):
+            with tempfile.TemporaryDirectory(prefix=f"kb-bench-versions-{count}-") as tmp:
+                bench_versions(count, Path(tmp))
+        return
+    run = bench_ingest if args.ingest_only else bench_size
     for n in (int(s) for s in args.sizes.split(",")):
         if args.keep:
             work = args.keep / str(n)
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
-            bench_size(n, work, args)
+            run(n, work, args)
         else:
             with tempfile.TemporaryDirectory(prefix=f"kb-bench-wiki-{n}-") as tmp:
-                bench_size(n, Path(tmp), args)
+                run(n, Path(tmp), args)
 
 
 if __name__ == "__main__":

@@ -3,6 +3,10 @@
 :func:`ingest_sources` is the entry point; :func:`ingest_from_cache` parses what ``kb fetch`` cached. Source kinds
 (detection, parsers, authority) are the registry :mod:`ingest.kinds`. One bad source is reported and skipped; the
 rest go in.
+
+Memory: the sources stream through — each is read, parsed and stored before the next is read, and only its shell
+(the document without its nodes: source, kind, diagnostics) stays in the report — so an ingest holds one parsed
+document at a time, whatever the number of sources; linking and the index then read what they need from the store.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ import hashlib
 import os
 import stat
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -31,7 +35,8 @@ if TYPE_CHECKING:
 
 @dataclass
 class IngestReport:
-    documents: list[Document] = field(default_factory=list)
+    documents: list[Document] = field(default_factory=list)  # each document stored, without its nodes (a shell)
+    node_kinds: Counter = field(default_factory=Counter)  # the nodes of those documents, by kind
     stored: int = 0  # documents whose content was new or changed
     unchanged: int = 0
     failed: list[str] = field(default_factory=list)  # one line per source that could not be read or parsed
@@ -42,7 +47,7 @@ class IngestReport:
 
     @property
     def nodes_by_kind(self) -> Counter:
-        return Counter(n.kind for d in self.documents for n in d.nodes)
+        return self.node_kinds
 
 
 def gather(sources: Iterable[str]) -> list[str]:
@@ -112,10 +117,11 @@ def read_source(source: str, kb_dir: Path | None = None) -> bytes:
 INDEX_PENDING = ".index-pending"  # in the kb folder from an ingest's commit until its index update is done
 
 
-def ingest_documents(store: Store, documents: list[Document], report: IngestReport, *, strict: bool = False,
+def ingest_documents(store: Store, documents: Iterable[Document], report: IngestReport, *, strict: bool = False,
                      force: bool = False, splitter: JapaneseSplitter | None = None, index: bool = True,
                      progress: Progress | None = None) -> IngestReport:
-    """Store parsed documents and link what they changed in one transaction, then update the search index — and
+    """Store parsed documents (each as it comes: ``documents`` may be a generator that parses them) and link what
+    they changed in one transaction, then update the search index — and
     when an earlier ingest stopped between its commit and the end of its index update (killed, Ctrl-C: the file
     :data:`INDEX_PENDING` says so), reconcile the whole index with the store, also when nothing changed now: every
     node missing from the index or stale in it is indexed again; so is an index that lags the store (missing, or
@@ -126,66 +132,77 @@ def ingest_documents(store: Store, documents: list[Document], report: IngestRepo
     the index is left pending as after an interrupted one (:data:`INDEX_PENDING`), for the next ingest or
     ``kb index`` to bring up to date. ``progress``: told of each stage (store, link, index; :data:`kb.model.Progress`)."""
     with writer_lock(store.kb_dir):
-        return _ingest_documents(store, _guarded(store, _bounded(documents), report, force), report, strict,
-                                 splitter or JapaneseSplitter(), index, progress or no_progress)
+        return _ingest_documents(store, documents, report, strict, force, splitter or JapaneseSplitter(), index,
+                                 progress or no_progress)
 
 
 MAX_REFS_PER_NODE = 5_000  # the real sources' most: ~410 (an MTG Wiki decklist page); the English CR's glossary: < 60
 
 
-def _bounded(documents: list[Document]) -> list[Document]:
-    """Each document with at most :data:`MAX_REFS_PER_NODE` references per node (the first ones), and a warning
+def _bounded(doc: Document) -> Document:
+    """The document with at most :data:`MAX_REFS_PER_NODE` references per node (the first ones), and a warning
     naming each node cut: a hostile page of 25,000 ``rule 601.2a-z`` would otherwise store 600,000 references."""
-    out = []
-    for doc in documents:
-        over = [node for node in doc.nodes if len(node.refs) > MAX_REFS_PER_NODE]
-        if over:
-            cut = {node.id for node in over}
-            doc = replace(doc, nodes=tuple(replace(node, refs=node.refs[:MAX_REFS_PER_NODE]) if node.id in cut else node
-                                           for node in doc.nodes),
-                          diagnostics=doc.diagnostics + tuple(
-                              Diagnostic(doc.source, node.id, f"{len(node.refs):,} references; only the first "
-                                                              f"{MAX_REFS_PER_NODE:,} are kept") for node in over))
-        out.append(doc)
-    return out
+    over = [node for node in doc.nodes if len(node.refs) > MAX_REFS_PER_NODE]
+    if not over:
+        return doc
+    cut = {node.id for node in over}
+    return replace(doc, nodes=tuple(replace(node, refs=node.refs[:MAX_REFS_PER_NODE]) if node.id in cut else node
+                                    for node in doc.nodes),
+                   diagnostics=doc.diagnostics + tuple(
+                       Diagnostic(doc.source, node.id, f"{len(node.refs):,} references; only the first "
+                                                       f"{MAX_REFS_PER_NODE:,} are kept") for node in over))
 
 
-def _guarded(store: Store, documents: list[Document], report: IngestReport, force: bool) -> list[Document]:
-    """``documents`` less the rules texts :func:`kb.versions.guard.replacement_refusal` refuses (each a failed line;
-    its warnings are still reported), unless ``force``."""
-    from ingest.cr_text import incompleteness
-    from kb.versions.catalog import list_versions
-    from kb.versions.guard import RULES_KIND, replacement_refusal
+class _Guard:
+    """Which rules texts :func:`kb.versions.guard.replacement_refusal` refuses (unless ``force``), each judged
+    against the versions stored before this ingest began (as when every source was parsed before any was stored)."""
 
-    if force or not any(doc.kind == RULES_KIND for doc in documents):
-        return documents
-    stored, kept = list_versions(store), []
-    for doc in documents:
-        refusal = replacement_refusal(doc, stored, incomplete=incompleteness(doc), chapters=lambda v: {
-            node.number or "" for node in store.light_nodes(v.version, v.lang, [CHAPTER])})
-        if refusal is None:
-            kept.append(doc)
-        else:
-            report.failed.append(refusal)
-            report.warnings += doc.diagnostics
-    return kept
+    def __init__(self, store: Store, force: bool):
+        self.store, self.force = store, force
+        self._stored: list | None = None
+
+    def start(self) -> None:
+        """Read the versions stored: call before storing anything."""
+        from kb.versions.catalog import list_versions
+
+        self._stored = [] if self.force else list_versions(self.store)
+
+    def refusal(self, doc: Document) -> str | None:
+        """Why ``doc`` may not be stored (a failed line), or None."""
+        from ingest.cr_text import incompleteness
+        from kb.versions.guard import RULES_KIND, replacement_refusal
+
+        if self.force or doc.kind != RULES_KIND or self._stored is None:
+            return None
+        return replacement_refusal(doc, self._stored, incomplete=incompleteness(doc), chapters=lambda v: {
+            node.number or "" for node in self.store.light_nodes(v.version, v.lang, [CHAPTER])})
 
 
-def _ingest_documents(store: Store, documents: list[Document], report: IngestReport, strict: bool,
-                      splitter: JapaneseSplitter, index: bool, progress: Progress) -> IngestReport:
+def _ingest_documents(store: Store, documents: Iterable[Document], report: IngestReport, strict: bool, force: bool,
+                      splitter: JapaneseSplitter, index: bool, progress: Progress,
+                      failed_sources: tuple[list[str], str] | None = None) -> IngestReport:
+    """:func:`ingest_documents`. ``failed_sources``: the list the ``documents`` generator adds the sources it could
+    not read or parse to, and what they are called (``sources``): with ``strict``, any of them refuses the ingest."""
     from kb.search.index import index_lag, update_index
 
-    for doc in documents:
-        report.documents.append(doc)
-        report.warnings += doc.diagnostics
     changed: set[tuple[str, str]] = set()  # (version, lang) of the documents stored
     pending = store.kb_dir / INDEX_PENDING
     lagging = pending.exists() or index_lag(store) is not None  # an earlier writer stopped before its index was done
     ranks = authority()
     rewritten: set[NodeKey] = set()  # the merged nodes that changed: only they (and what names them) are linked again
+    guard = _Guard(store, force)
     with store.transaction():
-        for done, doc in enumerate(documents):
-            progress("store", done, len(documents))
+        guard.start()
+        for done, doc in enumerate(documents):  # one at a time: stored, then only its shell is kept
+            progress("store", done, None)
+            doc = _bounded(doc)
+            report.warnings += doc.diagnostics
+            refusal = guard.refusal(doc)
+            if refusal is not None:
+                report.failed.append(refusal)
+                continue
+            report.documents.append(replace(doc, nodes=()))
+            report.node_kinds.update(node.kind for node in doc.nodes)
             written = store.put_document(doc, ranks.get(doc.kind, 0))
             rewritten |= written.rewritten
             if written.documents:
@@ -193,13 +210,16 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
                 changed.add((doc.version, doc.lang))
             else:
                 report.unchanged += 1
+        if strict and failed_sources and failed_sources[0]:  # nothing is stored: the transaction is rolled back
+            failed, what = failed_sources
+            raise KbError(f"--strict: {len(failed)} {what} failed; first: {failed[0]}")
         if not report.stored:  # the store is as it was: so are its links
             report.links = stored_report(store)
         else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
             progress("link", 0, None)
             report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
                                 rewritten, splitter=splitter)
-        refused = _refused_by_strict(report, documents) if strict else []
+        refused = _refused_by_strict(report) if strict else []
         if refused:
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
                           f"{len(report.failed)} failed sources" + ("; nothing was stored" if report.stored else "")
@@ -219,14 +239,14 @@ def _ingest_documents(store: Store, documents: list[Document], report: IngestRep
     return report
 
 
-def _refused_by_strict(report: IngestReport, documents: list[Document]) -> list[str]:
+def _refused_by_strict(report: IngestReport) -> list[str]:
     """What ``--strict`` refuses: every failed source and every warning about a source (records skipped, a rules
     text cut short or an excerpt: :data:`ingest.cr_text.INCOMPLETE`), and every unresolved reference — but those a
     whole official rules text makes itself: its own errors, which no ingest can mend (the official glossary's "Map"
     cites rule 110.10 for 111.10). They are reported like any other."""
     from ingest.cr_text import incompleteness
 
-    whole = {d.source for d in documents if d.kind == "cr-text" and incompleteness(d) is None}
+    whole = {d.source for d in report.documents if d.kind == "cr-text" and incompleteness(d) is None}
     return [*report.failed, *map(str, report.warnings),
             *(str(d) for d in report.links.diagnostics if d.source not in whole)]
 
@@ -245,27 +265,32 @@ def _ingest_sources(store: Store, sources: Iterable[str], kind: str | None, stri
                     progress: Progress | None, force: bool,
                     splitter: JapaneseSplitter | None, index: bool) -> IngestReport:
     report = IngestReport()
-    documents = []
+    failed: list[str] = []
     progress = progress or no_progress
     gathered = gather_named(sources)
-    for done, (source, in_folder) in enumerate(gathered):
-        progress("read", done, len(gathered))
-        try:
-            data = read_source(source, store.kb_dir)
-            if kind is None and in_folder and (reason := unrecognised(source, data)):
-                report.skipped.append(f"{source}: {reason}")  # a folder's stray file is no source: it is left out
+
+    def parsed() -> Iterator[Document]:
+        for done, (source, in_folder) in enumerate(gathered):
+            progress("read", done, len(gathered))
+            try:
+                data = read_source(source, store.kb_dir)
+                if kind is None and in_folder and (reason := unrecognised(source, data)):
+                    report.skipped.append(f"{source}: {reason}")  # a folder's stray file is no source: it is left out
+                    continue
+                if kind is None and store.has_document(source, hashlib.sha256(data).hexdigest()):
+                    report.unchanged += 1  # the same bytes were ingested from here before: nothing to parse
+                    continue
+                document = parse_source(source, data, kind)
+            except KbError as exc:
+                report.failed.append(str(exc))
+                failed.append(str(exc))
                 continue
-            if kind is None and store.has_document(source, hashlib.sha256(data).hexdigest()):
-                report.unchanged += 1  # the same bytes were ingested from here before: nothing to parse
-                continue
-            documents.append(parse_source(source, data, kind))
-        except KbError as exc:
-            report.failed.append(str(exc))
-    if strict and report.failed:
-        raise KbError(f"--strict: {len(report.failed)} sources failed; first: {report.failed[0]}")
-    progress("read", len(gathered), len(gathered))
-    return ingest_documents(store, documents, report, strict=strict, force=force, splitter=splitter, index=index,
-                            progress=progress)
+            del data
+            yield document
+        progress("read", len(gathered), len(gathered))
+
+    return _ingest_documents(store, parsed(), report, strict, force, splitter or JapaneseSplitter(), index, progress,
+                             (failed, "sources"))
 
 
 def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSplitter | None = None) -> IngestReport:
@@ -309,31 +334,35 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
         raise KbError(f"{folder / CACHE_DIR}: nothing cached; run 'kb fetch SITE' first")
     report = IngestReport()
     stored_sources = {d.source for d in store.documents()}
-    documents: list[Document] = []
     new_hashes: dict[str, dict[str, str]] = {}  # site → URL → content hash of the pages parsed now
-    for name in [site] if site else sites:
-        cache = SiteCache(folder, name)
-        done = cache.ingested()
-        among = kinds_of_site(name)
-        entries = [entry for entry in cache.entries() if entry.role == PAGE]
-        for count, entry in enumerate(entries):
-            progress("read", count, len(entries))
-            if done.get(entry.url) == entry.content_hash and entry.url in stored_sources:
-                report.unchanged += 1
-                continue
-            body = cache.body(entry)
-            if body is None:
-                report.failed.append(f"{entry.url}: cached body missing or damaged; run 'kb fetch {name}' again")
-                continue
-            try:
-                documents.append(parse_source(entry.url, bytes_for_parser(entry, body), among=among or None))
-            except KbError as exc:
-                report.failed.append(str(exc))
-                continue
-            new_hashes.setdefault(name, {})[entry.url] = entry.content_hash
-    if strict and report.failed:
-        raise KbError(f"--strict: {len(report.failed)} cached pages failed; first: {report.failed[0]}")
-    ingest_documents(store, documents, report, strict=strict, force=force, progress=progress)
+    failed: list[str] = []
+
+    def parsed() -> Iterator[Document]:
+        for name in [site] if site else sites:
+            cache = SiteCache(folder, name)
+            done = cache.ingested()
+            among = kinds_of_site(name)
+            entries = [entry for entry in cache.entries() if entry.role == PAGE]
+            for count, entry in enumerate(entries):
+                progress("read", count, len(entries))
+                if done.get(entry.url) == entry.content_hash and entry.url in stored_sources:
+                    report.unchanged += 1
+                    continue
+                body = cache.body(entry)
+                try:
+                    if body is None:
+                        raise KbError(f"{entry.url}: cached body missing or damaged; run 'kb fetch {name}' again")
+                    document = parse_source(entry.url, bytes_for_parser(entry, body), among=among or None)
+                except KbError as exc:
+                    report.failed.append(str(exc))
+                    failed.append(str(exc))
+                    continue
+                new_hashes.setdefault(name, {})[entry.url] = entry.content_hash
+                yield document
+
+    with writer_lock(store.kb_dir):
+        _ingest_documents(store, parsed(), report, strict, force, JapaneseSplitter(), True, progress,
+                          (failed, "cached pages"))
     for name, hashes in new_hashes.items():
         cache = SiteCache(folder, name)
         cache.save_ingested({**cache.ingested(), **hashes})

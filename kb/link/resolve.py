@@ -72,38 +72,57 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     are rebuilt and what those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references,
     the references into them and to the names they have, and the derived references beside those); the name tables
     are dictionaries built once, so the cost is that of what changed, not of the corpus. Otherwise everything is
-    linked again."""
+    linked again.
+
+    Memory: versions are linked one at a time (their tables, term links and references; then those of the next),
+    so a link holds one version's references, not every version's."""
     if scopes is None and nodes is not None and all(key.version == UNVERSIONED for key in nodes):
         return _link_unversioned(store, set(nodes))
+    langs = {d.lang for d in store.documents()}
+    unversioned = {(UNVERSIONED, lang) for lang in langs}
     if scopes is None:
         graph.prepare(store)  # card entities from all card references; drop derived references
-        index = LinkIndex(store)
-        termlinks.link_terms(store, index, splitter=splitter)  # glossary terms found in CR text, recomputed on every link
-        report, resolved = _resolve(store, index, store.refs())
-        graph.derive_links(store, index, report, resolved)  # glossary-term links also to the article of that term
+        report = LinkReport()
+        index = LinkIndex(store)  # the unversioned nodes' references (into any version) first, as the store orders them
+        for _, lang in sorted(unversioned):
+            _resolve_and_derive(store, index, store.refs(UNVERSIONED, lang), report)
+        for scope in sorted({(d.version, d.lang) for d in store.documents() if d.version != UNVERSIONED}):
+            index = LinkIndex(store, {scope} | unversioned)  # one version at a time: its references resolve inside it
+            termlinks.link_terms(store, index, [scope], splitter=splitter)  # glossary terms in CR text, recomputed
+            _resolve_and_derive(store, index, store.refs(*scope), report)
         return report
     scopes = set(scopes)
     touched = None if nodes is None else {key for key in nodes if (key.version, key.lang) in scopes}
     if touched is not None and any(is_glossary_id(key.id) for key in touched):
         touched = None  # a glossary entry changed: every node of its version may link other terms now
-    langs = {d.lang for d in store.documents()}
-    unversioned = {(UNVERSIONED, lang) for lang in langs}
     store.delete_refs(graph.DERIVED_KINDS, unversioned if touched is not None else scopes | unversioned)
+    report = LinkReport()  # read back from the store at the end
+    for scope in sorted(scopes):  # one version at a time: its term links and references depend on it alone
+        index = LinkIndex(store, {scope} | unversioned)
+        mine = None if touched is None else {k for k in touched if (k.version, k.lang) == scope}
+        termlinks.link_terms(store, index, [scope], mine, splitter=splitter)
+        if mine is None:
+            changed: Iterable[StoredRef] = store.refs(*scope)
+        else:  # the rewritten nodes' references, and the rule references naming a rewritten node
+            numbers = [id_name(key.id) for key in mine if is_rule_id(key.id)]
+            changed = [*(sr for key in sorted(mine, key=key_order) for sr in store.refs_from(key)),
+                       *(sr for sr in store.rule_refs_naming(*scope, numbers) if sr.source_key not in mine)]
+        _resolve_and_derive(store, index, changed, report)
     loose = [sr for _, lang in sorted(unversioned) for sr in store.refs(UNVERSIONED, lang, INTO_VERSIONS)]
     reached = {(versions[0], lang) for lang in langs if (versions := store.versions(lang))}
     reached |= {(sr.ref.version, lang) for sr in loose if sr.ref.version for lang in langs}
-    index = LinkIndex(store, scopes | unversioned | reached)
-    termlinks.link_terms(store, index, scopes, touched, splitter=splitter)
-    if touched is None:
-        changed = [sr for version, lang in sorted(scopes) for sr in store.refs(version, lang)]
-    else:  # the rewritten nodes' references, and the rule references naming a rewritten node
-        changed = [sr for key in sorted(touched, key=key_order) for sr in store.refs_from(key)]
-        for version, lang in sorted(scopes):
-            numbers = [id_name(key.id) for key in touched if (key.version, key.lang) == (version, lang) and is_rule_id(key.id)]
-            changed += [sr for sr in store.rule_refs_naming(version, lang, numbers) if sr.source_key not in touched]
-    report, resolved = _resolve(store, index, [*changed, *loose])
-    graph.derive_links(store, index, report, resolved)
+    _resolve_and_derive(store, LinkIndex(store, scopes | unversioned | reached), loose, report)
     return stored_report(store)
+
+
+def _resolve_and_derive(store: Store, index: LinkIndex, refs: Iterable[StoredRef], report: LinkReport) -> None:
+    """Resolve ``refs`` (:func:`_resolve`) and derive the term-article references beside them
+    (:func:`kb.link.graph.derive_links`), adding to ``report``."""
+    part, resolved = _resolve(store, index, refs)
+    graph.derive_links(store, index, part, resolved)
+    report.resolved.update(part.resolved)
+    report.unresolved.update(part.unresolved)
+    report.diagnostics += part.diagnostics
 
 
 def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
@@ -119,7 +138,8 @@ def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
 
 
 def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple[LinkReport, list[StoredRef]]:
-    """Resolve ``refs`` and write where each went; the report and the references with their new targets."""
+    """Resolve ``refs`` and write where each went; the report, and those resolved to a glossary entry by a term
+    reference (what :func:`kb.link.graph.derive_links` derives from) with their new targets."""
     report = LinkReport()
     resolutions, resolved = [], []
     for stored in refs:
@@ -129,7 +149,8 @@ def _resolve(store: Store, index: LinkIndex, refs: Iterable[StoredRef]) -> tuple
         resolver = RESOLVERS.get(ref.kind)
         target = resolver(index, stored.source_key, ref) if resolver else None
         resolutions.append((stored.source_key, stored.seq, target))
-        resolved.append(StoredRef(stored.source_key, stored.seq, ref, target))
+        if target and ref.kind in graph.TERM_REF_KINDS and is_glossary_id(target.id):  # all derive_links reads
+            resolved.append(StoredRef(stored.source_key, stored.seq, ref, target))
         if target:
             report.resolved[ref.kind] += 1
         else:

@@ -11,9 +11,14 @@ reads only that version's postings and field lengths, and ingesting a version wr
 a digest of all of kb's code, so no list of the modules that shape terms is kept by hand), the store's content
 generation it was brought in line with (:func:`index_lag`), and, per scope, a digest of its nodes' keys and content
 hashes: a scope whose digest matches the store is not opened at all. A writer rebuilds an index built by another
-code, dictionary or layout whole, with a one-line notice (:attr:`IndexReport.notice`), and brings a lagging or
+code, Sudachi or layout whole, with a one-line notice (:attr:`IndexReport.notice`), and brings a lagging or
 missing index in line (:func:`heal_index`); a reader never writes: it answers from the index as it is and says in
 one line why it is stale (:func:`reader_staleness`).
+
+A new user dictionary (a glossary term or wiki title added or removed) costs the nodes that hold a word it changed
+(:func:`dictionary_change`): they are found through the index — the ``grams`` postings of the word's bigrams — and
+checked against the store, and only they are analysed again (:attr:`IndexReport.reanalysed`); the state names the
+dictionary being moved to (:data:`TRANSITION`) until every scope has moved, and a move cut short is rebuilt whole.
 
 One document per node key (version, lang, id). Fields:
 
@@ -60,7 +65,7 @@ from urllib.parse import quote
 from kb.codedigest import code_digest
 from kb.errors import KbError
 from kb.model import GLOSSARY, Node, Progress
-from kb.search.userdict import dictionary_path, intact
+from kb.search.userdict import changed_words, collapsed, dictionary_path, intact, text_holds
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -76,6 +81,8 @@ CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA
 LAYOUT = 4
 HASHES = "hashes.marshal"  # in each scope's folder: the content hash of each node indexed (its key → hash)
 FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
+USER_DICTIONARY = "user dictionary"  # the identity's entry naming the user dictionary (kb.search.userdict digest)
+TRANSITION = "dictionary transition"  # in the state while the index moves to another user dictionary: its digest
 
 
 @dataclass(frozen=True)
@@ -85,6 +92,7 @@ class IndexReport:
     removed: int
     total: int
     notice: str | None = None  # why the whole index was rebuilt, when it was rebuilt for being stale
+    reanalysed: int = 0  # of ``updated``: nodes whose text had not changed, analysed again for a new user dictionary
 
 
 def index_identity(splitter: JapaneseSplitter) -> dict[str, str]:
@@ -93,7 +101,7 @@ def index_identity(splitter: JapaneseSplitter) -> dict[str, str]:
     Sudachi dictionary and tokenizer versions, and the user dictionary ``splitter`` splits with
     (:mod:`kb.search.userdict`: the store's glossary terms and wiki titles). Recorded with the Whoosh indexes and the
     site's static search."""
-    return {**installed_identity(), "user dictionary": splitter.dictionary_id or "none"}
+    return {**installed_identity(), USER_DICTIONARY: splitter.dictionary_id or "none"}
 
 
 @lru_cache(maxsize=1)
@@ -108,7 +116,7 @@ def installed_identity() -> dict[str, str]:
 
 def recorded_user_dictionary(store: Store) -> str:
     """The user dictionary (:mod:`kb.search.userdict` digest; '' for none) the index was built with."""
-    recorded = _read_state(index_dir(store)).get("identity", {}).get("user dictionary", "none")
+    recorded = _read_state(index_dir(store)).get("identity", {}).get(USER_DICTIONARY, "none")
     return "" if recorded == "none" else recorded
 
 
@@ -237,7 +245,22 @@ def check_freshness(store: Store, splitter: JapaneseSplitter) -> str | None:
         return "it was written by an older kb" if root.is_dir() and any(root.iterdir()) else None
     if state.get("layout") != LAYOUT:
         return f"layout {state.get('layout')} → {LAYOUT}"
+    if state.get(TRANSITION):
+        return f"its move to the user dictionary {state[TRANSITION]} did not finish"
     return stale_reason(state.get("identity", {}), index_identity(splitter))
+
+
+def dictionary_change(store: Store, splitter: JapaneseSplitter) -> frozenset[str] | None:
+    """When the index is stale only for its user dictionary (:func:`check_freshness`: it was built with another one
+    than ``splitter``'s) and the words of both are known (:func:`kb.search.userdict.lexicon_words`): the words
+    added, removed or read otherwise — only a text holding one of them is analysed otherwise now. Else None."""
+    state = _read_state(index_dir(store))
+    if not state or state.get("layout") != LAYOUT or state.get(TRANSITION):
+        return None
+    recorded, current = state.get("identity", {}), index_identity(splitter)
+    if [k for k in current if recorded.get(k) != current[k]] != [USER_DICTIONARY]:
+        return None
+    return changed_words(store, recorded_user_dictionary(store), splitter.dictionary_id)
 
 
 def index_lag(store: Store) -> str | None:
@@ -297,7 +320,10 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
     generation = store.content_generation()
     root = index_dir(store)
     stale = None if rebuild else check_freshness(store, splitter)
-    if index_lag(store):
+    words = dictionary_change(store, splitter) if stale else None
+    if words is not None:  # another user dictionary: only the texts holding a word it changed are analysed again
+        stale = None
+    if index_lag(store) or words:
         scopes = None
     notice = f"{root}: rebuilding the search index ({stale})" if stale else None
     state = {} if rebuild or stale else _read_state(root)
@@ -315,7 +341,9 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
             for node_id, h in store.content_hashes(version, lang):
                 wanted[(version, lang)][key_string(NodeKey(version, lang, node_id))] = h
         result = {name: info for name, info in recorded.items() if (info[0], info[1]) not in set(scopes)}
-    added = updated = removed = 0
+    added = updated = removed = reanalysed = 0
+    if words is not None:  # until every scope has moved, the index is in neither dictionary's analysis
+        _write_state(root, {**state, TRANSITION: splitter.dictionary_id or "none"})
     for name, info in recorded.items():  # scopes no longer stored
         version, lang = info[0], info[1]
         if (version, lang) not in wanted and name not in result:
@@ -328,19 +356,20 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
         compared += len(hashes)
         name = scope_dir(root, version, lang).name
         digest = _scope_digest(hashes)
-        if name in recorded and recorded[name][2] == digest and _exists(scope_dir(root, version, lang)):
+        if (not words and name in recorded and recorded[name][2] == digest
+                and _exists(scope_dir(root, version, lang))):
             result[name] = recorded[name]
             continue
-        a, u, r = _update_scope(store, scope_dir(root, version, lang), version, lang, hashes, splitter)
-        added, updated, removed = added + a, updated + u, removed + r
+        a, u, r, again = _update_scope(store, scope_dir(root, version, lang), version, lang, hashes, splitter, words)
+        added, updated, removed, reanalysed = added + a, updated + u, removed + r, reanalysed + again
         result[name] = [version, lang, digest, len(hashes)]
     if progress:
         progress("index", compared, to_compare)
     total = sum(info[3] for info in result.values())
-    if result != recorded or not state or state.get("generation") != generation:
+    if result != recorded or not state or state.get("generation") != generation or words is not None:
         _write_state(root, {"layout": LAYOUT, "identity": index_identity(splitter), "scopes": result,
                             "generation": generation})
-    return IndexReport(added, updated, removed, total, notice)
+    return IndexReport(added, updated, removed, total, notice, reanalysed)
 
 
 def heal_index(store: Store, splitter: JapaneseSplitter | None = None) -> IndexReport | None:
@@ -352,8 +381,10 @@ def heal_index(store: Store, splitter: JapaneseSplitter | None = None) -> IndexR
 
 
 def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dict[str, str],
-                  splitter: JapaneseSplitter) -> tuple[int, int, int]:
-    """Bring one scope's index in line with its nodes' hashes; (added, updated, removed)."""
+                  splitter: JapaneseSplitter, words: frozenset[str] | None = None) -> tuple[int, int, int, int]:
+    """Bring one scope's index in line with its nodes' hashes, and the nodes whose texts hold one of ``words`` (a
+    new user dictionary's changed words, :func:`dictionary_change`) with ``splitter``'s analysis; (added, updated,
+    removed, re-analysed for the words)."""
     from whoosh import index
 
     from kb.search.codec import BulkWriter, IndexCodec
@@ -373,16 +404,15 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
         indexed = _indexed_hashes(ix, path, recorded)
     changed = {k for k, h in wanted.items() if indexed.get(k) != h}
     gone = [k for k in indexed if k not in wanted]
+    again = _holding(store, ix, version, lang, words, (wanted.keys() & indexed.keys()) - changed) if words else set()
+    changed |= again
     if not changed and not gone:
-        return 0, 0, 0
+        return 0, 0, 0, 0
     writer = BulkWriter(ix, limitmb=256, codec=IndexCodec())
     try:
         _delete_keys(writer, [k for k in sorted(changed | set(gone)) if k in indexed])  # changed and removed nodes
         few = len(changed) <= FEW_CHANGES
-        nodes = (store.node(_key(k)) for k in sorted(changed)) if few else store.nodes(version, lang)
-        for node in nodes:
-            if node is None:
-                continue
+        for node in store.index_nodes(version, lang, [_key(k) for k in sorted(changed)] if few else None):
             k = key_string(NodeKey(node.version, node.lang, node.id))
             if k in changed:
                 writer.add_document(**node_fields(splitter, node, wanted[k]))
@@ -398,7 +428,41 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
     os.replace(tmp, path / HASHES)
     _record_checksums(path, recorded)
     updated = sum(1 for k in changed if k in indexed)
-    return len(changed) - updated, updated, len(gone)
+    return len(changed) - updated, updated, len(gone), len(again)
+
+
+def _holding(store: Store, ix: Any, version: str, lang: str, words: frozenset[str], among: set[str]) -> set[str]:
+    """The keys of ``among`` whose node's texts hold one of ``words`` (:func:`holds`): the candidates are found
+    through the index — the documents with every character bigram of a word (the ``grams`` field) — and the
+    glossary readings of the scope (the ``names`` field's), then checked against the stored node."""
+    from kb.search.analysis import bigram_terms
+
+    if not among:
+        return set()
+    with ix.reader() as reader:
+        def having(gram: str) -> set[int]:
+            return set(reader.postings("grams", gram).all_ids()) if ("grams", gram) in reader else set()
+
+        found: set[int] = set()
+        for word in words:
+            grams = set(bigram_terms(collapsed(word)))
+            found |= set.intersection(*map(having, grams)) if grams else set()
+        candidates = {reader.stored_fields(docnum)["key"] for docnum in found}
+    if version:
+        candidates |= {key_string(key) for key, *_, meta in store.glossary_rows([(version, lang)])
+                       if meta.get("reading") and text_holds(meta["reading"], words)}
+    return {key_string(NodeKey(node.version, node.lang, node.id))
+            for node in store.index_nodes(version, lang, [_key(k) for k in sorted(candidates & among)])
+            if holds(node, words)}
+
+
+def holds(node: Node, words: Collection[str]) -> bool:
+    """Whether a text of ``node`` that the index analyses with the user dictionary (:func:`node_fields`: title,
+    aliases, English name, text, examples; a glossary entry's reading) holds one of ``words``
+    (:func:`kb.search.userdict.text_holds`)."""
+    texts = [node.title, *node.aliases, node.english, node.text, *node.examples,
+             node.meta.get("reading") if node.kind == GLOSSARY else None]
+    return text_holds("\n".join(x for x in texts if x), words)
 
 
 def _delete_keys(writer: Any, keys: list[str]) -> None:

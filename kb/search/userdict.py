@@ -8,7 +8,9 @@ verb such as 唱える), compiles them into ``<kb_dir>/userdict/<digest>.dic`` (
 its source gives or :func:`kb.search.names.reading_of` knows, else Sudachi's reading of the pieces) and hands back
 a :class:`kb.splitter.JapaneseSplitter` splitting with it. The digest covers the words and the system dictionary's
 version, so it names the analysis (:attr:`kb.splitter.JapaneseSplitter.dictionary_id`): the search index records
-it and is rebuilt when it changes, and the static search's analysis cache is keyed by it. The index still holds a
+it, and when it changes re-analyses only the texts that hold a word added, removed or read otherwise (the lexicon of
+each dictionary is kept beside it, ``<digest>.csv``: :func:`lexicon_words`); the static search's analysis cache is
+keyed by it. The index still holds a
 user word's pieces of two or more characters (状況起因処理
 → 起因), as it holds a system word's mode-A parts.
 
@@ -20,7 +22,8 @@ Entry points: :func:`prepare` (build if needed; called by the index update and t
 :func:`recorded` (the dictionary an index recorded, for a searcher). Both take the command's splitter and return
 the splitter with the dictionary (the same one when it already has it); nothing is switched in the process.
 
-Compiling a dictionary costs about 3 seconds whatever its size (Sudachi reads the whole system dictionary). With
+Compiling a dictionary costs about 3 seconds whatever its size (Sudachi reads the whole system dictionary), in a
+process of its own (:func:`_compile`: the 700 MiB it takes are not added to the writer's). With
 ``$KB_USERDICT_CACHE`` set to a folder, a compiled dictionary is also kept there (named by its digest and the SudachiPy
 version, written atomically, never pruned) and copied from there by any knowledge base that needs the same words —
 the test suite sets it: it ingests the same sample into about a hundred fresh knowledge bases.
@@ -32,9 +35,13 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
+import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
+from kb.errors import KbError
 from kb.fold import fold
 from kb.model import ARTICLE, GLOSSARY
 from kb.splitter import JapaneseSplitter, system_dictionary_path
@@ -42,6 +49,7 @@ from kb.store import Store
 
 FOLDER = "userdict"
 CHECKSUM_SUFFIX = ".sha256"  # beside each compiled dictionary: its SHA-256
+LEXICON_SUFFIX = ".csv"  # beside each compiled dictionary: its words (see lexicon_words)
 SHARED_ENV = "KB_USERDICT_CACHE"  # a folder of compiled dictionaries shared by knowledge bases (see the module doc)
 KEEP = 4  # dictionaries kept (a searcher of another process may still use an older one)
 COMPOUND_POS = frozenset(["名詞", "接頭辞", "接尾辞"])
@@ -125,12 +133,65 @@ def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
     if not words:
         return splitter.with_user_dictionary(None)
     csv = lexicon(words)
-    digest = hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]
     folder = store.kb_dir / FOLDER
-    path = folder / f"{digest}.dic"
+    path = folder / f"{_digest(csv)}.dic"
     if not intact(path):
         _build(csv, folder, path)
+    if lexicon_words(store, path.stem) is None:  # beside it, its words: what the index diffs a new dictionary with
+        part = path.with_name(f".{path.stem}{LEXICON_SUFFIX}.{os.getpid()}")
+        part.write_text(csv, encoding="utf-8")
+        os.replace(part, path.with_suffix(LEXICON_SUFFIX))
     return splitter.with_user_dictionary(path)
+
+
+def changed_words(store: Store, old: str, new: str) -> frozenset[str] | None:
+    """The words added, removed or read otherwise from the dictionary ``old`` to ``new`` of ``store`` (digests; ''
+    = none), None when the words of either are not known (:func:`lexicon_words`). Only a text that
+    :func:`text_holds` one of them is analysed otherwise by the two."""
+    before, after = lexicon_words(store, old), lexicon_words(store, new)
+    if before is None or after is None:
+        return None
+    return frozenset(w for w in before.keys() | after.keys() if before.get(w) != after.get(w))
+
+
+_LONG_VOWELS = re.compile("ー{2,}")
+
+
+def collapsed(text: str) -> str:
+    """Folded text with each run of long-vowel marks as one, as Sudachi reads its input (its prolonged-sound-mark
+    plugin): a user word can match in a text only where its collapsed form is in the text's."""
+    return _LONG_VOWELS.sub("ー", text)
+
+
+def text_holds(text: str, words: Iterable[str]) -> bool:
+    """Whether ``text`` holds one of the user words ``words`` where Sudachi could read it (folded, long vowels
+    collapsed): a text that holds none is split the same with or without them — Sudachi's lattice has another
+    edge only where a word's surface is (and the analysis hands Sudachi whole Japanese runs, which a word's
+    characters never end)."""
+    folded = collapsed(fold(text))
+    return any(collapsed(w) in folded for w in words)
+
+
+def _digest(csv: str) -> str:
+    """The name of the dictionary of the lexicon ``csv``: it covers the words and the system dictionary's version."""
+    return hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]
+
+
+def lexicon_words(store: Store, digest: str) -> dict[str, str] | None:
+    """word → reading of the dictionary ``digest`` of ``store`` ('' = none: no words), read from the lexicon kept
+    beside it (``<digest>.csv``, checked against the digest it is named by); None when it is missing or is not the
+    lexicon of that digest. :func:`kb.search.index.update_index` re-analyses only the texts holding a word that
+    differs between two dictionaries."""
+    if not digest:
+        return {}
+    try:
+        csv = (store.kb_dir / FOLDER / f"{digest}{LEXICON_SUFFIX}").read_text(encoding="utf-8")
+    except (OSError, ValueError):
+        return None
+    if _digest(csv) != digest:
+        return None
+    rows = [line.split(",") for line in csv.splitlines()]
+    return {row[0]: row[11] for row in rows if len(row) > 11}
 
 
 def recorded(store: Store, digest: str, splitter: JapaneseSplitter) -> JapaneseSplitter:
@@ -154,9 +215,22 @@ def intact(path: Path) -> bool:
         return False
 
 
-def _build(csv: str, folder: Path, path: Path) -> None:
-    from sudachipy import sudachipy as sudachi_core
+_COMPILE = ("import sys\nfrom sudachipy import sudachipy\n"
+            "sudachipy.build_user_dic(system=sys.argv[1], lex=[sys.argv[2]], output=sys.argv[3], description=sys.argv[4])")
 
+
+def _compile(source: Path, built: Path) -> None:
+    """Compile the lexicon ``source`` into ``built`` in a process of its own: Sudachi reads the whole system
+    dictionary to do it (about 700 MiB and 3–5 s of CPU, whatever the lexicon's size), memory given back when that
+    process ends instead of staying in the writer's (an ingest's peak would be that on top of its own)."""
+    done = subprocess.run([sys.executable, "-c", _COMPILE, str(system_dictionary_path()), str(source), str(built),
+                           "kb: glossary terms and MTG Wiki titles"], capture_output=True, text=True)
+    if done.returncode != 0 or not built.is_file():
+        why = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        raise KbError(f"{source}: Sudachi could not compile the user dictionary ({why})")
+
+
+def _build(csv: str, folder: Path, path: Path) -> None:
     shared = os.environ.get(SHARED_ENV)
     cached = Path(shared) / f"{path.stem}-sudachipy{installed_version('sudachipy', 'sudachipy')}.dic" if shared else None
     folder.mkdir(parents=True, exist_ok=True)
@@ -166,8 +240,7 @@ def _build(csv: str, folder: Path, path: Path) -> None:
             shutil.copyfile(cached, built)
         else:
             source.write_text(csv, encoding="utf-8")
-            sudachi_core.build_user_dic(system=system_dictionary_path(), lex=[source], output=built,
-                                        description="kb: glossary terms and MTG Wiki titles")
+            _compile(source, built)
             if cached is not None:  # published whole or not at all: another process may be reading the folder
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 part = cached.with_name(f".{cached.name}.{os.getpid()}")
@@ -180,3 +253,4 @@ def _build(csv: str, folder: Path, path: Path) -> None:
     for stale in sorted(folder.glob("*.dic"), key=lambda p: p.stat().st_mtime, reverse=True)[KEEP:]:
         stale.unlink(missing_ok=True)
         stale.with_suffix(CHECKSUM_SUFFIX).unlink(missing_ok=True)
+        stale.with_suffix(LEXICON_SUFFIX).unlink(missing_ok=True)

@@ -81,6 +81,20 @@ class Reads(Connected):
                                     " ORDER BY n.version DESC, n.lang, n.ord, n.id", args):
             yield decode_node(*row_fields(row, refs.get(row[:3], [])))
 
+    def index_nodes(self, version: str, lang: str, keys: Collection[NodeKey] | None = None) -> Iterator[Node]:
+        """The merged nodes of one version and language (those of ``keys`` only, when given), without their
+        references and HTML, one row at a time: what the search index analyses (kb.search.index)."""
+        if keys is not None:
+            for key in keys:
+                row = self._db.execute(f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=?"
+                                       " AND id=?", (key.version, key.lang, key.id)).fetchone()
+                if row is not None:
+                    yield decode_node(*row_fields(row))
+            return
+        for row in self._db.execute(f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=?",
+                                    (version, lang)):
+            yield decode_node(*row_fields(row))
+
     def node(self, key: NodeKey) -> Node | None:
         """The merged node ``key`` with its references, None when there is none."""
         row = self._db.execute(f"SELECT {node_columns()} FROM nodes WHERE version=? AND lang=? AND id=?",
