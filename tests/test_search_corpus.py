@@ -60,8 +60,10 @@ def test_japanese_comes_before_english_for_the_same_rule(searcher):
 
 def test_manifest_gives_the_japanese_entry_then_the_english_one(searcher):
     found = ids(searcher.search("Manifest"))
-    assert found[:2] == [("ja", "cr:701.34"), ("ja", "gl:予示")]
-    assert ("en", "gl:Manifest") in found
+    # the rule the Japanese entry cites first, with the English text shown beside it (one URL: its documents
+    # together, Japanese first); then the entry, the Japanese term before the English one on its one page
+    assert found[0] == ("ja", "cr:701.34")
+    assert found.index(("ja", "gl:予示")) < found.index(("en", "gl:Manifest")) < 6
 
 
 def test_english_words_are_stemmed(searcher):

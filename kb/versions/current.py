@@ -84,6 +84,7 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
     ja: dict[str, JaText] = {}
     current_ids: dict[NodeKey, str] = {}
     renumbered: dict[tuple[str, str], str | None] = {}
+    shown_terms: dict[str, str] | None = None  # the shown English glossary by term: read when a term is not paired
     for translation in translations:
         original = _original(translation, english_versions)
         if original and english and original.version != english.version:
@@ -104,8 +105,10 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
             paired: tuple[str, NodeKey | None, tuple[TextOp, ...]] | None = _follow(
                 original, original_id, english, lineages or {}, english_nodes,
                 originals.get(original.version, none) if original else none)
-            if paired is None:  # no English original stored for it: the same number or term, if the version has it
-                same = node.id if node.id in english_nodes else by_english.get((node.english or "").casefold())
+            if paired is None:  # no English original stored for it: the same number, or term, the shown version has
+                if node.kind == GLOSSARY and shown_terms is None:
+                    shown_terms = _glossary_by_english(store, english)
+                same = node.id if node.id in english_nodes else (shown_terms or {}).get((node.english or "").casefold())
                 if same is None or same not in english_nodes:
                     continue
                 status = CURRENT if _date(translation) >= _date(english) else OUTDATED
