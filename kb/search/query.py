@@ -301,13 +301,29 @@ class Searcher:
         entries = [_key(ws.stored_fields(n)["key"]) for n in ws.docs_for_query(lookup)]
         entries = sorted((k for k in entries if self._allowed(k, None, q, versions)),
                          key=lambda k: (LANG_ORDER.get(k.lang, 9), k.id))
-        found: list[tuple[NodeKey, float, str]] = []
+        found = self._named_rules(q, versions, english)
         for entry in entries:
             rule = self._defining_rule(entry)
             if rule is not None and self._allowed(rule, self._kind_of(rule), q, versions):
                 found.append((rule, 1.0, "term"))
             if self._allowed(entry, GLOSSARY, q, versions):
                 found.append((entry, 1.0, "term"))
+        return list({f[0]: f for f in found}.values())  # each node once, at its first place
+
+    def _named_rules(self, q: ParsedQuery, versions: set[tuple[str, str]],
+                     english: tuple[str, ...]) -> list[tuple[NodeKey, float, str]]:
+        """The rules the Japanese rules text names as the whole query (``マナ能力`` → 605, :mod:`kb.search.names`):
+        in Japanese, and in English where the rule of that number still bears the English name (not renumbered)."""
+        found: list[tuple[NodeKey, float, str]] = []
+        names = {n.casefold() for n in english}
+        for number in self.names.rules_named(self.splitter, q.text):
+            for version, lang in sorted(versions, key=lambda v: LANG_ORDER.get(v[1], 9)):
+                key = NodeKey(version, lang, rule_id(number))
+                node = self.store.node(key)
+                if node is None or not self._allowed(key, node.kind, q, versions):
+                    continue
+                if lang == "ja" or (node.title or node.text.strip()).casefold() in names:
+                    found.append((key, 1.0, "term"))
         return found
 
     def _defining_rule(self, entry: NodeKey) -> NodeKey | None:
