@@ -67,13 +67,14 @@ def browser_constants() -> dict:
     """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
     from kb.search.analysis import ENGLISH_STOP_WORDS
     from kb.search.query import MAX_QUERY_CHARS
+    from kb.search.variants import VARIANTS
     from kb.site.pages import PREVIEW_SHARDS
 
     return {"stop": sorted(ENGLISH_STOP_WORDS), "letters": rulenum.LETTERS, "letter": rulenum.LETTER,
             "rule": rulenum.RULE, "number": rulenum.NUMBER, "parts": rulenum.NUMBER_PARTS,
             "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
             "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
-            "maxLookups": MAX_LOOKUPS, "maxSurface": MAX_SURFACE_CHARS}
+            "maxLookups": MAX_LOOKUPS, "maxSurface": MAX_SURFACE_CHARS, "variants": VARIANTS}
 
 
 @dataclass(frozen=True)

@@ -134,7 +134,7 @@
     k.stop.forEach(function (w) { stop[w] = 1; });
     return {
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
-      maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface,
+      maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, variants: k.variants || {},
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
@@ -159,7 +159,7 @@
         var combined = (out[out.length - 1] + f.trim()).normalize("NFC");
         if (combined.length === 1) { out[out.length - 1] = combined; return; }
       }
-      Array.from(f).forEach(function (c) { out.push(c); });
+      Array.from(f).forEach(function (c) { out.push(K ? own(K.variants, c) || c : c); });  // 豫 → 予 (kb/search/variants.py)
     });
     return out;
   }
