@@ -526,6 +526,7 @@ class SharedIndexes:
         self._stamp: tuple | None = None
         self._searchers: dict[frozenset, Any] = {}
         self.filters: dict[tuple, set[int]] = {}  # (scopes, kinds) → document numbers (kb.search.query)
+        self.lexicons: dict[frozenset, Any] = {}  # scopes → kb.search.fuzzy.Lexicon, made when a query needs one
 
     def _current_stamp(self) -> tuple | None:
         try:
@@ -564,6 +565,7 @@ class SharedIndexes:
                 searcher.close()
         self._searchers.clear()
         self.filters.clear()
+        self.lexicons.clear()
 
 
 def _segment_readers(ix: Any) -> list[Any]:

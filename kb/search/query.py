@@ -35,7 +35,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from itertools import islice
 from typing import Any
 
@@ -44,7 +44,7 @@ from kb.errors import KbError
 from kb.fold import fold
 from kb.ids import rule_id, rule_number
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
-from kb.search import analysis
+from kb.search import analysis, fuzzy
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -74,6 +74,14 @@ class ParsedQuery:
 
 
 @dataclass(frozen=True)
+class Suggestions:
+    """What a query that found nothing may have meant (:meth:`Searcher.suggest`)."""
+
+    terms: tuple[str, ...]  # indexed terms nearest its words
+    english: tuple[str, ...]  # the English names the sources give the Japanese name it is
+
+
+@dataclass(frozen=True)
 class Hit:
     kind: str
     id: str
@@ -90,6 +98,7 @@ class Hit:
     section: str | None  # '601 呪文を唱えること': the nearest titled ancestor
     match: str  # 'number' | 'term' | 'words' | 'some words'
     shown_as: str | None = None  # the number the site shows the rule under, when the node's differs (a translation)
+    corrected: str | None = None  # the query it was found as, when not as typed (kb.search.fuzzy: a typo, a reading)
 
     @property
     def key(self) -> NodeKey:
@@ -210,12 +219,55 @@ class Searcher:
             raise KbError(f"--limit {limit}: give at least 1")
         q = parse_query(query, kind=kind, lang=lang, version=version)
         try:
-            return self._search(q, limit)
+            return self._forgiving(q, self._search(q, limit), limit)
         except Exception as error:
             damaged = self._damaged(error)
             if damaged is None:
                 raise
             raise damaged from error
+
+    def suggest(self, query: str, *, lang: str | None = None, version: str | None = None) -> Suggestions:
+        """What to say when ``query`` found nothing: the indexed terms nearest its words (:func:`kb.search.fuzzy.closest`)
+        and the English names the sources give the Japanese name it is (``接死`` → Deathtouch)."""
+        q = parse_query(query, lang=lang, version=version)
+        english = self.names.english_names(self.splitter, q.text)
+        with self.indexes.lock:
+            found = self._lexicon(q)
+            terms = () if found is None else fuzzy.closest(*found, self.splitter, q.text)
+        return Suggestions(terms, english)
+
+    def _lexicon(self, q: ParsedQuery) -> tuple[fuzzy.Lexicon, Any] | None:
+        """The lexicon and reader of the indexes ``q`` searches (made once per open searcher); call under the lock."""
+        scopes = self._scopes(q, self._chosen_versions(q))
+        self.indexes.refresh()
+        ws = self.indexes.searcher(scopes)
+        if ws is None:
+            return None
+        if scopes not in self.indexes.lexicons:
+            self.indexes.lexicons[scopes] = fuzzy.lexicon(ws.reader(), self.splitter, self.names)
+        return self.indexes.lexicons[scopes], ws.reader()
+
+    def _forgiving(self, q: ParsedQuery, hits: list[Hit], limit: int) -> list[Hit]:
+        """``hits`` and, when the query holds words the index lacks, the hits of the query as
+        :func:`kb.search.fuzzy.corrected` rewrites it (typos, readings): after the hits that matched every word,
+        before those that matched some (each hit of the rewrite says what it was found as, ``corrected``)."""
+        if q.numbers or q.phrases or not q.text:
+            return hits
+        with self.indexes.lock:
+            found = self._lexicon(q)
+            if found is None:
+                return hits
+            if all(t in found[0].terms for t in analysis.query_terms(self.splitter, q.text)):
+                return hits
+            text = fuzzy.corrected(*found, self.splitter, q.text)
+        if text is None or text == q.text:
+            return hits
+        better = [replace(h, corrected=text) for h in self._search(replace(q, text=text), limit)]
+        ordered = [*(h for h in hits if h.match != "some words"), *better, *(h for h in hits if h.match == "some words")]
+        out: dict[NodeKey, Hit] = {}
+        for h in ordered:
+            out.setdefault(h.key, h)
+        return list(out.values())[:limit]
 
     def _damaged(self, error: Exception) -> KbError | None:
         """The damaged index ``error`` comes from, naming the remedy; None when the index files are as kb wrote
@@ -227,7 +279,7 @@ class Searcher:
     def _search(self, q: ParsedQuery, limit: int) -> list[Hit]:
         versions = self._chosen_versions(q)
         english = () if q.numbers or q.phrases else self.names.english_names(self.splitter, q.text)
-        scopes = frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
+        scopes = self._scopes(q, versions)
         with self.indexes.lock:
             self.indexes.refresh()
             ws = self.indexes.searcher(scopes)
@@ -249,6 +301,11 @@ class Searcher:
         return list(islice((hit for hit in hits if hit is not None), limit))
 
     # versions ---------------------------------------------------------------------------------------------------
+    @staticmethod
+    def _scopes(q: ParsedQuery, versions: set[tuple[str, str]]) -> frozenset[tuple[str, str]]:
+        """The index scopes a query with these ``versions`` reads: they and the unversioned nodes of its languages."""
+        return frozenset(versions | {(UNVERSIONED, lg) for lg in LANG_ORDER if not q.lang or lg == q.lang})
+
     def _chosen_versions(self, q: ParsedQuery) -> set[tuple[str, str]]:
         """(version, lang) pairs to search; unversioned nodes are added by the callers."""
         chosen = set()
