@@ -4,7 +4,8 @@ Contract — what the index holds (the static site must reproduce this exactly; 
 :func:`query_terms`, :func:`surface_terms` and :func:`bigram_terms` when exporting, never a re-implementation):
 
 1. **Folding** (:func:`kb.fold.fold_with_offsets`, the one fold, then :func:`kb.search.variants.normalise`: old
-   and variant kanji to their standard forms, ``豫示`` → ``予示``, ``總`` → ``総``): every character is NFKC-normalised on its own and lower-cased
+   and variant kanji to their standard forms, ``豫示`` → ``予示``, ``總`` → ``総``): every character is
+   NFKC-normalised on its own and lower-cased
    (``６０１．２ｆ`` → ``601.2f``, ``ﾏﾅ･ｺｽﾄ`` → ``マナ・コスト``, ``ＡＢＣ`` → ``abc``); a half-width voiced mark is
    recombined with the kana before it (``ｶﾞ`` → ``ガ``). Offsets of the folded text map back to the original, so
    highlights land on the characters the user sees.
@@ -69,8 +70,8 @@ from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
 from whoosh.system import pack_uint
 
-from kb import rulenum
 from kb import fold as _fold
+from kb import rulenum
 from kb.search.variants import normalise as _variants
 from kb.splitter import JapaneseSplitter
 

@@ -5,8 +5,8 @@ readings of their Japanese terms); :func:`corrected` rewrites a query whose word
 it does, or gives None:
 
 - a Latin word of four or more letters the index lacks becomes the indexed term nearest it within edit distance 1
-  (2 for a word of seven or more letters; one of its first two letters right), the most frequent on a tie: ``deathtuch`` → ``deathtouch``,
-  ``indestructable`` → ``indestructibl`` (the stem of indestructible);
+  (2 for a word of seven or more letters; one of its first two letters right), the most frequent on a tie:
+  ``deathtuch`` → ``deathtouch``, ``indestructable`` → ``indestructibl`` (the stem of indestructible);
 - a Japanese word the index lacks becomes an indexed term of the same reading (an IME slip: ``混声`` → ``混成``);
   an all-kana run is read as a sequence of indexed terms' readings, longest first (``こんせいまな`` → ``混成マナ``,
   ``よじする`` → ``予示する``), the kana no reading covers kept as typed (``する`` is dropped by the analysis).
