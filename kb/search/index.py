@@ -24,7 +24,9 @@ One document per node key (version, lang, id). Fields:
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
 - ``names`` — glossary entries only: :func:`kb.search.names.name_forms` of the term, aliases, English name and the reading its
   source gives (``meta['reading']``, ruby: ``よじ`` finds 予示) — whole-name lookup;
-- ``hash`` — the store's content hash (stored only).
+- ``hash`` — the store's content hash (stored only);
+- ``section`` — a long article's section documents only: the heading's anchor (stored only; :mod:`kb.search.sections`:
+  such an article is indexed as its lead and one document per section, all under its ``key``).
 
 Building is the costly part of an ingest, so :func:`node_fields` analyses each text once and hands Whoosh the
 terms (:class:`kb.search.analysis.PreAnalysed`); :class:`kb.search.codec.BulkWriter` writes them with
@@ -72,8 +74,9 @@ INDEX_NAME = "nodes"
 STATE_FILE = "state.json"
 CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA-256 as last written
 # 1: one index for everything (before state.json); 2: one index per scope; 3: the node key indexed (deleted by term),
-# each scope's node hashes in HASHES; 4: the identity's "analysis" is the digest of all of kb's code
-LAYOUT = 4
+# each scope's node hashes in HASHES; 4: the identity's "analysis" is the digest of all of kb's code; 5: a long
+# article as its lead and one document per section (kb.search.sections), the section's anchor stored
+LAYOUT = 5
 HASHES = "hashes.marshal"  # in each scope's folder: the content hash of each node indexed (its key → hash)
 FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
 
@@ -141,6 +144,7 @@ def schema(splitter: JapaneseSplitter) -> Any:
         grams=_text_field(bigram_analyzer()),
         names=KEYWORD(),
         hash=STORED(),
+        section=STORED(),
     )
 
 
@@ -159,14 +163,31 @@ def key_string(key: NodeKey) -> str:
     return f"{key.version}\t{key.lang}\t{key.id}"
 
 
+def node_documents(splitter: JapaneseSplitter, node: Node, content_hash: str) -> list[dict[str, str | PreAnalysed]]:
+    """The index documents of one node: :func:`node_fields`, and for a long article one per section
+    (:mod:`kb.search.sections`; same ``key``, so deleting the node deletes them, and its ``section`` anchor)."""
+    from kb.search import analysis
+    from kb.search.sections import sections
+
+    docs = [node_fields(splitter, node, content_hash)]
+    for s in sections(node):
+        text = node.text[s.start:s.end]
+        docs.append(dict(key=docs[0]["key"], kind=node.kind, hash=content_hash, section=s.anchor,
+                         title=analysis.index_pairs(splitter, s.title), body=analysis.index_pairs(splitter, text),
+                         grams=analysis.bigram_pairs(text)))
+    return docs
+
+
 def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> dict[str, str | PreAnalysed]:
     """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
-    :class:`kb.search.analysis.PreAnalysed` terms."""
+    :class:`kb.search.analysis.PreAnalysed` terms (a long article's text up to its first section:
+    :func:`kb.search.sections.lead_end`)."""
     from kb.search import analysis
     from kb.search.names import name_forms
+    from kb.search.sections import lead_end
 
     names = [x for x in (node.title, *node.aliases, node.english) if x]
-    body = "\n".join([node.text, *node.examples])
+    body = "\n".join([node.text[:lead_end(node)], *node.examples])
     fields: dict[str, str | PreAnalysed] = dict(key=key_string(NodeKey(node.version, node.lang, node.id)),
                                                 kind=node.kind, hash=content_hash)
     grams = analysis.bigram_pairs("\n".join([*names, body]))
@@ -378,7 +399,8 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
                 continue
             k = key_string(NodeKey(node.version, node.lang, node.id))
             if k in changed:
-                writer.add_document(**node_fields(splitter, node, wanted[k]))
+                for doc in node_documents(splitter, node, wanted[k]):
+                    writer.add_document(**doc)
     except BaseException:
         writer.cancel()
         raise

@@ -45,6 +45,7 @@ from kb.fold import fold
 from kb.ids import rule_id, rule_number
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
 from kb.search import analysis, fuzzy
+from kb.search.sections import element_id, section_id, sections, split_section_id
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -408,13 +409,13 @@ class Searcher:
         seen: set[str] = set()
         strict = wq.And(groups + phrases)
         for hit in ws.search(strict, filter=restrict, limit=limit):
-            seen.add(hit["key"])
-            found.append((_key(hit["key"]), hit.score, "words"))
+            seen.add(_doc_key(hit))
+            found.append((_key(_doc_key(hit)), hit.score, "words"))
         if len(groups) > 1 and len(found) < limit:
             loose = wq.And([wq.Or(groups)] + phrases) if phrases else wq.Or(groups)
             for hit in ws.search(loose, filter=restrict, limit=limit):
-                if hit["key"] not in seen:
-                    found.append((_key(hit["key"]), hit.score, "some words"))
+                if _doc_key(hit) not in seen:
+                    found.append((_key(_doc_key(hit)), hit.score, "some words"))
         return found
 
     def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
@@ -457,10 +458,14 @@ class Searcher:
     # results ---------------------------------------------------------------------------------------------------
     def _hit(self, key: NodeKey, score: float, match: str, terms: set[str], q: ParsedQuery,
              english: tuple[str, ...] = ()) -> Hit | None:
-        """The result for one node; None when the store no longer has it (an index not yet updated)."""
-        node = self.store.node(key)
+        """The result for one node (or one section of a long article); None when the store no longer has it (an
+        index not yet updated)."""
+        node_id, anchor = split_section_id(key.id)
+        node = self.store.node(NodeKey(key.version, key.lang, node_id))
         if node is None:
             return None
+        if anchor is not None:
+            return self._section_hit(node, anchor, score, match, terms, q, english)
         parent = self.store.node(NodeKey(key.version, key.lang, node.parent)) if node.parent else None
         section = parent
         while section is not None and not section.title and section.parent:
@@ -475,6 +480,22 @@ class Searcher:
                    parent_title=(parent.title or _first_line(parent.text)) if parent else None,
                    section=f"{section.number or ''} {section.title}".strip() if section and section.title else None,
                    match=match)
+
+
+    def _section_hit(self, node: Node, anchor: str, score: float, match: str, terms: set[str], q: ParsedQuery,
+                     english: tuple[str, ...]) -> Hit | None:
+        """The result for one section of a long article: the section's text, at the article's URL and the heading's
+        anchor, titled ``<article> § <heading>``."""
+        section = next((s for s in sections(node) if s.anchor == anchor), None)
+        if section is None:
+            return None
+        part = replace(node, text=node.text[section.start:section.end], examples=())
+        snippet, highlights = make_snippet(self.splitter, part, terms, [*q.phrases, q.text, *english])
+        key = NodeKey(node.version, node.lang, node.id)
+        return Hit(kind=node.kind, id=section_id(node.id, anchor), number=None, title=f"{node.title} § {section.title}",
+                   version=node.version, lang=node.lang, score=round(score, 4),
+                   url=f"{self.locator.url(key, node.kind)}#{element_id(anchor)}", snippet=snippet,
+                   highlights=highlights, parent_number=None, parent_title=node.title, section=section.title, match=match)
 
 
 def search(store_or_kb_dir: Store | str | os.PathLike | None, query: str, *, limit: int = 10, kind: str | None = None,
@@ -558,6 +579,12 @@ def _unique(terms: list[analysis.Term]) -> list[analysis.Term]:
             seen.add(t.text)
             out.append(t)
     return out
+
+
+def _doc_key(hit: Any) -> str:
+    """The key of a Whoosh hit's node, a long article's section as ``<article id>#<anchor>`` (kb.search.sections)."""
+    anchor = hit.get("section")
+    return section_id(hit["key"], anchor) if anchor else hit["key"]
 
 
 def _key(key: str) -> NodeKey:

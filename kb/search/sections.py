@@ -1,0 +1,74 @@
+"""Long MTG Wiki articles searched by section: a hit is the section, linked to its heading's anchor.
+
+Contract: :func:`sections` cuts an article of :data:`LONG_ARTICLE_CHARS` or more characters of text at its headings
+(``meta['sections']``, the heading tree the parser records with each heading's offset in ``text``): each heading's
+own text, up to the next heading, is one :class:`Section` (a heading with no text of its own is none). The index
+holds such an article as its lead (:func:`lead_end`: title and the text before the first heading) and one document
+per section (:func:`kb.search.index.node_documents`), so a question is answered by the section, or the rule, that
+answers it rather than by the article that holds every word somewhere. A section's search id is
+``<article id>#<anchor>`` (:func:`section_id`, :func:`split_section_id`); its URL is the article's with the
+heading's element id (:func:`element_id`: the anchor with ``_`` for spaces, as the parser writes it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kb.ids import is_article_id
+from kb.model import ARTICLE, Node
+
+LONG_ARTICLE_CHARS = 1500
+SEPARATOR = "#"  # between the article id and the anchor; MediaWiki titles never hold it
+
+
+@dataclass(frozen=True)
+class Section:
+    anchor: str
+    title: str
+    start: int  # offsets of its own text in the article's text
+    end: int
+
+
+def sections(node: Node) -> list[Section]:
+    """The sections of a long article, in document order; [] for anything else."""
+    if node.kind != ARTICLE or len(node.text) < LONG_ARTICLE_CHARS:
+        return []
+    heads = [(s["start"], s["anchor"], s["title"]) for s in _walk(node.meta.get("sections") or [])
+             if isinstance(s.get("start"), int) and s.get("anchor") and s.get("title")]
+    heads.sort(key=lambda h: h[0])
+    out = []
+    for i, (start, anchor, title) in enumerate(heads):
+        end = heads[i + 1][0] if i + 1 < len(heads) else len(node.text)
+        if node.text[start:end].strip():
+            out.append(Section(anchor, title, start, end))
+    return out
+
+
+def lead_end(node: Node) -> int:
+    """Where the text of an article's document ends: at its first section for a long article, else at its end."""
+    found = sections(node)
+    return min(s.start for s in found) if found else len(node.text)
+
+
+def _walk(tree: list) -> list[dict]:
+    out = []
+    for section in tree:
+        if isinstance(section, dict):
+            out.append(section)
+            out += _walk(section.get("sections") or [])
+    return out
+
+
+def section_id(node_id: str, anchor: str) -> str:
+    return f"{node_id}{SEPARATOR}{anchor}"
+
+
+def split_section_id(search_id: str) -> tuple[str, str | None]:
+    """(article id, anchor) of a section's search id; (id, None) for any other node's."""
+    node_id, sep, anchor = search_id.partition(SEPARATOR)
+    return (node_id, anchor) if sep and is_article_id(node_id) else (search_id, None)
+
+
+def element_id(anchor: str) -> str:
+    """The ``id`` of the heading of ``anchor`` in the article's HTML (the parser writes spaces as ``_``)."""
+    return anchor.replace(" ", "_")
