@@ -167,11 +167,11 @@ def node_documents(splitter: JapaneseSplitter, node: Node, content_hash: str) ->
     """The index documents of one node: :func:`node_fields`, and for a long article one per section
     (:mod:`kb.search.sections`; same ``key``, so deleting the node deletes them, and its ``section`` anchor)."""
     from kb.search import analysis
-    from kb.search.sections import sections
+    from kb.search.sections import section_text, sections
 
     docs = [node_fields(splitter, node, content_hash)]
     for s in sections(node):
-        text = node.text[s.start:s.end]
+        text = section_text(node, s)
         docs.append(dict(key=docs[0]["key"], kind=node.kind, hash=content_hash, section=s.anchor,
                          title=analysis.index_pairs(splitter, s.title), body=analysis.index_pairs(splitter, text),
                          grams=analysis.bigram_pairs(text)))

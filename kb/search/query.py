@@ -44,8 +44,8 @@ from kb.errors import KbError
 from kb.fold import fold
 from kb.ids import rule_id, rule_number
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
-from kb.search import analysis, fuzzy
-from kb.search.sections import element_id, section_id, sections, split_section_id
+from kb.search import analysis, fuzzy, questions
+from kb.search.sections import element_id, section_id, section_text, sections, split_section_id
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -398,7 +398,8 @@ class Searcher:
     def _by_words(self, ws: Any, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
         from whoosh import query as wq
 
-        groups = [self._term_query(ws, term, q.text) for term in _unique(analysis.analyze(self.splitter, q.text, index=False))]
+        words = questions.content_terms(_unique(analysis.analyze(self.splitter, q.text, index=False)))
+        groups = [self._term_query(ws, term, q.text) for term in words]
         phrases = [self._phrase_query(ws, p) for p in q.phrases]
         if not groups and not phrases:
             return []
@@ -489,7 +490,7 @@ class Searcher:
         section = next((s for s in sections(node) if s.anchor == anchor), None)
         if section is None:
             return None
-        part = replace(node, text=node.text[section.start:section.end], examples=())
+        part = replace(node, text=section_text(node, section), examples=())
         snippet, highlights = make_snippet(self.splitter, part, terms, [*q.phrases, q.text, *english])
         key = NodeKey(node.version, node.lang, node.id)
         return Hit(kind=node.kind, id=section_id(node.id, anchor), number=None, title=f"{node.title} § {section.title}",

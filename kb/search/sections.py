@@ -2,7 +2,8 @@
 
 Contract: :func:`sections` cuts an article of :data:`LONG_ARTICLE_CHARS` or more characters of text at its headings
 (``meta['sections']``, the heading tree the parser records with each heading's offset in ``text``): each heading's
-own text, up to the next heading, is one :class:`Section` (a heading with no text of its own is none). The index
+own text, up to the next heading and without the rules it quotes (:func:`section_text`), is one :class:`Section`
+(a heading with no text of its own is none). The index
 holds such an article as its lead (:func:`lead_end`: title and the text before the first heading) and one document
 per section (:func:`kb.search.index.node_documents`), so a question is answered by the section, or the rule, that
 answers it rather than by the article that holds every word somewhere. A section's search id is
@@ -39,9 +40,25 @@ def sections(node: Node) -> list[Section]:
     out = []
     for i, (start, anchor, title) in enumerate(heads):
         end = heads[i + 1][0] if i + 1 < len(heads) else len(node.text)
-        if node.text[start:end].strip():
-            out.append(Section(anchor, title, start, end))
+        section = Section(anchor, title, start, end)
+        if section_text(node, section).strip():
+            out.append(section)
     return out
+
+
+def section_text(node: Node, section: Section) -> str:
+    """The text of ``section`` without the rules the article quotes (``meta['quoted_rules']``, 引用：総合ルール:
+    the rules themselves answer for their words)."""
+    quoted = sorted((q["start"], q["end"]) for q in node.meta.get("quoted_rules") or []
+                    if isinstance(q, dict) and isinstance(q.get("start"), int) and isinstance(q.get("end"), int))
+    parts, at = [], section.start
+    for start, end in quoted:
+        if end <= at or start >= section.end:
+            continue
+        parts.append(node.text[at:max(at, start)])
+        at = max(at, min(end, section.end))
+    parts.append(node.text[at:section.end])
+    return "".join(parts)
 
 
 def lead_end(node: Node) -> int:

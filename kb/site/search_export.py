@@ -67,6 +67,7 @@ def browser_constants() -> dict:
     """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
     from kb.search.analysis import ENGLISH_STOP_WORDS
     from kb.search.query import MAX_QUERY_CHARS
+    from kb.search.questions import MIN_CONTENT_TERMS, QUESTION_TERMS
     from kb.search.variants import VARIANTS
     from kb.site.pages import PREVIEW_SHARDS
 
@@ -74,7 +75,8 @@ def browser_constants() -> dict:
             "rule": rulenum.RULE, "number": rulenum.NUMBER, "parts": rulenum.NUMBER_PARTS,
             "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
             "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
-            "maxLookups": MAX_LOOKUPS, "maxSurface": MAX_SURFACE_CHARS, "variants": VARIANTS}
+            "maxLookups": MAX_LOOKUPS, "maxSurface": MAX_SURFACE_CHARS, "variants": VARIANTS,
+            "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS}
 
 
 @dataclass(frozen=True)

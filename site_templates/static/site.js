@@ -135,6 +135,7 @@
     return {
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
       maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, variants: k.variants || {},
+      question: k.question || [], minContent: k.minContent || 2,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
@@ -358,7 +359,8 @@
       return analyseQuery(q.text).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
-        var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1]; });
+        var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
+        var lookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1]; });
         a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length]); }); });
         lookups = lookups.slice(0, K.maxLookups);
         return Promise.all([named(forms)].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
