@@ -45,7 +45,7 @@ from kb.fold import fold
 from kb.ids import rule_id, rule_number
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
 from kb.search import analysis, fuzzy, questions
-from kb.search.sections import element_id, section_id, section_text, sections, split_section_id
+from kb.search.sections import element_id, section_id, section_score, section_text, sections, split_section_id
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -411,12 +411,13 @@ class Searcher:
         strict = wq.And(groups + phrases)
         for hit in ws.search(strict, filter=restrict, limit=limit):
             seen.add(_doc_key(hit))
-            found.append((_key(_doc_key(hit)), hit.score, "words"))
+            found.append((_key(_doc_key(hit)), section_score(hit.score, hit.get("section")), "words"))
+        found.sort(key=lambda f: -f[1])
         if len(groups) > 1 and len(found) < limit:
             loose = wq.And([wq.Or(groups)] + phrases) if phrases else wq.Or(groups)
-            for hit in ws.search(loose, filter=restrict, limit=limit):
-                if _doc_key(hit) not in seen:
-                    found.append((_key(_doc_key(hit)), hit.score, "some words"))
+            some = [(_key(_doc_key(hit)), section_score(hit.score, hit.get("section")), "some words")
+                    for hit in ws.search(loose, filter=restrict, limit=limit) if _doc_key(hit) not in seen]
+            found += sorted(some, key=lambda f: -f[1])
         return found
 
     def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:

@@ -6,7 +6,8 @@ own text, up to the next heading and without the rules it quotes (:func:`section
 (a heading with no text of its own is none). The index
 holds such an article as its lead (:func:`lead_end`: title and the text before the first heading) and one document
 per section (:func:`kb.search.index.node_documents`), so a question is answered by the section, or the rule, that
-answers it rather than by the article that holds every word somewhere. A section's search id is
+answers it rather than by the article that holds every word somewhere; a section ranks by its BM25 score times
+:data:`SECTION_WEIGHT` (:func:`section_score`), so that among hits matching as many words the rule comes first. A section's search id is
 ``<article id>#<anchor>`` (:func:`section_id`, :func:`split_section_id`); its URL is the article's with the
 heading's element id (:func:`element_id`: the anchor with ``_`` for spaces, as the parser writes it).
 """
@@ -19,6 +20,7 @@ from kb.ids import is_article_id
 from kb.model import ARTICLE, Node
 
 LONG_ARTICLE_CHARS = 1500
+SECTION_WEIGHT = 0.5  # a section's score against a rule's: the rule answers, the article explains it
 SEPARATOR = "#"  # between the article id and the anchor; MediaWiki titles never hold it
 
 
@@ -74,6 +76,11 @@ def _walk(tree: list) -> list[dict]:
             out.append(section)
             out += _walk(section.get("sections") or [])
     return out
+
+
+def section_score(score: float, anchor: str | None) -> float:
+    """The score a hit ranks by: a section's (``anchor`` not None) weighted by :data:`SECTION_WEIGHT`."""
+    return score * SECTION_WEIGHT if anchor else score
 
 
 def section_id(node_id: str, anchor: str) -> str:
