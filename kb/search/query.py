@@ -398,7 +398,10 @@ class Searcher:
     def _by_words(self, ws: Any, scopes: frozenset, q: ParsedQuery, limit: int) -> list[tuple[NodeKey, float, str]]:
         from whoosh import query as wq
 
-        words = questions.content_terms(_unique(analysis.analyze(self.splitter, q.text, index=False)))
+        typed = _unique(analysis.analyze(self.splitter, q.text, index=False))
+        words = questions.content_terms(typed)
+        # a question: the rule answers, a wiki section explains it (among the hits matching as many words)
+        order = (lambda f: (split_section_id(f[0].id)[1] is not None, -f[1])) if len(words) < len(typed) else (lambda f: -f[1])
         groups = [self._term_query(ws, term, q.text) for term in words]
         phrases = [self._phrase_query(ws, p) for p in q.phrases]
         if not groups and not phrases:
@@ -409,15 +412,17 @@ class Searcher:
         found: list[tuple[NodeKey, float, str]] = []
         seen: set[str] = set()
         strict = wq.And(groups + phrases)
+        near = questions.nearness([w.text for w in words if self._known(ws, w.text)])
+        strict = strict if near is None else wq.AndMaybe(strict, near)
         for hit in ws.search(strict, filter=restrict, limit=limit):
             seen.add(_doc_key(hit))
             found.append((_key(_doc_key(hit)), section_score(hit.score, hit.get("section")), "words"))
-        found.sort(key=lambda f: -f[1])
+        found.sort(key=order)
         if len(groups) > 1 and len(found) < limit:
             loose = wq.And([wq.Or(groups)] + phrases) if phrases else wq.Or(groups)
             some = [(_key(_doc_key(hit)), section_score(hit.score, hit.get("section")), "some words")
                     for hit in ws.search(loose, filter=restrict, limit=limit) if _doc_key(hit) not in seen]
-            found += sorted(some, key=lambda f: -f[1])
+            found = sorted(found + some, key=order) if len(words) < len(typed) else found + sorted(some, key=order)
         return found
 
     def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
