@@ -3,13 +3,13 @@
 Contract: :func:`sections` cuts an article of :data:`LONG_ARTICLE_CHARS` or more characters of text at its headings
 (``meta['sections']``, the heading tree the parser records with each heading's offset in ``text``): each heading's
 own text, up to the next heading and without the rules it quotes (:func:`section_text`), is one :class:`Section`
-(a heading with no text of its own is none). The index
-holds such an article as its lead (:func:`lead_end`: title and the text before the first heading) and one document
-per section (:func:`kb.search.index.node_documents`), so a question is answered by the section, or the rule, that
-answers it rather than by the article that holds every word somewhere; a section ranks by its BM25 score times
-:data:`SECTION_WEIGHT` (:func:`section_score`), so that among hits matching as many words the rule comes first. A section's search id is
-``<article id>#<anchor>`` (:func:`section_id`, :func:`split_section_id`); its URL is the article's with the
-heading's element id (:func:`element_id`: the anchor with ``_`` for spaces, as the parser writes it).
+(a heading with no text of its own is none). The index holds such an article as its lead (:func:`lead_end`: title
+and the text before the first heading) and one document per section (:func:`kb.search.index.node_documents`), so
+a question is answered by the section, or the rule, that answers it rather than by the article that holds every
+word somewhere; a section ranks by its BM25 score times :data:`SECTION_WEIGHT` (:func:`section_score`), so that
+among hits matching as many words the rule comes first. A section's search id is ``<article id>#<anchor>``
+(:func:`section_id`, :func:`split_section_id`); its URL is the article's with the heading's element id
+(:func:`element_id`: the anchor with ``_`` for spaces, as the parser writes it).
 """
 
 from __future__ import annotations
