@@ -116,11 +116,39 @@ def _near_words(lex: Lexicon, reader: Any, word: str, most: int | None = None) -
     return [t for _, t in sorted(scored, key=lambda s: (s[0], -frequency[s[1]], s[1]))]
 
 
+def needs_correction(lex: Lexicon, splitter: JapaneseSplitter, text: str) -> bool:
+    """Whether :func:`corrected` may rewrite ``text``: a word the index lacks, or a Japanese run read as kanji one
+    by one although the run is no indexed term (``予時``: 予, 時)."""
+    for kind, run, _start, _end, _ in analysis.runs(text):
+        if kind == analysis.JAPANESE_RUN:
+            if _suspect(lex, splitter, run):
+                return True
+        elif kind == analysis.WORD and analysis.kept(kind, run) and analysis.light_stem(run) not in lex.terms:
+            return True
+    return False
+
+
+def _suspect(lex: Lexicon, splitter: JapaneseSplitter, run: str) -> bool:
+    words = analysis.analyze(splitter, run, index=False)
+    return any(w.text not in lex.terms for w in words) or (
+        run not in lex.terms and any(w.end - w.start == 1 and not reading_form(w.text) for w in words))
+
+
+def _typed_reading(splitter: JapaneseSplitter, text: str) -> str | None:
+    """The reading Sudachi gives ``text`` as typed, each kanji read even alone (a query's guess, not a name's)."""
+    parts = [m.reading_form() for m in splitter.tokenizer(system=True).tokenize(analysis.fold(text))
+             if any(c.isalnum() for c in m.surface())]
+    return reading_form("".join(parts)) if parts and all(parts) else None
+
+
 def _japanese(lex: Lexicon, splitter: JapaneseSplitter, run: str) -> str | None:
     """A rewrite of one Japanese run whose words the index lacks, or None."""
-    words = analysis.analyze(splitter, run, index=False)
-    if all(w.text in lex.terms for w in words):
+    if not _suspect(lex, splitter, run):
         return None
+    words = analysis.analyze(splitter, run, index=False)
+    whole = lex.readings.get(_typed_reading(splitter, run) or "", ())
+    if whole and whole[0] != run:  # the run as one word of the same reading (予時 → 予示)
+        return whole[0]
     reading = reading_form(run)
     if reading is not None:  # all kana: read it as a sequence of known readings, every word of it known
         rewritten = _by_readings(lex, run, reading)

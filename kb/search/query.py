@@ -258,7 +258,7 @@ class Searcher:
             found = self._lexicon(q)
             if found is None:
                 return hits
-            if all(t in found[0].terms for t in analysis.query_terms(self.splitter, q.text)):
+            if not fuzzy.needs_correction(found[0], self.splitter, q.text):
                 return hits
             text = fuzzy.corrected(*found, self.splitter, q.text)
         if text is None or text == q.text:
