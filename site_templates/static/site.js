@@ -134,8 +134,8 @@
     k.stop.forEach(function (w) { stop[w] = 1; });
     return {
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
-      maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, variants: k.variants || {},
-      question: k.question || [], minContent: k.minContent || 2,
+      maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, variants: k.variants,
+      question: k.question, minContent: k.minContent,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
