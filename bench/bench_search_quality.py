@@ -56,16 +56,16 @@ def load_queries() -> list[tuple[str, str, frozenset[str]]]:
 def documents(store) -> Iterator[tuple[str, str]]:
     """("lang:id", text) of every document kb searches (see the module doc)."""
     from kb.model import UNVERSIONED
-    from kb.search.sections import lead_end, section_id, section_text, sections
+    from kb.search.sections import section_id, split_node
 
     newest = {lang: store.versions(lang)[:1] for lang in ("ja", "en")}
     for node in store.nodes():
         if node.version != UNVERSIONED and node.version not in newest.get(node.lang, []):
             continue
-        head = [node.number, node.title, *node.aliases, node.english]
-        yield f"{node.lang}:{node.id}", "\n".join(x for x in (*head, node.text[:lead_end(node)], *node.examples) if x)
-        for s in sections(node):
-            yield f"{node.lang}:{section_id(node.id, s.anchor)}", f"{s.title}\n{section_text(node, s)}"
+        lead, parts = split_node(node)
+        for n, search_id in [(lead, node.id), *((part, section_id(node.id, s.anchor)) for s, part in parts)]:
+            head = [n.number, n.title, *n.aliases, n.english]
+            yield f"{node.lang}:{search_id}", "\n".join(x for x in (*head, n.text, *n.examples) if x)
 
 
 def kb_search(store) -> Search:

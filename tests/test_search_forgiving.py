@@ -11,11 +11,10 @@ from conftest import DATA, FIXTURES
 from kb.cli import main
 from kb.model import ARTICLE, Node
 from kb.pipeline import ingest_sources
-from kb.search import Searcher
-from kb.search import analysis
+from kb.search import Searcher, analysis
 from kb.search.fuzzy import edit_distance
 from kb.search.questions import content_terms, is_question
-from kb.search.sections import element_id, lead_end, section_id, section_text, sections, split_section_id
+from kb.search.sections import element_id, section_id, section_text, sections, split_node, split_section_id
 from kb.search.variants import VARIANTS, normalise
 from kb.site.search_export import browser_constants
 from kb.splitter import JapaneseSplitter
@@ -126,12 +125,14 @@ def test_a_long_article_is_cut_at_its_headings(searcher):
     node = searcher.store.node(NodeKey("", "ja", "wiki:唱える"))
     found = sections(node)
     assert len(found) > 5 and all(s.start < s.end for s in found)
-    assert lead_end(node) == found[0].start < 100
+    lead, parts = split_node(node)
+    assert lead.text == node.text[:found[0].start] and len(lead.text) < 100 and lead.title == "唱える"
+    assert [(p.title, p.text) for _, p in parts] == [(s.title, section_text(node, s)) for s in found]
     assert all(f'id="{element_id(s.anchor)}"' in node.html for s in found)  # the anchors the site's page has
     quoted = next(s for s in found if s.anchor == "参考")
     assert "601.2a" not in section_text(node, quoted)  # the rules it quotes answer for themselves
     short = searcher.store.node(NodeKey("", "ja", "wiki:接死"))
-    assert sections(short) == [] and lead_end(short) == len(short.text)
+    assert sections(short) == [] and split_node(short) == (short, [])
 
 
 def test_sections_of_a_made_up_article():

@@ -164,30 +164,24 @@ def key_string(key: NodeKey) -> str:
 
 
 def node_documents(splitter: JapaneseSplitter, node: Node, content_hash: str) -> list[dict[str, str | PreAnalysed]]:
-    """The index documents of one node: :func:`node_fields`, and for a long article one per section
-    (:mod:`kb.search.sections`; same ``key``, so deleting the node deletes them, and its ``section`` anchor)."""
-    from kb.search import analysis
-    from kb.search.sections import section_text, sections
+    """The index documents of one node: :func:`node_fields`; a long article's of its lead and of each section
+    (:func:`kb.search.sections.split_node`: same ``key``, so deleting the node deletes them, and the section's
+    ``section`` anchor)."""
+    from kb.search.sections import split_node
 
-    docs = [node_fields(splitter, node, content_hash)]
-    for s in sections(node):
-        text = section_text(node, s)
-        docs.append(dict(key=docs[0]["key"], kind=node.kind, hash=content_hash, section=s.anchor,
-                         title=analysis.index_pairs(splitter, s.title), body=analysis.index_pairs(splitter, text),
-                         grams=analysis.bigram_pairs(text)))
-    return docs
+    lead, parts = split_node(node)
+    return [node_fields(splitter, lead, content_hash),
+            *({**node_fields(splitter, part, content_hash), "section": s.anchor} for s, part in parts)]
 
 
 def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> dict[str, str | PreAnalysed]:
     """The index document of one node, its text fields analysed here (each text once) and handed to Whoosh as
-    :class:`kb.search.analysis.PreAnalysed` terms (a long article's text up to its first section:
-    :func:`kb.search.sections.lead_end`)."""
+    :class:`kb.search.analysis.PreAnalysed` terms."""
     from kb.search import analysis
     from kb.search.names import name_forms
-    from kb.search.sections import lead_end
 
     names = [x for x in (node.title, *node.aliases, node.english) if x]
-    body = "\n".join([node.text[:lead_end(node)], *node.examples])
+    body = "\n".join([node.text, *node.examples])
     fields: dict[str, str | PreAnalysed] = dict(key=key_string(NodeKey(node.version, node.lang, node.id)),
                                                 kind=node.kind, hash=content_hash)
     grams = analysis.bigram_pairs("\n".join([*names, body]))

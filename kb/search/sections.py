@@ -3,7 +3,7 @@
 Contract: :func:`sections` cuts an article of :data:`LONG_ARTICLE_CHARS` or more characters of text at its headings
 (``meta['sections']``, the heading tree the parser records with each heading's offset in ``text``): each heading's
 own text, up to the next heading and without the rules it quotes (:func:`section_text`), is one :class:`Section`
-(a heading with no text of its own is none). The index holds such an article as its lead (:func:`lead_end`: title
+(a heading with no text of its own is none). The index holds such an article as its lead (:func:`split_node`: title
 and the text before the first heading) and one document per section (:func:`kb.search.index.node_documents`), so
 a question is answered by the section, or the rule, that answers it rather than by the article that holds every
 word somewhere; a section ranks by its BM25 score times :data:`SECTION_WEIGHT` (:func:`section_score`), so that
@@ -14,7 +14,7 @@ among hits matching as many words the rule comes first. A section's search id is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from kb.ids import is_article_id
 from kb.model import ARTICLE, Node
@@ -63,10 +63,15 @@ def section_text(node: Node, section: Section) -> str:
     return "".join(parts)
 
 
-def lead_end(node: Node) -> int:
-    """Where the text of an article's document ends: at its first section for a long article, else at its end."""
+def split_node(node: Node) -> tuple[Node, list[tuple[Section, Node]]]:
+    """A long article as the documents the search holds: its lead (the node, text up to the first section) and
+    each section as a node of the heading's title and the section's text; any other node as it is."""
     found = sections(node)
-    return min(s.start for s in found) if found else len(node.text)
+    if not found:
+        return node, []
+    parts = [(s, replace(node, title=s.title, text=section_text(node, s), aliases=(), english=None, examples=()))
+             for s in found]
+    return replace(node, text=node.text[:found[0].start]), parts
 
 
 def _walk(tree: list) -> list[dict]:

@@ -37,11 +37,11 @@ import json
 import marshal
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kb import rulenum
-from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
+from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search.query import TITLE_BOOST
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
@@ -98,8 +98,23 @@ def fnv1a(text: str) -> int:
 
 
 def search_entries(site: SiteData) -> list[Entry]:
-    """What the index has a document for: each rule, section, glossary term and unversioned node."""
-    return [*site.rules.values(), *site.terms.values(), *site.others.values()]
+    """What the index has a document for: each rule, section, glossary term and unversioned node; a long MTG Wiki
+    article as its lead and one document per section, at the heading's anchor (:mod:`kb.search.sections`)."""
+    return [*site.rules.values(), *site.terms.values(), *(e for other in site.others.values() for e in _by_section(other))]
+
+
+def _by_section(entry: Entry) -> list[Entry]:
+    from kb.search.sections import element_id, section_id, split_node
+
+    if entry.kind != ARTICLE or len(entry.nodes) != 1:
+        return [entry]
+    (lang, node), = entry.nodes.items()
+    lead, parts = split_node(node)
+    if not parts:
+        return [entry]
+    return [replace(entry, nodes={lang: lead}), *(
+        replace(entry, id=section_id(entry.id, s.anchor), url=f"{entry.url}#{element_id(s.anchor)}",
+                label=f"{entry.label} § {s.title}", nodes={lang: part}) for s, part in parts)]
 
 
 def search_doc(entry: Entry) -> SearchDoc:
