@@ -204,3 +204,16 @@ def test_names_the_japanese_text_gives_reach_the_english_rules(english):
     assert ids(english.search("マナ能力"), 1) == ["en:cr:605"]  # rule 605〔マナ能力〕
     assert ids(english.search("連繋"), 1) == ["en:cr:702.47"]  # 連繋(rule 702.47 参照)
     assert ids(english.search("lang:en 多人数戦ルール"), 1) == ["en:cr:8"]
+
+
+def test_the_static_search_has_the_same_sections(kb_dir):
+    from kb.site.gather import gather_site
+    from kb.site.search_export import search_doc, search_entries
+
+    with Store.open(kb_dir, create=False) as store:
+        site = gather_site(store)
+    docs = {d.url: d for d in map(search_doc, search_entries(site))}
+    section = docs["wiki/唱える.html#「瞬速を持っているかのように」の扱い"]
+    assert section.label == "唱える § 「瞬速を持っているかのように」の扱い" and "瞬速" in section.body
+    assert len(docs["wiki/唱える.html"].body) < 100  # the article itself: its lead
+    assert "wiki/接死.html" in docs and not any(url.startswith("wiki/接死.html#") for url in docs)
