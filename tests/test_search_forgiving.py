@@ -118,6 +118,8 @@ def test_cli_says_what_was_probably_meant(kb_dir):
     result = CliRunner().invoke(main, ["--kb-dir", str(kb_dir), "search", "lang:en 接死"])
     assert result.exit_code == 0
     assert "no results for 'lang:en 接死'; English name: Deathtouch" in result.output
+    result = CliRunner().invoke(main, ["--kb-dir", str(kb_dir), "search", "混声マナ"])
+    assert result.exit_code == 0 and "also searched as '混成マナ'" in result.output and "601.2b" in result.output
 
 
 # -- long articles by section, questions -------------------------------------------------------------------------

@@ -50,6 +50,9 @@ def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str 
         said += [f"English name: {', '.join(hint.english)}"] if hint and hint.english else []
         click.echo(terminal_safe(f"no results for {query!r}" + "".join(f"; {x}" for x in said)), err=True)
         return
+    corrected = next((h.corrected for h in hits if h.corrected), None)
+    if corrected:
+        click.echo(terminal_safe(f"also searched as {corrected!r}"), err=True)
     for hit in hits:
         label = " ".join(x for x in (hit.number, hit.title) if x) or hit.id
         if hit.shown_as:

@@ -19,6 +19,7 @@ glossary term's ruby); nothing here writes.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -116,22 +117,23 @@ def _near_words(lex: Lexicon, reader: Any, word: str, most: int | None = None) -
     return [t for _, t in sorted(scored, key=lambda s: (s[0], -frequency[s[1]], s[1]))]
 
 
-def needs_correction(lex: Lexicon, splitter: JapaneseSplitter, text: str) -> bool:
-    """Whether :func:`corrected` may rewrite ``text``: a word the index lacks, or a Japanese run read as kanji one
-    by one although the run is no indexed term (``予時``: 予, 時)."""
+def needs_correction(known: Callable[[str], bool], splitter: JapaneseSplitter, text: str) -> bool:
+    """Whether :func:`corrected` may rewrite ``text`` (``known``: whether the index holds a term; no lexicon is
+    needed to tell): a word the index lacks, or a Japanese run read as kanji one by one although the run is no
+    indexed term (``予時``: 予, 時)."""
     for kind, run, _start, _end, _ in analysis.runs(text):
         if kind == analysis.JAPANESE_RUN:
-            if _suspect(lex, splitter, run):
+            if _suspect(known, splitter, run):
                 return True
-        elif kind == analysis.WORD and analysis.kept(kind, run) and analysis.light_stem(run) not in lex.terms:
+        elif kind == analysis.WORD and analysis.kept(kind, run) and not known(analysis.light_stem(run)):
             return True
     return False
 
 
-def _suspect(lex: Lexicon, splitter: JapaneseSplitter, run: str) -> bool:
+def _suspect(known: Callable[[str], bool], splitter: JapaneseSplitter, run: str) -> bool:
     words = analysis.analyze(splitter, run, index=False)
-    return any(w.text not in lex.terms for w in words) or (
-        run not in lex.terms and any(w.end - w.start == 1 and not reading_form(w.text) for w in words))
+    return any(not known(w.text) for w in words) or (
+        not known(run) and any(w.end - w.start == 1 and not reading_form(w.text) for w in words))
 
 
 def _typed_reading(splitter: JapaneseSplitter, text: str) -> str | None:
@@ -143,7 +145,7 @@ def _typed_reading(splitter: JapaneseSplitter, text: str) -> str | None:
 
 def _japanese(lex: Lexicon, splitter: JapaneseSplitter, run: str) -> str | None:
     """A rewrite of one Japanese run whose words the index lacks, or None."""
-    if not _suspect(lex, splitter, run):
+    if not _suspect(lex.terms.__contains__, splitter, run):
         return None
     words = analysis.analyze(splitter, run, index=False)
     whole = lex.readings.get(_typed_reading(splitter, run) or "", ())

@@ -255,10 +255,12 @@ class Searcher:
         if q.numbers or q.phrases or not q.text:
             return hits
         with self.indexes.lock:
+            self.indexes.refresh()
+            ws = self.indexes.searcher(self._scopes(q, self._chosen_versions(q)))
+            if ws is None or not fuzzy.needs_correction(lambda t: self._known(ws, t), self.splitter, q.text):
+                return hits
             found = self._lexicon(q)
             if found is None:
-                return hits
-            if not fuzzy.needs_correction(found[0], self.splitter, q.text):
                 return hits
             text = fuzzy.corrected(*found, self.splitter, q.text)
         if text is None or text == q.text:
