@@ -16,6 +16,13 @@ A query is, in this order of precedence:
    only some of the terms follow. Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as
    phrases.
 
+4. **Forgiving** — when the query holds words the index lacks (:mod:`kb.search.fuzzy`: an English typo, an IME
+   slip of the same reading, a kana spelling, ``よじする``), it is also searched as rewritten into indexed terms;
+   those hits (``Hit.corrected``) follow the hits that matched every word as typed. A question's asking words
+   (:mod:`kb.search.questions`) are not required, and a long MTG Wiki article is searched by section
+   (:mod:`kb.search.sections`). :meth:`Searcher.suggest` names the closest terms and the English name when nothing
+   is found.
+
 Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
 ``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en``; ``version:V``. Versions: the newest of each
 language by default; ``V`` picks the versions equal to V or starting with ``V.`` (``20231117`` → the English

@@ -15,11 +15,13 @@ from collections.abc import Sequence
 from itertools import pairwise
 from typing import Any, TypeVar
 
-QUESTION_TERMS = frozenset([
-    "どう", "成る", "いつ", "何", "どれ", "どちら", "どこ", "誰", "起こる", "遣る", "出来る", "時", "こと", "場合", "良い",
-    "how", "what", "when", "wher", "why", "which", "who", "doe", "do", "did", "can", "happen", "will", "would",
-    "should", "could", "ther", "if", "while",
-])
+from kb.search.analysis import light_stem
+
+JAPANESE_QUESTION_FORMS = ("どう", "成る", "いつ", "何", "どれ", "どちら", "どこ", "誰", "起こる", "遣る", "出来る", "時",
+                           "こと", "場合", "良い")  # Sudachi normalized forms
+ENGLISH_QUESTION_WORDS = ("how", "what", "when", "where", "why", "which", "who", "does", "do", "did", "can", "happen",
+                          "happens", "will", "would", "should", "could", "there", "if", "while")
+QUESTION_TERMS = frozenset([*JAPANESE_QUESTION_FORMS, *map(light_stem, ENGLISH_QUESTION_WORDS)])  # as query terms
 MIN_CONTENT_TERMS = 2
 NEAR_SLOP = 2  # two query words next to each other in the query, at most this far apart in a text: a closer answer
 NEAR_BOOST = 0.2
