@@ -110,7 +110,7 @@ def _near_words(lex: Lexicon, reader: Any, word: str, most: int | None = None) -
     most frequent first."""
     most = most if most is not None else 2 if len(word) >= TWO_EDITS_CHARS else 1
     scored = [(d, t) for n in range(len(word) - most, len(word) + most + 1) for t in lex.latin.get(n, ())
-              if (t[0] == word[0] or t[1] == word[1]) and (d := edit_distance(word, t, most)) <= most]
+              if (t[0] == word[0] or t[1:2] == word[1:2]) and (d := edit_distance(word, t, most)) <= most]
     if not scored:
         return []
     frequency = {t: sum(reader.doc_frequency(f, t) for f in _FIELDS if f in reader.schema) for _, t in scored}
