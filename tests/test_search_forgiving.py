@@ -219,3 +219,8 @@ def test_the_static_search_has_the_same_sections(kb_dir):
     assert section.label == "唱える § 「瞬速を持っているかのように」の扱い" and "瞬速" in section.body
     assert len(docs["wiki/唱える.html"].body) < 100  # the article itself: its lead
     assert "wiki/接死.html" in docs and not any(url.startswith("wiki/接死.html#") for url in docs)
+
+
+def test_a_section_hit_keys_its_article(searcher):
+    hit = next(h for h in searcher.search("瞬速を持っているかのように") if "#" in h.id)
+    assert hit.key == NodeKey("", "ja", "wiki:唱える") and searcher.store.node(hit.key) is not None

@@ -110,7 +110,8 @@ class Hit:
 
     @property
     def key(self) -> NodeKey:
-        return NodeKey(self.version, self.lang, self.id)
+        """The stored node's key (a section's article: :mod:`kb.search.sections`)."""
+        return NodeKey(self.version, self.lang, split_section_id(self.id)[0])
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -274,9 +275,9 @@ class Searcher:
             return hits
         better = [replace(h, corrected=text) for h in self._search(replace(q, text=text), limit)]
         ordered = [*(h for h in hits if h.match != "some words"), *better, *(h for h in hits if h.match == "some words")]
-        out: dict[NodeKey, Hit] = {}
+        out: dict[tuple[str, str, str], Hit] = {}
         for h in ordered:
-            out.setdefault(h.key, h)
+            out.setdefault((h.version, h.lang, h.id), h)
         return list(out.values())[:limit]
 
     def _damaged(self, error: Exception) -> KbError | None:
