@@ -17,6 +17,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlencode, urljoin, urlsplit
 
 from ingest.cr_text import file_names_of_version
 from ingest.htmltree import html_document
+from ingest.wgurl import WG_HOST
 from ingest.wikititle import WIKI_HOST, WIKI_HOSTS
 from kb import rulenum
 from kb.errors import KbError
@@ -270,7 +271,7 @@ class MtgJp(SiteProfile):
 
 PROFILES: dict[str, SiteProfile] = {
     p.name: p for p in (
-        WisdomGuild("wisdom-guild", "http://whisper.wisdom-guild.net/", True,
+        WisdomGuild("wisdom-guild", f"http://{WG_HOST}/", True,
                     "Wisdom Guild rules viewer: /cr/ and the chapter and section pages /cr/r/NNN/"),
         MtgWiki("mtgwiki", f"http://{WIKI_HOST}/", True,
                 "MTG Wiki articles by title, Category:NAME members, links followed to --depth N"),

@@ -43,8 +43,9 @@ import re
 import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, replace
+from functools import cached_property, lru_cache, partial
 from itertools import islice
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kb import rulenum
 from kb.errors import KbError
@@ -55,6 +56,10 @@ from kb.search import analysis, fuzzy, questions
 from kb.search.sections import element_id, section_id, section_score, section_text, sections, split_section_id
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
+
+if TYPE_CHECKING:
+    from kb.search.names import NameTable
+    from kb.search.warm import WarmSearch
 
 log = logging.getLogger("kb")
 
@@ -187,13 +192,13 @@ class Searcher:
     process (:func:`kb.search.index.shared_indexes`) and reopened only when the index changed."""
 
     def __init__(self, store: Store, notify: Callable[[str], None] | None = None, *,
-                 splitter: JapaneseSplitter | None = None):
+                 splitter: JapaneseSplitter | None = None, kept: WarmSearch | None = None):
         """``notify``: told in one line when the index is stale (it is searched as it is, never rebuilt: a reader
         does not write; default: a logged warning). ``splitter``: the command's (one is made when None); queries
-        are split with the user dictionary the index recorded, as the index was."""
+        are split with the user dictionary the index recorded, as the index was. ``kept``: where the current view
+        and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: computed here)."""
         from kb.search import userdict
         from kb.search.index import reader_staleness, recorded_user_dictionary, shared_indexes
-        from kb.search.names import name_table
         from kb.urls.where import Locator
         from kb.versions.current import current_view
 
@@ -210,8 +215,17 @@ class Searcher:
         if stale:
             (notify or log.warning)(f"{self.indexes.root}: the search index is stale ({stale}): run 'kb index'")
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
-        self.names = name_table(store, self.splitter)
-        self.locator = Locator(current_view(store))
+        self._kept = kept
+        self.locator = Locator(kept.view(store) if kept else current_view(store))
+        self.snippets = SnippetMemo(self.splitter)
+
+    @cached_property
+    def names(self) -> NameTable:
+        """The store's Japanese names with their English names and readings, made when a query first needs them
+        (a rule number does not)."""
+        from kb.search.names import name_table
+
+        return self._kept.names(self.store, self.splitter) if self._kept else name_table(self.store, self.splitter)
 
     def close(self) -> None:
         """Nothing of the store's is held; the shared Whoosh searchers stay open for the next Searcher."""
@@ -487,7 +501,8 @@ class Searcher:
         section = parent
         while section is not None and not section.title and section.parent:
             section = self.store.node(NodeKey(key.version, key.lang, section.parent))
-        snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english])
+        snippet, highlights = make_snippet(self.splitter, node, terms, [] if q.numbers else [*q.phrases, q.text, *english],
+                                           self.snippets)
         shown = self.locator.shown_id(key)
         shown_number = rule_number(shown) if shown else None
         return Hit(kind=node.kind, id=node.id, number=node.number, title=node.title, version=node.version,
@@ -507,7 +522,7 @@ class Searcher:
         if section is None:
             return None
         part = replace(node, text=section_text(node, section), examples=())
-        snippet, highlights = make_snippet(self.splitter, part, terms, [*q.phrases, q.text, *english])
+        snippet, highlights = make_snippet(self.splitter, part, terms, [*q.phrases, q.text, *english], self.snippets)
         key = NodeKey(node.version, node.lang, node.id)
         return Hit(kind=node.kind, id=section_id(node.id, anchor), number=None, title=f"{node.title} § {section.title}",
                    version=node.version, lang=node.lang, score=round(score, 4),
@@ -517,38 +532,53 @@ class Searcher:
 
 def search(store_or_kb_dir: Store | str | os.PathLike | None, query: str, *, limit: int = 10, kind: str | None = None,
            lang: str | None = None, version: str | None = None) -> list[Hit]:
-    """Search a knowledge base (a :class:`Store` or its folder) once; see the module docstring for the syntax."""
+    """Search a knowledge base (a :class:`Store` or its folder); see the module docstring for the syntax. A folder is
+    searched by this thread's Searcher of it, kept from call to call while the store and index stay the same
+    (:mod:`kb.search.warm`); a Store's view and name table are kept the same way."""
+    from kb.search.warm import PROCESS
+
     if isinstance(store_or_kb_dir, Store):
-        with Searcher(store_or_kb_dir) as searcher:
+        with Searcher(store_or_kb_dir, kept=PROCESS) as searcher:
             return searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
-    with Store.open(store_or_kb_dir, create=False) as store, Searcher(store) as searcher:
-        return searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
+    return PROCESS.searcher(store_or_kb_dir).search(query, limit=limit, kind=kind, lang=lang, version=version)
 
 
 # -- snippets -----------------------------------------------------------------------------------------------------
-def make_snippet(splitter: JapaneseSplitter, node: Node, terms: set[str],
-                 surfaces: list[str]) -> tuple[str, tuple[tuple[int, int], ...]]:
+def make_snippet(splitter: JapaneseSplitter, node: Node, terms: set[str], surfaces: list[str],
+                 memo: SnippetMemo | None = None) -> tuple[str, tuple[tuple[int, int], ...]]:
     """Up to :data:`SNIPPET_CHARS` of the node's text around the first match, with the matched words' offsets.
 
     The window starts a little before the first place a query term (or a query word as typed) appears in the
     folded text; within it, a word is highlighted when one of its index terms is a query term, and query words
-    the analysis could not match are highlighted where they occur as folded substrings (the bigram fallback)."""
+    the analysis could not match are highlighted where they occur as folded substrings (the bigram fallback).
+    ``memo``: where the analysis and folding of texts already seen are kept (the same answer, sooner)."""
+    memo = memo or SnippetMemo(splitter, 0)
     text = "\n".join(x for x in (node.text, *node.examples) if x) or node.title or ""
     words = [w for s in surfaces for w in s.split()]
     begin, end = 0, len(text)
     if len(text) > SNIPPET_CHARS:
-        finder = _Finder(text)
+        finder = memo.finder(text)
         places = [span[0] for n in [t if len(t) <= 2 else t[:-1] for t in terms] + words for span in finder.find(n)[:1]]
         first = min(places) if places else 0
         begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
         end = begin + SNIPPET_CHARS
     window = text[begin:end]
-    spans = [(t.start, t.end) for t in analysis.analyze(splitter, window) if t.text in terms]
-    finder = _Finder(window)
+    spans = [(t.start, t.end) for t in memo.terms(window) if t.text in terms]
+    finder = memo.finder(window)
     spans += [span for w in words if len(w) >= 2 and not w.isascii() for span in finder.find(w)]
     prefix = "…" if begin > 0 else ""
     suffix = "…" if end < len(text) else ""
     return prefix + window + suffix, tuple((s + len(prefix), e + len(prefix)) for s, e in _merge(spans))
+
+
+class SnippetMemo:
+    """The query-independent work of snippets — a text's analysis, a text folded for finding words — kept for the
+    ``size`` texts seen last (0: none kept). One per :class:`Searcher` (its splitter's analysis)."""
+
+    def __init__(self, splitter: JapaneseSplitter, size: int = 4096):
+        self.terms: Callable[[str], list[analysis.Term]] = lru_cache(maxsize=size)(
+            partial(analysis.analyze, splitter))
+        self.finder: Callable[[str], _Finder] = lru_cache(maxsize=size)(_Finder)
 
 
 class _Finder:

@@ -39,6 +39,7 @@ from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import PAGE_PRODUCERS, Producer
 from kb.site.records import SiteData
+from kb.site.redirects import english_redirect_pages
 from kb.site.render import TEMPLATES, Renderer
 from kb.site.sitemap import sitemap_key, sitemap_xml
 from kb.splitter import JapaneseSplitter
@@ -73,8 +74,8 @@ def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = Fals
     try:
         # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
         with writer_lock(store.kb_dir), output_lock(out):
-            return _build(store, Path(out).resolve(), strict, producers if producers is not None else PAGE_PRODUCERS,
-                          templates, normalize_base_url(base_url), splitter)
+            producers = producers if producers is not None else [*PAGE_PRODUCERS, english_redirect_pages]
+            return _build(store, Path(out).resolve(), strict, producers, templates, normalize_base_url(base_url), splitter)
     finally:
         gc.unfreeze()
 

@@ -5,8 +5,9 @@ being rendered), so the site works under any sub-path and from ``file://``; ``ab
 ``base_url``) writes the few absolute URLs (canonical links). Linked text (rule references, glossary
 terms) is rendered by the ``linked`` filter from the segments made in :mod:`kb.site.pages`; MTG Wiki HTML by
 :func:`article_html` (called by the page producer, so the result is part of the page's inputs), which points links
-at our pages when the article exists here and at mtgwiki.com otherwise, links rule numbers, and drops anything that
-would make the browser fetch from another site.
+at our pages when the article exists here and at mtgwiki.com otherwise (``CR:708.4``, ``総合ルール#601.4`` and Wisdom
+Guild rule and term URLs at our rule and term pages), links rule numbers, and drops anything that would make the browser
+fetch from another site.
 """
 
 from __future__ import annotations
@@ -16,9 +17,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
 
-from ingest.wikititle import WIKI_HOSTS
+from ingest.wgurl import INDEX, RULE, TERM, wisdom_guild_target
+from ingest.wikititle import WIKI_HOSTS, parse_wiki_href
 from kb import rulenum
 from kb.codedigest import tree_digest
+from kb.model import REF_RULE
 from kb.site.gather import MTGWIKI
 from kb.urls.paths import href
 
@@ -129,8 +132,10 @@ _RULE_IN_TEXT = re.compile(rf"(?<![\d.])({rulenum.RULE}{rulenum.LETTER}?)(?!\d)"
 def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str]], rule_urls: dict[str, str]) -> str:
     """Article HTML for the page at ``page_path``, through the one sanitiser (:mod:`kb.sanitize`): MTG Wiki links go to
     our page of what they name when the site has it (``site_pages``: name → (site path, link kind): articles, glossary
-    terms, cards), else to mtgwiki.com; in-page links (sections, footnotes) stay when the article has the anchor;
-    rule numbers in the text link to the rule (``rule_urls``). Nothing in it fetches from elsewhere."""
+    terms, cards), else to mtgwiki.com; links naming a rule (``CR:708.4``, ``総合ルール#601.4``, a Wisdom Guild rule
+    URL) go to the rule when ``rule_urls`` has it, Wisdom Guild term URLs to our term; in-page links (sections,
+    footnotes) stay when the article has the anchor; rule numbers in the text link to the rule (``rule_urls``).
+    Nothing in it fetches from elsewhere."""
     from markupsafe import escape
 
     from ingest.htmltree import children_html, html_fragment
@@ -148,7 +153,7 @@ def article_html(html: str, page_path: str, site_pages: dict[str, tuple[str, str
             else:
                 a.drop_tag()  # an anchor this article does not have: plain text
             continue
-        target, kind = _wiki_href(page_path, raw, site_pages)
+        target, kind = _wiki_href(page_path, raw, site_pages, rule_urls)
         a.set("href", target)
         if kind:
             a.set("class", f"ref ref-{kind}")
@@ -172,8 +177,12 @@ def _link_rules(holder: Any, attr: str, text: str, page_path: str, rule_urls: di
                                 for m in _RULE_IN_TEXT.finditer(text) if m.group(1) in rule_urls])
 
 
-def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]]) -> tuple[str, str | None]:
+def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]],
+               rule_urls: dict[str, str]) -> tuple[str, str | None]:
     """(href, link kind when it is one of our pages) for a link found in MTG Wiki HTML."""
+    ours = _site_target(raw, site_pages, rule_urls)
+    if ours:
+        return href(page_path, ours[0]), ours[1]
     parts = urlsplit(raw)
     if parts.scheme in ("http", "https") and parts.hostname not in WIKI_HOSTS:
         return raw, None
@@ -196,3 +205,28 @@ def _wiki_href(page_path: str, raw: str, site_pages: dict[str, tuple[str, str]])
         return href(page_path, ours[0]), ours[1]
     anchor = f"#{parts.fragment}" if parts.fragment else ""
     return MTGWIKI + quote(title.replace(" ", "_"), safe="/:()") + anchor, None
+
+
+def _site_target(raw: str, site_pages: dict[str, tuple[str, str]],
+                 rule_urls: dict[str, str]) -> tuple[str, str | None] | None:
+    """(site path, link kind) of the rule, term or rules index a link names by MTG Wiki's ``CR:`` grammar
+    (:func:`ingest.wikititle.parse_wiki_href`) or as a Wisdom Guild URL (:mod:`ingest.wgurl`), when the site has it."""
+    wg = wisdom_guild_target(raw)
+    if wg is not None:
+        if wg.kind == RULE and wg.name in rule_urls:
+            return rule_urls[wg.name], "rule"
+        if wg.kind == TERM and site_pages.get(wg.name, ("", ""))[1] == "term":
+            return site_pages[wg.name]
+        return ("index.html", None) if wg.kind == INDEX else None
+    parts = urlsplit(raw)
+    if parts.hostname not in (None, *WIKI_HOSTS):
+        return None
+    link = parse_wiki_href(raw)
+    if link is None:
+        return None
+    if link.kind == REF_RULE:
+        number = rulenum.normalize(link.target)
+        return (rule_urls[number], "rule") if number in rule_urls else None
+    if link.target == "総合ルール" and not link.fragment:  # MTG Wiki's page of the rules: the site is that
+        return "index.html", None
+    return None

@@ -77,9 +77,10 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
     else:
         shown, english = newest_ja, None  # newer than every English version: its original is not stored
     # read only when a translation needs them: the shown English nodes, and the lineages that changed (cached summaries)
-    english_nodes = _by_id(store, english) if english and translations else {}
+    english_nodes = _Nodes(store, english if translations else None)
     lineages: dict[NodeKey, RuleHistory] | None = None
-    originals: dict[str, dict[str, Node]] = {}  # English original version → its nodes
+    originals: dict[str, _Nodes] = {}  # English original version → its nodes
+    none = _Nodes(store, None)
     ja: dict[str, JaText] = {}
     current_ids: dict[NodeKey, str] = {}
     renumbered: dict[tuple[str, str], str | None] = {}
@@ -89,7 +90,7 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
             if lineages is None:
                 lineages = changed_histories("en", *(english_steps or consecutive_summaries(store, "en")))
             if original.version not in originals:
-                originals[original.version] = _by_id(store, original)
+                originals[original.version] = _Nodes(store, original)
             renumbered.update(_renumbered(translation, original, english, lineages))
         by_english = _glossary_by_english(store, original) if original else {}
         for node in store.light_nodes(translation.version, "ja", SHOWN_KINDS):
@@ -102,10 +103,10 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
             original_id = by_english.get((node.english or "").casefold()) if node.kind == GLOSSARY else node.id
             paired: tuple[str, NodeKey | None, tuple[TextOp, ...]] | None = _follow(
                 original, original_id, english, lineages or {}, english_nodes,
-                originals.get(original.version, {}) if original else {})
+                originals.get(original.version, none) if original else none)
             if paired is None:  # no English original stored for it: the same number or term, if the version has it
                 same = node.id if node.id in english_nodes else by_english.get((node.english or "").casefold())
-                if same not in english_nodes:
+                if same is None or same not in english_nodes:
                     continue
                 status = CURRENT if _date(translation) >= _date(english) else OUTDATED
                 paired = (same, None, ())
@@ -119,9 +120,24 @@ def current_view(store: Store, english_steps: tuple[list[VersionInfo], list[Vers
                        ja, current_ids, renumbered)
 
 
-def _by_id(store: Store, version: VersionInfo) -> dict[str, Node]:
-    """The rules and glossary entries of an English version by id (texts, without references)."""
-    return {n.id: n for n in store.light_nodes(version.version, "en", SHOWN_KINDS)}
+class _Nodes:
+    """The rules and glossary entries of an English version by id: which ids it has (read at once, names only) and
+    each node when asked (read then: the view needs the text of the few that changed, not of them all)."""
+
+    def __init__(self, store: Store, version: VersionInfo | None):
+        """``version`` None: no nodes (nothing needs them)."""
+        self._store, self._version = store, version.version if version else ""
+        self._ids = {id_ for id_, (kind, _, _) in store.node_names(version.version, "en").items()
+                     if kind in SHOWN_KINDS} if version else set()
+
+    def __contains__(self, node_id: object) -> bool:
+        return node_id in self._ids
+
+    def __getitem__(self, node_id: str) -> Node:
+        node = self._store.node(NodeKey(self._version, "en", node_id)) if node_id in self._ids else None
+        if node is None:
+            raise KeyError(node_id)
+        return node
 
 
 def _renumbered(translation: VersionInfo, original: VersionInfo, english: VersionInfo, lineages: dict
@@ -138,7 +154,7 @@ def _renumbered(translation: VersionInfo, original: VersionInfo, english: Versio
 
 
 def _follow(original: VersionInfo | None, original_id: str | None, english: VersionInfo,
-            lineages: dict[NodeKey, RuleHistory], english_nodes: dict[str, Node], original_nodes: dict[str, Node]
+            lineages: dict[NodeKey, RuleHistory], english_nodes: _Nodes, original_nodes: _Nodes
             ) -> tuple[str, NodeKey, tuple[TextOp, ...]] | None:
     """Where the English original's node ``original_id`` is in the shown English version, its key, and the
     English changes between the two (empty when the text is the same). ``lineages`` holds only the lineages in which
@@ -168,7 +184,8 @@ def _original(translation: VersionInfo, english_versions: list[VersionInfo]) -> 
 
 def _glossary_by_english(store: Store, version: VersionInfo) -> dict[str, str]:
     """English glossary entries of ``version`` by their term, case-folded → node id."""
-    return {(n.title or id_name(n.id)).casefold(): n.id for n in store.light_nodes(version.version, "en", [GLOSSARY])}
+    return {(title or id_name(id_)).casefold(): id_ for id_, (kind, title, _) in store.node_names(version.version, "en").items()
+            if kind == GLOSSARY}
 
 
 def _date(version: VersionInfo) -> str:
