@@ -41,12 +41,18 @@ def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str 
 
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store, Searcher(store, notify) as searcher:
         hits = searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
+        hint = None if hits or as_json else searcher.suggest(query, lang=lang, version=version)
     if as_json:
         click.echo(json_text([h.to_dict() for h in hits], indent=1))
         return
     if not hits:
-        click.echo(f"no results for {terminal_safe(repr(query))}", err=True)
+        said = [f"closest terms: {', '.join(hint.terms)}"] if hint and hint.terms else []
+        said += [f"English name: {', '.join(hint.english)}"] if hint and hint.english else []
+        click.echo(terminal_safe(f"no results for {query!r}" + "".join(f"; {x}" for x in said)), err=True)
         return
+    corrected = next((h.corrected for h in hits if h.corrected), None)
+    if corrected:
+        click.echo(terminal_safe(f"also searched as {corrected!r}"), err=True)
     for hit in hits:
         label = " ".join(x for x in (hit.number, hit.title) if x) or hit.id
         if hit.shown_as:

@@ -44,13 +44,14 @@ import json
 import marshal
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kb import rulenum
-from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
+from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
+from kb.search.sections import element_id, section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
@@ -73,6 +74,8 @@ def browser_constants() -> dict:
     """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
     from kb.search.analysis import ENGLISH_STOP_WORDS
     from kb.search.query import MAX_QUERY_CHARS
+    from kb.search.questions import MIN_CONTENT_TERMS, QUESTION_TERMS
+    from kb.search.variants import VARIANTS
     from kb.site.pages import PREVIEW_SHARDS
 
     return {"stop": sorted(ENGLISH_STOP_WORDS), "letters": rulenum.LETTERS, "letter": rulenum.LETTER,
@@ -80,7 +83,8 @@ def browser_constants() -> dict:
             "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
             "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
             "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
-            "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS}
+            "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS,
+            "variants": VARIANTS, "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS}
 
 
 @dataclass(frozen=True)
@@ -102,11 +106,25 @@ def fnv1a(text: str) -> int:
 
 
 def search_entries(site: SiteData) -> list[Entry]:
-    """What the index has documents for: each rule, section, glossary term and unversioned node, in the order
-    :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
-    groups = ((site.rules.values(), False), (site.terms.values(), False), (site.others.values(), True))
+    """What the index has documents for: each rule, section, glossary term and unversioned node (a long MTG Wiki
+    article as its lead and one document per section, at the heading's anchor: :mod:`kb.search.sections`), in the
+    order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
+    others = [e for other in site.others.values() for e in _by_section(other)]
+    groups = ((site.rules.values(), False), (site.terms.values(), False), (others, True))
     return [entry for entries, unversioned in groups
-            for entry in sorted(entries, key=lambda e, u=unversioned: place(e.url, e.number, u))]  # type: ignore[misc]
+            for entry in sorted(entries, key=lambda e, u=unversioned: place(e.url, e.number, u))]
+
+
+def _by_section(entry: Entry) -> list[Entry]:
+    if entry.kind != ARTICLE or len(entry.nodes) != 1:
+        return [entry]
+    (lang, node), = entry.nodes.items()
+    lead, parts = split_node(node)
+    if not parts:
+        return [entry]
+    return [replace(entry, nodes={lang: lead}), *(
+        replace(entry, id=section_id(entry.id, s.anchor), url=f"{entry.url}#{element_id(s.anchor)}",
+                label=f"{entry.label} § {s.title}", nodes={lang: part}) for s, part in parts)]
 
 
 def search_doc(entry: Entry) -> list[SearchDoc]:
@@ -203,6 +221,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             next_id += 1
         doc_id = ids[entry.url]
         slots[doc_id // CHUNK][doc_id % CHUNK] = entry
+    parts = {2 * ids[e.url] + slot for e in entries if split_section_id(e.id)[1] for slot in LANG_SLOT.values()}
     files: dict[str, str] = {}
     keys: dict[int, str] = {}  # document id → its text's hash
     docs: dict[int, SearchDoc] = {}
@@ -231,8 +250,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: cache[old_keys[i]] for i in changed if i in old_keys}
 
-    postings, grams, vocab = _tables(fields_by_id)
-    old_postings, old_grams, _ = _tables(old_fields)
+    postings, grams, vocab = _tables(fields_by_id, parts)
+    old_postings, old_grams, _ = _tables(old_fields, parts)
     p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
     for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
@@ -347,8 +366,9 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     return tables, used
 
 
-def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
-    """Postings, bigram postings and vocabulary (by first character) of the given documents."""
+def _tables(fields_by_id: dict[int, dict], parts: set[int]) -> tuple[dict, dict, dict]:
+    """Postings, bigram postings and vocabulary (by first character) of the given documents (``parts``: those that
+    are a long article's sections, :func:`kb.search.ranking.section_weight`)."""
     postings: dict[str, list] = defaultdict(list)
     grams: dict[str, list] = defaultdict(list)
     vocab: dict[str, dict[str, str | int]] = defaultdict(dict)
@@ -356,9 +376,10 @@ def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
         fields = fields_by_id[doc_id]
         title, body = Counter(fields["t"]), Counter(fields["b"])
         for term in title.keys() | body.keys():
-            postings[term] += [doc_id, ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))]
+            weight = ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))
+            postings[term] += [doc_id, ranking.section_weight(weight, doc_id in parts)]
         for gram, tf in Counter(fields["g"]).items():
-            grams[gram] += [doc_id, ranking.gram_weight(tf, len(fields["g"]))]
+            grams[gram] += [doc_id, ranking.section_weight(ranking.gram_weight(tf, len(fields["g"])), doc_id in parts)]
         for surface, term in fields["v"].items():
             vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
     return postings, grams, vocab

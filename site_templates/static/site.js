@@ -135,7 +135,8 @@
     return {
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
       maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, cover: k.cover, idfScale: k.idfScale,
-      termShare: k.termShare, gramShare: k.gramShare,
+      termShare: k.termShare, gramShare: k.gramShare, variants: k.variants, question: k.question,
+      minContent: k.minContent,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
@@ -160,7 +161,7 @@
         var combined = (out[out.length - 1] + f.trim()).normalize("NFC");
         if (combined.length === 1) { out[out.length - 1] = combined; return; }
       }
-      Array.from(f).forEach(function (c) { out.push(c); });
+      Array.from(f).forEach(function (c) { out.push(K ? own(K.variants, c) || c : c); });  // 豫 → 予 (kb/search/variants.py)
     });
     return out;
   }
@@ -375,7 +376,8 @@
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
         var english = [];
         return named(forms, english).then(function (first) {
-          var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
+          var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
+          var lookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
           english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
             nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
           });
