@@ -10,8 +10,9 @@ A query searches the documents the site shows (:mod:`kb.search.view`: each node 
    trailing period (``120.4.``), or a range (``601.2a-d``, ``601.2a-601.2d``). ``702.6`` never matches ``702.60``.
 2. **Glossary terms** — the whole query is a glossary term, alias or English name (``予示``, ``Manifest``,
    ``マナコスト``), its reading (``よし``), or a Japanese name whose English name is one (the wiki title ``接死`` →
-   Deathtouch; :mod:`kb.search.names`): for each entry, the rule its texts cite first, then the entry (each in
-   both languages, Japanese first).
+   Deathtouch; :mod:`kb.search.names`): first the rules the Japanese rules text names so (``rule 605〔マナ能力〕``,
+   :meth:`kb.search.names.NameTable.rules_named`), then for each entry the rule its texts cite first, then the
+   entry (each in both languages, Japanese first).
 3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; each term the index knows is looked up in
    ``title`` and ``body``, the other Japanese words as bigrams of what was typed (of the whole word when Sudachi
    left a single character), and the documents ranked by :mod:`kb.search.ranking` (terms found, then score).
@@ -20,10 +21,11 @@ A query searches the documents the site shows (:mod:`kb.search.view`: each node 
 
 4. **Forgiving** — when the query holds words the index lacks (:mod:`kb.search.fuzzy`: an English typo, an IME
    slip of the same reading, a kana spelling, ``よじする``), it is also searched as rewritten into indexed terms;
-   those hits (``Hit.corrected``) follow the hits that matched every word as typed. A question's asking words
-   (:mod:`kb.search.questions`) are not required, and a long MTG Wiki article is searched by section
-   (:mod:`kb.search.sections`). :meth:`Searcher.suggest` names the closest terms and the English name when nothing
-   is found.
+   those hits (``Hit.corrected``) follow the hits that matched every word as typed (``kb search`` and ``kb serve``
+   only: the static search has no lexicon). :meth:`Searcher.suggest` names the closest terms and the English name
+   when nothing is found. In every surface alike: a question's asking words (:mod:`kb.search.questions`) are not
+   looked up, and a long MTG Wiki article is its lead and one document per section (:mod:`kb.search.sections`),
+   each section at its heading's anchor and weighted below a rule (:func:`kb.search.ranking.section_weight`).
 
 Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
 ``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en`` (the node's language); ``version:V``
@@ -674,9 +676,6 @@ def _unique(terms: list[analysis.Term]) -> list[analysis.Term]:
     return out
 
 
-def _key(key: str) -> NodeKey:
-    version, lang, id_ = key.split("\t", 2)
-    return NodeKey(version, lang, id_)
 
 
 def _first_line(text: str) -> str | None:
