@@ -13,7 +13,8 @@ it does, or gives None:
 
 :func:`closest` names the indexed terms nearest a query for a "no results" message. The readings come from Sudachi
 (:func:`kb.search.names.reading_of`) and from the names table (:attr:`kb.search.names.NameTable.readings`: a
-glossary term's ruby); nothing here writes.
+glossary term's ruby); nothing here writes. The static search mirrors the Latin part (``site.js``: the nearest
+term of ``search/l.js``, the same distance, first letters, tie-break and placing of the rewritten query's hits).
 """
 
 from __future__ import annotations
@@ -54,7 +55,7 @@ def lexicon(reader: Any, splitter: JapaneseSplitter, names: NameTable) -> Lexico
     by_reading: dict[str, list[str]] = defaultdict(list)
     for term in terms:
         if term.isascii():
-            if term.isalpha() and analysis.light_stem(term) == term:  # a stem that stems to itself: safe to type
+            if is_latin_candidate(term):
                 latin[len(term)].append(term)
             continue
         if len(term) < 2:
@@ -72,6 +73,12 @@ def lexicon(reader: Any, splitter: JapaneseSplitter, names: NameTable) -> Lexico
         group.sort(key=lambda t: (-frequency[t], t))
     return Lexicon(frozenset(terms), {n: tuple(sorted(ts)) for n, ts in latin.items()},
                    {r: tuple(ts) for r, ts in by_reading.items()}, frequency)
+
+
+def is_latin_candidate(term: str) -> bool:
+    """Whether an index term may replace a Latin typo: letters only, a stem that stems to itself (safe to type);
+    the static search's lexicon (``search/l.js``, :mod:`kb.site.search_export`) holds the same terms."""
+    return term.isascii() and term.isalpha() and analysis.light_stem(term) == term
 
 
 def corrected(lex: Lexicon, reader: Any, splitter: JapaneseSplitter, text: str) -> str | None:

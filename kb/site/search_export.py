@@ -24,6 +24,8 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
+- ``l.js`` — the typo lexicon ``{term: frequency}`` (:func:`_latin_lexicon`), loaded only when a Latin word of the
+  query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
 
 A document is one node at the URL the site shows it on (:mod:`kb.search.view`, the same documents as ``kb search``
 ranks, scored by :mod:`kb.search.ranking`): entry ``k`` (``ids[url]``) has the documents ``2k`` (Japanese) and
@@ -43,7 +45,7 @@ import hashlib
 import json
 import marshal
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -73,6 +75,7 @@ MAX_SURFACE_CHARS = 48  # the longest vocabulary surface a query is matched agai
 def browser_constants() -> dict:
     """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
     from kb.search.analysis import ENGLISH_STOP_WORDS
+    from kb.search.fuzzy import MIN_FUZZY_CHARS, TWO_EDITS_CHARS
     from kb.search.query import MAX_QUERY_CHARS
     from kb.search.questions import MIN_CONTENT_TERMS, QUESTION_TERMS
     from kb.search.variants import VARIANTS
@@ -84,7 +87,8 @@ def browser_constants() -> dict:
             "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
             "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
             "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS,
-            "variants": VARIANTS, "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS}
+            "variants": VARIANTS, "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS,
+            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS}
 
 
 @dataclass(frozen=True)
@@ -291,6 +295,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                                                "k": browser_constants()})
     new_cache = {k: cache[k] for k in keys.values() if k in cache}
     new_cache.update({keys[i]: f for i, f in fields_by_id.items()})
+    latin = _latin_lexicon(new_cache[k] for k in keys.values())
+    if not incremental or _read_shard(read_old, "l") != latin:
+        files["search/l.js"] = _script("l", latin)
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files))
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
                    "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity}
@@ -383,6 +390,19 @@ def _tables(fields_by_id: dict[int, dict], parts: set[int]) -> tuple[dict, dict,
         for surface, term in fields["v"].items():
             vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
     return postings, grams, vocab
+
+
+def _latin_lexicon(fields: Iterable[dict]) -> dict[str, int]:
+    """The static search's typo lexicon: each Latin term that may replace a typo
+    (:func:`kb.search.fuzzy.is_latin_candidate`) → the documents holding it in the title plus those in the body
+    (the frequency :mod:`kb.search.fuzzy` breaks ties by)."""
+    from kb.search.fuzzy import is_latin_candidate
+
+    counts: Counter[str] = Counter()
+    for f in fields:
+        for name in ("t", "b"):
+            counts.update(t for t in set(f[name]) if is_latin_candidate(t))
+    return dict(sorted(counts.items()))
 
 
 def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
