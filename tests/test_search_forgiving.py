@@ -4,6 +4,8 @@ gives, long wiki articles by section, questions. Over real stores: ``data/`` wit
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from click.testing import CliRunner
 from conftest import DATA, FIXTURES
@@ -12,8 +14,8 @@ from kb.cli import main
 from kb.model import ARTICLE, Node
 from kb.pipeline import ingest_sources
 from kb.search import Searcher, analysis
-from kb.search.fuzzy import edit_distance
-from kb.search.questions import content_terms, is_question
+from kb.search.fuzzy import edit_distance, is_latin_candidate
+from kb.search.questions import content_terms
 from kb.search.sections import element_id, section_id, section_text, sections, split_node, split_section_id
 from kb.search.variants import VARIANTS, normalise
 from kb.site.search_export import browser_constants
@@ -160,8 +162,8 @@ def test_a_hit_is_the_section_at_its_anchor(searcher):
 
 def test_question_words_are_not_required():
     assert content_terms(["対戦", "相手", "モード", "選ぶ", "呪文", "どう", "成る"]) == ["対戦", "相手", "モード", "選ぶ", "呪文"]
-    assert content_terms(["いつ"]) == ["いつ"] and not is_question(["いつ"])
-    assert is_question(["how", "total", "cost"])
+    assert content_terms(["いつ"]) == ["いつ"]
+    assert content_terms(["how", "total", "cost"]) == ["total", "cost"]
 
 
 @pytest.mark.parametrize("question, answer", [
@@ -219,6 +221,17 @@ def test_the_static_search_has_the_same_sections(kb_dir):
     assert section.label == "唱える § 「瞬速を持っているかのように」の扱い" and "瞬速" in section.body
     assert len(docs["wiki/唱える.html"].body) < 100  # the article itself: its lead
     assert "wiki/接死.html" in docs and not any(url.startswith("wiki/接死.html#") for url in docs)
+
+
+@pytest.mark.slow
+def test_the_static_search_has_the_typo_lexicon(bilingual_site):
+    """search/l.js: the Latin terms a typo may become, with their frequencies (site.js corrects as kb.search.fuzzy
+    does: the browser's answers are tests/test_search_oneview.py's, kind typo)."""
+    text = (bilingual_site / "search" / "l.js").read_text(encoding="utf-8")
+    lexicon = json.loads(text[len('window.__kbSearch("l",'):].rstrip().removesuffix(");"))
+    assert lexicon["deathtouch"] > 1 and lexicon["indestructibl"] > 1
+    assert "deathtuch" not in lexicon and all(is_latin_candidate(t) for t in lexicon)
+    assert browser_constants()["minFuzzy"] == 4 and browser_constants()["twoEdits"] == 7
 
 
 def test_a_section_hit_keys_its_article(searcher):

@@ -136,7 +136,7 @@
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
       maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, cover: k.cover, idfScale: k.idfScale,
       termShare: k.termShare, gramShare: k.gramShare, variants: k.variants, question: k.question,
-      minContent: k.minContent,
+      minContent: k.minContent, minFuzzy: k.minFuzzy, twoEdits: k.twoEdits,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
