@@ -430,7 +430,7 @@ class Searcher:
     def _by_words(self, ws: Any, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[tuple[int, float, str]]:
         """Every document holding a looked-up term or bigram, in the order of :mod:`kb.search.ranking`; with
         phrases, only documents holding them."""
-        lookups = self._lookups(ws, " ".join([q.text, *q.phrases]), english)
+        lookups, question = self._lookups(ws, " ".join([q.text, *q.phrases]), english)
         if not lookups:
             return []
         allowed = None
@@ -459,16 +459,18 @@ class Searcher:
         full = (sum(ranking.gram_cover(grams) if grams else ranking.COVER_SCALE for _, _, grams, name in lookups if not name)
                 + ranking.COVER_SCALE * len({lookup[3] for lookup in lookups if lookup[3]}))
         ranked = sorted((d for d in scores if allowed is None or d in allowed),
-                        key=lambda d: ranking.rank_key(scores[d][0], scores[d][1], table.docs[d].order))
+                        key=lambda d: ranking.rank_key(scores[d][0], scores[d][1], table.docs[d].order,
+                                                       question and table.docs[d].section is not None))
         scale = ranking.IDF_SCALE * ranking.WEIGHT_SCALE * ranking.TERM_SHARE
         return [(d, scores[d][1] / scale, "words" if scores[d][0] >= full else "some words") for d in ranked]
 
-    def _lookups(self, ws: Any, text: str, english: tuple[str, ...] = ()) -> list[tuple[str, str, int, int]]:
+    def _lookups(self, ws: Any, text: str, english: tuple[str, ...] = ()) -> tuple[list[tuple[str, str, int, int]], bool]:
         """(field, term, bigrams of its piece — 0 for an index term, English name — 0 for none) to look up for
         ``text``: the index terms of its words, those of each English name the whole text stands for
         (``ドライアドの東屋`` → Dryad Arbor: name 1, 2 …), then the bigrams of each Japanese word the index has no
         term for (of the whole word when Sudachi left a single character); at most
-        :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser."""
+        :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser; and whether ``text`` is a question (asking words
+        dropped: :mod:`kb.search.questions`)."""
         terms: list[tuple[str, str, int, int]] = []
         grams: list[tuple[str, str, int, int]] = []
         for term in _unique(analysis.analyze(self.splitter, text, index=False)):
@@ -480,10 +482,12 @@ class Searcher:
                 surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
             piece = analysis.bigram_terms(surface)
             grams += [("grams", g, len(piece), 0) for g in piece]
-        terms = [t for t in terms if t[1] in questions.content_terms([t[1] for t in terms])]  # asking words not
-        for number, name in enumerate(english, 1):  # required (kb.search.questions), as in the browser
+        asked = questions.content_terms([t[1] for t in terms])  # asking words not required, as in the browser
+        question = len(asked) < len(terms)
+        terms = [t for t in terms if t[1] in asked]
+        for number, name in enumerate(english, 1):
             terms += [("body", t, 0, number) for t in dict.fromkeys(analysis.query_terms(self.splitter, name))]
-        return (terms + grams)[:ranking.MAX_LOOKUPS]
+        return (terms + grams)[:ranking.MAX_LOOKUPS], question
 
     @staticmethod
     def _postings(reader: Any, table: DocTable, field: str, text: str) -> dict[int, int]:

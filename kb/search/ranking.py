@@ -65,9 +65,11 @@ def gram_cover(grams: int) -> int:
     return COVER_SCALE // grams
 
 
-def rank_key(coverage: int, score: int, order: object) -> tuple[int, int, object]:
-    """Sort key of a scored document (ascending = best first)."""
-    return (-coverage, -score, order)
+def rank_key(coverage: int, score: int, order: object, behind: bool = False) -> tuple[bool, int, int, object]:
+    """Sort key of a scored document (ascending = best first); ``behind``: a long article's section answering a
+    question (:mod:`kb.search.questions`), ranked after every other document (the rule answers, the section
+    explains it)."""
+    return (behind, -coverage, -score, order)
 
 
 def doc_order(group: int, place: tuple, lang: str) -> tuple:

@@ -4,7 +4,8 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 - ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
-  "k": constants}``: ``k`` (:func:`browser_constants`) is everything the browser's search and previews share with
+  "s": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants}``:
+  ``k`` (:func:`browser_constants`) is everything the browser's search and previews share with
   Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
   defined here or below, never copied into ``site.js``.
 - ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
@@ -292,6 +293,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
+                                               "s": sorted({d // 2 for d in parts}),
                                                "k": browser_constants()})
     new_cache = {k: cache[k] for k in keys.values() if k in cache}
     new_cache.update({keys[i]: f for i, f in fields_by_id.items()})

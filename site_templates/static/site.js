@@ -382,6 +382,7 @@
         var english = [];
         return named(forms, english).then(function (first) {
           var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
+          var question = asked.length >= K.minContent && asked.length < a.terms.length;
           var lookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
           english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
             nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
@@ -414,8 +415,11 @@
                 e[1] += held[1];
               });
             });
+            var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
+            if (question) { (meta.s || []).forEach(function (k) { parts[k] = 1; }); }
+            var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
             var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
-              return (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
+              return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
             }));
             var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
             lookups.forEach(function (l) {
