@@ -178,6 +178,16 @@ def test_a_question_finds_its_rule_in_the_top_5(searcher, question, answer):
     assert hits[0].id != "wiki:唱える"  # not the whole article
 
 
+def test_a_question_ranks_the_rules_before_the_wiki_sections(searcher):
+    """ranking.rank_key: for a question, a long article's sections follow every rule matching words (in every
+    surface: site.js sorts with meta.js's section entries)."""
+    hits = [h for h in searcher.search("行われることになる選択", limit=30) if h.match in ("words", "some words")]
+    sections_at = [split_section_id(h.id)[1] is not None for h in hits]
+    assert True in sections_at and False in sections_at and sections_at == sorted(sections_at)
+    plain = [h for h in searcher.search("行われる選択", limit=30) if h.match in ("words", "some words")]
+    assert any(split_section_id(h.id)[1] is not None for h in plain[:5])  # no question: by score alone
+
+
 # -- the English CRs (slow) ------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def english(bilingual_kb):
