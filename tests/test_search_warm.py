@@ -45,6 +45,11 @@ def _ids(hits) -> list[str]:
     return [h.id for h in hits]
 
 
+def _nodes(hits) -> list[str]:
+    """The stored nodes' ids (a long article's section hit: the article's; kb.search.sections)."""
+    return [h.key.id for h in hits]
+
+
 def test_one_searcher_answers_call_after_call_until_the_store_changes(kb_dir, tmp_path):
     first = PROCESS.searcher(kb_dir)
     assert _ids(search(kb_dir, "601.2f")) == ["cr:601.2f"]
@@ -52,7 +57,7 @@ def test_one_searcher_answers_call_after_call_until_the_store_changes(kb_dir, tm
     assert search(kb_dir, "灯籠流し") == []
     with Store.open(kb_dir) as store:
         ingest_sources(store, [str(_changed_article(tmp_path, "灯籠流し"))])
-    assert "wiki:唱える" in _ids(search(kb_dir, "灯籠流し"))
+    assert "wiki:唱える" in _nodes(search(kb_dir, "灯籠流し"))
     assert PROCESS.searcher(kb_dir) is not first
 
 
@@ -95,4 +100,4 @@ def test_a_kb_folder_made_anew_is_searched_anew(kb_dir, tmp_path):
         ingest_sources(store, [str(SAMPLE), str(_changed_article(tmp_path, "灯籠流し"))])
     searcher = warm.searcher(kb_dir)
     assert generation_of(searcher.store) != before
-    assert "wiki:唱える" in _ids(searcher.search("灯籠流し"))
+    assert "wiki:唱える" in _nodes(searcher.search("灯籠流し"))

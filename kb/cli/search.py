@@ -42,12 +42,18 @@ def search(ctx: click.Context, query: str, as_json: bool, limit: int, kind: str 
 
     with Store.open(ctx.obj.get("kb_dir"), create=False) as store, Searcher(store, notify) as searcher:
         hits = searcher.search(query, limit=limit, kind=kind, lang=lang, version=version)
+        hint = None if hits or as_json else searcher.suggest(query, lang=lang, version=version)
     if as_json:
         click.echo(json_text([h.to_dict() for h in hits], indent=1))
         return
     if not hits:
-        say(f"no results for {query!r}")
+        said = [f"closest terms: {', '.join(hint.terms)}"] if hint and hint.terms else []
+        said += [f"English name: {', '.join(hint.english)}"] if hint and hint.english else []
+        say(f"no results for {query!r}" + "".join(f"; {x}" for x in said))
         return
+    corrected = next((h.corrected for h in hits if h.corrected), None)
+    if corrected:
+        say(f"also searched as {corrected!r}")
     for hit in hits:
         label = " ".join(x for x in (hit.number, hit.title) if x) or hit.id
         if hit.shown_as:

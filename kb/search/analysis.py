@@ -3,7 +3,9 @@
 Contract — what the index holds (the static site must reproduce this exactly; use :func:`index_terms`,
 :func:`query_terms`, :func:`surface_terms` and :func:`bigram_terms` when exporting, never a re-implementation):
 
-1. **Folding** (:func:`kb.fold.fold_with_offsets`, the one fold): every character is NFKC-normalised on its own and lower-cased
+1. **Folding** (:func:`kb.fold.fold_with_offsets`, the one fold, then :func:`kb.search.variants.normalise`: old
+   and variant kanji to their standard forms, ``豫示`` → ``予示``, ``總`` → ``総``): every character is
+   NFKC-normalised on its own and lower-cased
    (``６０１．２ｆ`` → ``601.2f``, ``ﾏﾅ･ｺｽﾄ`` → ``マナ・コスト``, ``ＡＢＣ`` → ``abc``); a half-width voiced mark is
    recombined with the kana before it (``ｶﾞ`` → ``ガ``). Offsets of the folded text map back to the original, so
    highlights land on the characters the user sees.
@@ -68,8 +70,9 @@ from whoosh.analysis import Filter, Token, Tokenizer
 from whoosh.formats import Positions
 from whoosh.system import pack_uint
 
+from kb import fold as _fold
 from kb import rulenum
-from kb.fold import fold, fold_with_offsets, fold_with_offsets_or_none  # noqa: F401 (fold, fold_with_offsets: also this module's API)
+from kb.search.variants import normalise as _variants
 from kb.splitter import JapaneseSplitter
 
 ENGLISH_STOP_WORDS = frozenset(
@@ -98,7 +101,22 @@ class Term:
     end: int
 
 
-# -- folding: kb.fold (fold, fold_with_offsets), the one definition, imported above ------------------------------
+# -- folding: kb.fold (the one fold), then the variant forms (kb.search.variants) --------------------------------
+def fold(text: str) -> str:
+    """Step 1: :func:`kb.fold.fold`, then old and variant kanji to their standard forms (豫 → 予)."""
+    return _variants(_fold.fold(text))
+
+
+def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
+    """:func:`fold` with each folded character's start and end in ``text``."""
+    folded, starts, ends = _fold.fold_with_offsets(text)
+    return _variants(folded), starts, ends
+
+
+def fold_with_offsets_or_none(text: str) -> tuple[str, list[int] | None, list[int] | None]:
+    """:func:`fold_with_offsets`, the offsets None when they are the identity (cheaper)."""
+    folded, starts, ends = _fold.fold_with_offsets_or_none(text)
+    return _variants(folded), starts, ends
 
 
 # -- English ------------------------------------------------------------------------------------------------

@@ -29,7 +29,9 @@ One document per node key (version, lang, id). Fields:
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
 - ``names`` — glossary entries only: :func:`kb.search.names.name_forms` of the term, aliases, English name and the reading its
   source gives (``meta['reading']``, ruby: ``よじ`` finds 予示) — whole-name lookup;
-- ``hash`` — the store's content hash (stored only).
+- ``hash`` — the store's content hash (stored only);
+- ``section`` — a long article's section documents only: the heading's anchor (stored only; :mod:`kb.search.sections`:
+  such an article is indexed as its lead and one document per section, all under its ``key``).
 
 Building is the costly part of an ingest, so :func:`node_fields` analyses each text once and hands Whoosh the
 terms (:class:`kb.search.analysis.PreAnalysed`); :class:`kb.search.codec.BulkWriter` writes them with
@@ -77,8 +79,9 @@ INDEX_NAME = "nodes"
 STATE_FILE = "state.json"
 CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA-256 as last written
 # 1: one index for everything (before state.json); 2: one index per scope; 3: the node key indexed (deleted by term),
-# each scope's node hashes in HASHES; 4: the identity's "analysis" is the digest of all of kb's code
-LAYOUT = 4
+# each scope's node hashes in HASHES; 4: the identity's "analysis" is the digest of all of kb's code; 5: a long
+# article as its lead and one document per section (kb.search.sections), the section's anchor stored
+LAYOUT = 5
 HASHES = "hashes.marshal"  # in each scope's folder: the content hash of each node indexed (its key → hash)
 FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
 USER_DICTIONARY = "user dictionary"  # the identity's entry naming the user dictionary (kb.search.userdict digest)
@@ -149,6 +152,7 @@ def schema(splitter: JapaneseSplitter) -> Any:
         grams=_text_field(bigram_analyzer()),
         names=KEYWORD(),
         hash=STORED(),
+        section=STORED(),
     )
 
 
@@ -165,6 +169,17 @@ def _text_field(analyzer: Any) -> Any:
 
 def key_string(key: NodeKey) -> str:
     return f"{key.version}\t{key.lang}\t{key.id}"
+
+
+def node_documents(splitter: JapaneseSplitter, node: Node, content_hash: str) -> list[dict[str, str | PreAnalysed]]:
+    """The index documents of one node: :func:`node_fields`; a long article's of its lead and of each section
+    (:func:`kb.search.sections.split_node`: same ``key``, so deleting the node deletes them, and the section's
+    ``section`` anchor)."""
+    from kb.search.sections import split_node
+
+    lead, parts = split_node(node)
+    return [node_fields(splitter, lead, content_hash),
+            *({**node_fields(splitter, part, content_hash), "section": s.anchor} for s, part in parts)]
 
 
 def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> dict[str, str | PreAnalysed]:
@@ -415,7 +430,8 @@ def _update_scope(store: Store, path: Path, version: str, lang: str, wanted: dic
         for node in store.index_nodes(version, lang, [_key(k) for k in sorted(changed)] if few else None):
             k = key_string(NodeKey(node.version, node.lang, node.id))
             if k in changed:
-                writer.add_document(**node_fields(splitter, node, wanted[k]))
+                for doc in node_documents(splitter, node, wanted[k]):
+                    writer.add_document(**doc)
     except BaseException:
         writer.cancel()
         raise
@@ -598,6 +614,7 @@ class SharedIndexes:
         self._stamp: tuple | None = None
         self._searchers: dict[frozenset, Any] = {}
         self.filters: dict[tuple, set[int]] = {}  # (scopes, kinds) → document numbers (kb.search.query)
+        self.lexicons: dict[frozenset, Any] = {}  # scopes → kb.search.fuzzy.Lexicon, made when a query needs one
 
     def _current_stamp(self) -> tuple | None:
         try:
@@ -636,6 +653,7 @@ class SharedIndexes:
                 searcher.close()
         self._searchers.clear()
         self.filters.clear()
+        self.lexicons.clear()
 
 
 def _segment_readers(ix: Any) -> list[Any]:

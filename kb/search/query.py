@@ -10,13 +10,22 @@ A query searches the documents the site shows (:mod:`kb.search.view`: each node 
    trailing period (``120.4.``), or a range (``601.2a-d``, ``601.2a-601.2d``). ``702.6`` never matches ``702.60``.
 2. **Glossary terms** — the whole query is a glossary term, alias or English name (``予示``, ``Manifest``,
    ``マナコスト``), its reading (``よし``), or a Japanese name whose English name is one (the wiki title ``接死`` →
-   Deathtouch; :mod:`kb.search.names`): for each entry, the rule its texts cite first, then the entry (each in
-   both languages, Japanese first).
+   Deathtouch; :mod:`kb.search.names`): first the rules the Japanese rules text names so (``rule 605〔マナ能力〕``,
+   :meth:`kb.search.names.NameTable.rules_named`), then for each entry the rule its texts cite first, then the
+   entry (each in both languages, Japanese first).
 3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; each term the index knows is looked up in
    ``title`` and ``body``, the other Japanese words as bigrams of what was typed (of the whole word when Sudachi
    left a single character), and the documents ranked by :mod:`kb.search.ranking` (terms found, then score).
    Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as phrases (the
    browser's search reads them as words).
+
+4. **Forgiving** — when the query holds words the index lacks (:mod:`kb.search.fuzzy`: an English typo, an IME
+   slip of the same reading, a kana spelling, ``よじする``), it is also searched as rewritten into indexed terms;
+   those hits (``Hit.corrected``) follow the hits that matched every word as typed (``kb search`` and ``kb serve``
+   only: the static search has no lexicon). :meth:`Searcher.suggest` names the closest terms and the English name
+   when nothing is found. In every surface alike: a question's asking words (:mod:`kb.search.questions`) are not
+   looked up, and a long MTG Wiki article is its lead and one document per section (:mod:`kb.search.sections`),
+   each section at its heading's anchor and weighted below a rule (:func:`kb.search.ranking.section_weight`).
 
 Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
 ``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en`` (the node's language); ``version:V``
@@ -38,7 +47,7 @@ import os
 import re
 import unicodedata
 from collections.abc import Callable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from functools import cached_property, lru_cache, partial
 from itertools import islice
 from typing import TYPE_CHECKING, Any
@@ -48,7 +57,8 @@ from kb.errors import KbError
 from kb.fold import fold
 from kb.ids import rule_id
 from kb.model import ARTICLE, CARD, GLOSSARY, NOTE, REF_RULE, RULE_KINDS, UNVERSIONED, Node
-from kb.search import analysis, ranking, view
+from kb.search import analysis, fuzzy, questions, ranking, view
+from kb.search.sections import section_id, section_text, sections, split_section_id
 from kb.search.view import DocTable, ViewDoc
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
@@ -81,6 +91,14 @@ class ParsedQuery:
 
 
 @dataclass(frozen=True)
+class Suggestions:
+    """What a query that found nothing may have meant (:meth:`Searcher.suggest`)."""
+
+    terms: tuple[str, ...]  # indexed terms nearest its words
+    english: tuple[str, ...]  # the English names the sources give the Japanese name it is
+
+
+@dataclass(frozen=True)
 class Hit:
     kind: str
     id: str
@@ -97,10 +115,12 @@ class Hit:
     section: str | None  # '601 呪文を唱えること': the nearest titled ancestor
     match: str  # 'number' | 'term' | 'words' | 'some words'
     shown_as: str | None = None  # the number the site shows the rule under, when the node's differs (a translation)
+    corrected: str | None = None  # the query it was found as, when not as typed (kb.search.fuzzy: a typo, a reading)
 
     @property
     def key(self) -> NodeKey:
-        return NodeKey(self.version, self.lang, self.id)
+        """The stored node's key (a section's article: :mod:`kb.search.sections`)."""
+        return NodeKey(self.version, self.lang, split_section_id(self.id)[0])
 
     def to_dict(self) -> dict:
         d = asdict(self)
@@ -229,12 +249,57 @@ class Searcher:
             raise KbError(f"--limit {limit}: give at least 1")
         q = parse_query(query, kind=kind, lang=lang, version=version)
         try:
-            return self._search(q, limit)
+            return self._forgiving(q, self._search(q, limit), limit)
         except Exception as error:
             damaged = self._damaged(error)
             if damaged is None:
                 raise
             raise damaged from error
+
+    def suggest(self, query: str, *, lang: str | None = None, version: str | None = None) -> Suggestions:
+        """What to say when ``query`` found nothing: the indexed terms nearest its words (:func:`kb.search.fuzzy.closest`)
+        and the English names the sources give the Japanese name it is (``接死`` → Deathtouch)."""
+        q = parse_query(query, lang=lang, version=version)
+        english = self.names.english_names(self.splitter, q.text)
+        with self.indexes.lock:
+            found = self._lexicon(q)
+            terms = () if found is None else fuzzy.closest(*found, self.splitter, q.text)
+        return Suggestions(terms, english)
+
+    def _lexicon(self, q: ParsedQuery) -> tuple[fuzzy.Lexicon, Any] | None:
+        """The lexicon and reader of the indexes ``q`` searches (made once per open searcher); call under the lock."""
+        scopes = self._scopes(q)
+        self.indexes.refresh()
+        ws = self.indexes.searcher(scopes)
+        if ws is None:
+            return None
+        if scopes not in self.indexes.lexicons:
+            self.indexes.lexicons[scopes] = fuzzy.lexicon(ws.reader(), self.splitter, self.names)
+        return self.indexes.lexicons[scopes], ws.reader()
+
+    def _forgiving(self, q: ParsedQuery, hits: list[Hit], limit: int) -> list[Hit]:
+        """``hits`` and, when the query holds words the index lacks, the hits of the query as
+        :func:`kb.search.fuzzy.corrected` rewrites it (typos, readings): after the hits that matched every word,
+        before those that matched some (each hit of the rewrite says what it was found as, ``corrected``)."""
+        if q.numbers or q.phrases or not q.text:
+            return hits
+        with self.indexes.lock:
+            self.indexes.refresh()
+            ws = self.indexes.searcher(self._scopes(q))
+            if ws is None or not fuzzy.needs_correction(lambda t: self._known(ws, t), self.splitter, q.text):
+                return hits
+            found = self._lexicon(q)
+            if found is None:
+                return hits
+            text = fuzzy.corrected(*found, self.splitter, q.text)
+        if text is None or text == q.text:
+            return hits
+        better = [replace(h, corrected=text) for h in self._search(replace(q, text=text), limit)]
+        ordered = [*(h for h in hits if h.match != "some words"), *better, *(h for h in hits if h.match == "some words")]
+        out: dict[tuple[str, str, str], Hit] = {}
+        for h in ordered:
+            out.setdefault((h.version, h.lang, h.id), h)
+        return list(out.values())[:limit]
 
     def _damaged(self, error: Exception) -> KbError | None:
         """The damaged index ``error`` comes from, naming the remedy; None when the index files are as kb wrote
@@ -307,7 +372,8 @@ class Searcher:
     # 2. glossary terms -------------------------------------------------------------------------------------------
     def _by_term(self, ws: Any, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[int]:
         """The glossary entries the whole query names — in Japanese, in English, by reading, or through the English
-        name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it."""
+        name of a Japanese name (``接死`` → Deathtouch) — each after the rule that defines it; first the rules the
+        Japanese rules text names so (:meth:`_named_rules`)."""
         from whoosh import query as wq
 
         from kb.search.names import name_forms
@@ -316,7 +382,7 @@ class Searcher:
         lookup = wq.And([wq.Term("kind", GLOSSARY), wq.Or([wq.Term("names", f) for f in sorted(forms)])])
         entries = sorted((d for d in ws.docs_for_query(lookup) if d in table.docs),
                          key=lambda d: (LANG_ORDER.get(table.docs[d].key.lang, 9), table.docs[d].key.id))
-        found: list[int] = []
+        found = self._named_rules(table, q, english)
         for url in dict.fromkeys(table.docs[d].url for d in entries):  # an entry: the rules its texts cite first,
             docs = table.by_url[url]  # then the entry, each in both languages
             rules = [table.by_key.get(rule) for d in docs if (rule := self._defining_rule(table.docs[d].key))]
@@ -324,6 +390,28 @@ class Searcher:
                 if doc not in found:
                     found.append(doc)
         return found
+
+    def _named_rules(self, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[int]:
+        """The documents of the rules the Japanese rules text names as the whole query (``マナ能力`` → 605,
+        :mod:`kb.search.names`): the Japanese rule of that number shown, with the English rule shown beside it; else
+        the English rule of that number where it still bears the English name (not renumbered)."""
+        found: list[int] = []
+        scopes = sorted((v, lang) for v, lang in self._scopes(q) if v != UNVERSIONED)
+        names = {n.casefold() for n in english}
+        for number in self.names.rules_named(self.splitter, q.text):
+            docs = [d for v, lang in scopes if lang == "ja" and (d := table.by_key.get(NodeKey(v, lang, rule_id(number))))
+                    is not None]
+            if not docs:
+                docs = [d for v, lang in scopes if lang == "en" and (d := table.by_key.get(NodeKey(v, lang, rule_id(number))))
+                        is not None and self._titled(table.docs[d].key, names)]
+            for doc in docs:
+                found += [d for d in table.by_url[table.docs[doc].url] if d not in found]
+        return found
+
+    def _titled(self, key: NodeKey, names: set[str]) -> bool:
+        """Whether the node of ``key`` is titled (or, untitled, says) one of ``names`` (casefolded)."""
+        node = self.store.node(key)
+        return node is not None and (node.title or node.text.strip()).casefold() in names
 
     def _defining_rule(self, entry: NodeKey) -> NodeKey | None:
         """The rule an entry cites first; a translation's rule the current view lacks is the shown rule its
@@ -342,7 +430,7 @@ class Searcher:
     def _by_words(self, ws: Any, table: DocTable, q: ParsedQuery, english: tuple[str, ...]) -> list[tuple[int, float, str]]:
         """Every document holding a looked-up term or bigram, in the order of :mod:`kb.search.ranking`; with
         phrases, only documents holding them."""
-        lookups = self._lookups(ws, " ".join([q.text, *q.phrases]), english)
+        lookups, question = self._lookups(ws, " ".join([q.text, *q.phrases]), english)
         if not lookups:
             return []
         allowed = None
@@ -371,16 +459,18 @@ class Searcher:
         full = (sum(ranking.gram_cover(grams) if grams else ranking.COVER_SCALE for _, _, grams, name in lookups if not name)
                 + ranking.COVER_SCALE * len({lookup[3] for lookup in lookups if lookup[3]}))
         ranked = sorted((d for d in scores if allowed is None or d in allowed),
-                        key=lambda d: ranking.rank_key(scores[d][0], scores[d][1], table.docs[d].order))
+                        key=lambda d: ranking.rank_key(scores[d][0], scores[d][1], table.docs[d].order,
+                                                       question and table.docs[d].section is not None))
         scale = ranking.IDF_SCALE * ranking.WEIGHT_SCALE * ranking.TERM_SHARE
         return [(d, scores[d][1] / scale, "words" if scores[d][0] >= full else "some words") for d in ranked]
 
-    def _lookups(self, ws: Any, text: str, english: tuple[str, ...] = ()) -> list[tuple[str, str, int, int]]:
+    def _lookups(self, ws: Any, text: str, english: tuple[str, ...] = ()) -> tuple[list[tuple[str, str, int, int]], bool]:
         """(field, term, bigrams of its piece — 0 for an index term, English name — 0 for none) to look up for
         ``text``: the index terms of its words, those of each English name the whole text stands for
         (``ドライアドの東屋`` → Dryad Arbor: name 1, 2 …), then the bigrams of each Japanese word the index has no
         term for (of the whole word when Sudachi left a single character); at most
-        :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser."""
+        :data:`kb.search.ranking.MAX_LOOKUPS`, as the browser; and whether ``text`` is a question (asking words
+        dropped: :mod:`kb.search.questions`)."""
         terms: list[tuple[str, str, int, int]] = []
         grams: list[tuple[str, str, int, int]] = []
         for term in _unique(analysis.analyze(self.splitter, text, index=False)):
@@ -392,13 +482,17 @@ class Searcher:
                 surface = next(m.group(0) for m in re.finditer(r"\S+", text) if m.start() <= term.start < m.end())
             piece = analysis.bigram_terms(surface)
             grams += [("grams", g, len(piece), 0) for g in piece]
+        asked = questions.content_terms([t[1] for t in terms])  # asking words not required, as in the browser
+        question = len(asked) < len(terms)
+        terms = [t for t in terms if t[1] in asked]
         for number, name in enumerate(english, 1):
             terms += [("body", t, 0, number) for t in dict.fromkeys(analysis.query_terms(self.splitter, name))]
-        return (terms + grams)[:ranking.MAX_LOOKUPS]
+        return (terms + grams)[:ranking.MAX_LOOKUPS], question
 
     @staticmethod
     def _postings(reader: Any, table: DocTable, field: str, text: str) -> dict[int, int]:
-        """Document → stored weight (:mod:`kb.search.ranking`) of a term (``field`` body: title and body) or bigram."""
+        """Document → stored weight (:mod:`kb.search.ranking`) of a term (``field`` body: title and body) or bigram
+        (a long article's section's: :func:`kb.search.ranking.section_weight`)."""
         if field == "grams":
             if ("grams", text) not in reader:
                 return {}
@@ -407,7 +501,8 @@ class Searcher:
             while m.is_active():
                 d = m.id()
                 if d in table.docs:
-                    out[d] = ranking.gram_weight(int(m.weight()), reader.doc_field_length(d, "grams") or 0)
+                    weight = ranking.gram_weight(int(m.weight()), reader.doc_field_length(d, "grams") or 0)
+                    out[d] = ranking.section_weight(weight, table.docs[d].section is not None)
                 m.next()
             return out
         tfs: dict[int, list[int]] = {}
@@ -419,8 +514,9 @@ class Searcher:
                     if d in table.docs:
                         tfs.setdefault(d, [0, 0])[slot] = int(m.weight())
                     m.next()
-        return {d: ranking.term_weight(body, reader.doc_field_length(d, "body") or 0, title,
-                                       reader.doc_field_length(d, "title") or 0) for d, (title, body) in tfs.items()}
+        return {d: ranking.section_weight(ranking.term_weight(body, reader.doc_field_length(d, "body") or 0, title,
+                                                              reader.doc_field_length(d, "title") or 0),
+                                          table.docs[d].section is not None) for d, (title, body) in tfs.items()}
 
     def _kind_docs(self, ws: Any, scopes: frozenset, kinds: tuple[str, ...]) -> set[int]:
         """Document numbers of the given kinds in the searcher of ``scopes``, computed once per open searcher."""
@@ -449,11 +545,14 @@ class Searcher:
     # results ---------------------------------------------------------------------------------------------------
     def _hit(self, doc: ViewDoc, score: float, match: str, terms: set[str], q: ParsedQuery,
              english: tuple[str, ...] = ()) -> Hit | None:
-        """The result for one document; None when the store no longer has its node (an index not yet updated)."""
+        """The result for one document (a node, or one section of a long article); None when the store no longer
+        has its node (an index not yet updated)."""
         key = doc.key
         node = self.store.node(key)
         if node is None:
             return None
+        if doc.section is not None:
+            return self._section_hit(node, doc, score, match, terms, q, english)
         parent = self.store.node(NodeKey(key.version, key.lang, node.parent)) if node.parent else None
         section = parent
         while section is not None and not section.title and section.parent:
@@ -467,6 +566,20 @@ class Searcher:
                    parent_title=(parent.title or _first_line(parent.text)) if parent else None,
                    section=f"{section.number or ''} {section.title}".strip() if section and section.title else None,
                    match=match)
+
+    def _section_hit(self, node: Node, doc: ViewDoc, score: float, match: str, terms: set[str], q: ParsedQuery,
+                     english: tuple[str, ...]) -> Hit | None:
+        """The result for one section of a long article: the section's text, at the article's URL and the heading's
+        anchor, titled ``<article> § <heading>``."""
+        section = next((s for s in sections(node) if s.anchor == doc.section), None)
+        if section is None:
+            return None
+        part = replace(node, text=section_text(node, section), examples=())
+        snippet, highlights = make_snippet(self.splitter, part, terms, [*q.phrases, q.text, *english], self.snippets)
+        return Hit(kind=node.kind, id=section_id(node.id, section.anchor), number=None,
+                   title=f"{node.title} § {section.title}", version=node.version, lang=node.lang, score=round(score, 4),
+                   url=doc.url, snippet=snippet,
+                   highlights=highlights, parent_number=None, parent_title=node.title, section=section.title, match=match)
 
 
 def search(store_or_kb_dir: Store | str | os.PathLike | None, query: str, *, limit: int = 10, kind: str | None = None,
@@ -567,9 +680,6 @@ def _unique(terms: list[analysis.Term]) -> list[analysis.Term]:
     return out
 
 
-def _key(key: str) -> NodeKey:
-    version, lang, id_ = key.split("\t", 2)
-    return NodeKey(version, lang, id_)
 
 
 def _first_line(text: str) -> str | None:

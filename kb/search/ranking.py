@@ -8,9 +8,9 @@ reference lengths, lengths as the index stores them: :func:`field_length`) times
 bigram of text the index has no term for scores :func:`gram_weight` × idf × ½, and counts 1/(bigrams of its piece)
 towards coverage (in units of :data:`COVER_SCALE` per term: :func:`gram_cover`). The words of an English name a
 Japanese query stands for count (one unit, and their scores) only in documents holding all of them. Documents are
-ordered by coverage (terms found), then score, then document order (:func:`doc_order`). All arithmetic is on
-integers, so Python and JavaScript rank alike to the last place. At most :data:`MAX_LOOKUPS` terms and bigrams are
-looked up."""
+ordered by coverage (terms found), then score, then document order (:func:`doc_order`); a long article's section
+weighs a :func:`section_weight` of that. All arithmetic is on integers, so Python and JavaScript rank alike to the
+last place. At most :data:`MAX_LOOKUPS` terms and bigrams are looked up."""
 
 from __future__ import annotations
 
@@ -25,6 +25,7 @@ IDF_SCALE = 1000  # idf is used as round(idf × IDF_SCALE)
 TERM_SHARE, GRAM_SHARE = 2, 1  # a term's score counts twice a bigram's
 MAX_LOOKUPS = 96  # terms and bigrams one query looks up
 COVER_SCALE = 720720  # the coverage of one term: divisible by every bigram count up to 16
+SECTION_DIVISOR = 2  # a long article's section weighs half a whole document: the rule answers, the section explains
 
 
 def field_length(length: int) -> int:
@@ -48,6 +49,12 @@ def gram_weight(tf: int, length: int) -> int:
     return round(WEIGHT_SCALE * _tf(tf, length, REF_LEN))
 
 
+def section_weight(weight: int, section: bool) -> int:
+    """The stored weight of a term or bigram in a document that is one section of a long article
+    (:mod:`kb.search.sections`, ``section``) or not."""
+    return weight // SECTION_DIVISOR if section else weight
+
+
 def idf(documents: int, df: int) -> int:
     """The scaled inverse document frequency of a term held by ``df`` of ``documents`` documents."""
     return round(IDF_SCALE * math.log(1 + (documents - df + 0.5) / (df + 0.5)))
@@ -58,9 +65,11 @@ def gram_cover(grams: int) -> int:
     return COVER_SCALE // grams
 
 
-def rank_key(coverage: int, score: int, order: object) -> tuple[int, int, object]:
-    """Sort key of a scored document (ascending = best first)."""
-    return (-coverage, -score, order)
+def rank_key(coverage: int, score: int, order: object, behind: bool = False) -> tuple[bool, int, int, object]:
+    """Sort key of a scored document (ascending = best first); ``behind``: a long article's section answering a
+    question (:mod:`kb.search.questions`), ranked after every other document (the rule answers, the section
+    explains it)."""
+    return (behind, -coverage, -score, order)
 
 
 def doc_order(group: int, place: tuple, lang: str) -> tuple:

@@ -1,6 +1,7 @@
 """What a search ranks: the documents of the current view — each node the site shows (:mod:`kb.versions.current`:
 the shown English rules and glossary, the Japanese text shown with each, every unversioned node), at the URL it is
-shown on — or, for ``version:V``, the nodes of that version at their archive URLs.
+shown on (a long article's sections at their headings' anchors, :mod:`kb.search.sections`) — or, for
+``version:V``, the nodes of that version at their archive URLs.
 
 :func:`doc_table` maps a Whoosh searcher's document numbers to these documents; :func:`asked_by` says which typed
 numbers reach a rule (``601`` reaches 601.2f: a number means today's number, with its subrules). Both the live
@@ -17,6 +18,7 @@ from kb import rulenum
 from kb.ids import is_glossary_id, rule_number
 from kb.model import GLOSSARY, RULE_KINDS, UNVERSIONED
 from kb.search.ranking import doc_order
+from kb.search.sections import element_id
 from kb.store import NodeKey
 
 SHOWN_KINDS = (*RULE_KINDS, GLOSSARY)
@@ -28,6 +30,7 @@ class ViewDoc:
     url: str
     number: str | None  # the number it is shown under (today's, for a translated rule)
     order: tuple  # doc_order: the tie-break
+    section: str | None = None  # a long article's section (kb.search.sections): its heading's anchor
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,7 @@ class DocTable:
     """The documents of one Whoosh searcher that a search ranks."""
 
     docs: dict[int, ViewDoc]  # Whoosh document number → its document
-    by_key: dict[NodeKey, int]
+    by_key: dict[NodeKey, int]  # a node's document (a long article's: its lead)
     by_number: dict[str, list[int]] = field(default_factory=dict)  # typed number → its documents, in order
     by_url: dict[str, list[int]] = field(default_factory=dict)  # URL → its documents (Japanese, English)
 
@@ -78,10 +81,11 @@ def doc_table(searcher: Any, shown: Callable[[NodeKey], bool], url: Callable[[No
         if not unversioned and (docnum not in kinds or not shown(key)):
             continue
         number = None if unversioned else shown_number(key)
-        where = url(key)
-        rows.append((doc_order(*place(where, number, unversioned), key.lang), docnum, key, where, number))
+        anchor = stored.get("section")
+        where = url(key) + (f"#{element_id(anchor)}" if anchor else "")
+        rows.append((doc_order(*place(where, number, unversioned), key.lang), docnum, key, where, number, anchor))
     rows.sort(key=lambda r: r[0])
-    docs = {docnum: ViewDoc(key, where, number, order) for order, docnum, key, where, number in rows}
+    docs = {docnum: ViewDoc(key, where, number, order, anchor) for order, docnum, key, where, number, anchor in rows}
     by_number: dict[str, list[int]] = {}
     by_url: dict[str, list[int]] = {}
     for docnum, doc in docs.items():
@@ -89,7 +93,7 @@ def doc_table(searcher: Any, shown: Callable[[NodeKey], bool], url: Callable[[No
         if doc.number:
             for asked in asked_by(doc.number):
                 by_number.setdefault(asked, []).append(docnum)
-    return DocTable(docs, {d.key: n for n, d in docs.items()}, by_number, by_url)
+    return DocTable(docs, {d.key: n for n, d in docs.items() if d.section is None}, by_number, by_url)
 
 
 def current_shown(view: Any) -> Callable[[NodeKey], bool]:

@@ -4,8 +4,9 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 - ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
-  "k": constants, "s": the names of the v/ and n/ shards there are}``: ``k`` (:func:`browser_constants`) is
-  everything the browser's search and previews share with
+  "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
+  "s": the names of the v/ and n/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
+  search and previews share with
   Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
   defined here or below, never copied into ``site.js``.
 - ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
@@ -25,6 +26,8 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
+- ``l.js`` — the typo lexicon ``{term: frequency}`` (:func:`_latin_lexicon`), loaded only when a Latin word of the
+  query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
 
 A document is one node at the URL the site shows it on (:mod:`kb.search.view`, the same documents as ``kb search``
 ranks, scored by :mod:`kb.search.ranking`): entry ``k`` (``ids[url]``) has the documents ``2k`` (Japanese) and
@@ -44,14 +47,15 @@ import hashlib
 import json
 import marshal
 from collections import Counter, defaultdict
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kb import rulenum
-from kb.model import CHAPTER, GLOSSARY, RULE_KINDS, SECTION
+from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
+from kb.search.sections import element_id, section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
@@ -73,7 +77,10 @@ MAX_SURFACE_CHARS = 48  # the longest vocabulary surface a query is matched agai
 def browser_constants() -> dict:
     """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
     from kb.search.analysis import ENGLISH_STOP_WORDS
+    from kb.search.fuzzy import MIN_FUZZY_CHARS, TWO_EDITS_CHARS
     from kb.search.query import MAX_QUERY_CHARS
+    from kb.search.questions import MIN_CONTENT_TERMS, QUESTION_TERMS
+    from kb.search.variants import VARIANTS
     from kb.site.pages import PREVIEW_SHARDS
 
     return {"stop": sorted(ENGLISH_STOP_WORDS), "letters": rulenum.LETTERS, "letter": rulenum.LETTER,
@@ -81,7 +88,9 @@ def browser_constants() -> dict:
             "prefix": rulenum.QUERY_PREFIX, "dash": rulenum.RANGE_DASH, "kinds": KIND_LABELS,
             "previews": PREVIEW_SHARDS, "maxQuery": MAX_QUERY_CHARS, "maxVocab": MAX_VOCAB_SHARDS,
             "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
-            "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS}
+            "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS,
+            "variants": VARIANTS, "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS,
+            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS}
 
 
 @dataclass(frozen=True)
@@ -103,11 +112,25 @@ def fnv1a(text: str) -> int:
 
 
 def search_entries(site: SiteData) -> list[Entry]:
-    """What the index has documents for: each rule, section, glossary term and unversioned node, in the order
-    :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
-    groups = ((site.rules.values(), False), (site.terms.values(), False), (site.others.values(), True))
+    """What the index has documents for: each rule, section, glossary term and unversioned node (a long MTG Wiki
+    article as its lead and one document per section, at the heading's anchor: :mod:`kb.search.sections`), in the
+    order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
+    others = [e for other in site.others.values() for e in _by_section(other)]
+    groups = ((site.rules.values(), False), (site.terms.values(), False), (others, True))
     return [entry for entries, unversioned in groups
-            for entry in sorted(entries, key=lambda e, u=unversioned: place(e.url, e.number, u))]  # type: ignore[misc]
+            for entry in sorted(entries, key=lambda e, u=unversioned: place(e.url, e.number, u))]
+
+
+def _by_section(entry: Entry) -> list[Entry]:
+    if entry.kind != ARTICLE or len(entry.nodes) != 1:
+        return [entry]
+    (lang, node), = entry.nodes.items()
+    lead, parts = split_node(node)
+    if not parts:
+        return [entry]
+    return [replace(entry, nodes={lang: lead}), *(
+        replace(entry, id=section_id(entry.id, s.anchor), url=f"{entry.url}#{element_id(s.anchor)}",
+                label=f"{entry.label} § {s.title}", nodes={lang: part}) for s, part in parts)]
 
 
 def search_doc(entry: Entry) -> list[SearchDoc]:
@@ -206,6 +229,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
             next_id += 1
         doc_id = ids[entry.url]
         slots[doc_id // CHUNK][doc_id % CHUNK] = entry
+    parts = {2 * ids[e.url] + slot for e in entries if split_section_id(e.id)[1] for slot in LANG_SLOT.values()}
     files: dict[str, str] = {}
     keys: dict[int, str] = {}  # document id → its text's hash
     docs: dict[int, SearchDoc] = {}
@@ -235,8 +259,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: marshal.loads(cache[old_keys[i]]) for i in changed if i in old_keys}
 
-    postings, grams, vocab = _tables(fields_by_id)
-    old_postings, old_grams, _ = _tables(old_fields)
+    postings, grams, vocab = _tables(fields_by_id, parts)
+    old_postings, old_grams, _ = _tables(old_fields, parts)
     p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
     for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
@@ -272,11 +296,19 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         name_digests[hex_code] = digest = _digest(items)
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
-    every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
-    files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
-                                               "k": browser_constants(), "s": _listed(every_file)})
     new_cache = {k: cache[k] for k in keys.values() if k in cache}
     new_cache.update({keys[i]: marshal.dumps(f) for i, f in fields_by_id.items()})
+    old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
+    if old_latin is None:  # every document's terms (a first build, or a site from before the lexicon)
+        latin = _latin_lexicon(Counter(), (marshal.loads(new_cache[k]) for k in keys.values()), ())
+    else:  # the previous lexicon, less the changed documents' old terms, plus their new ones
+        latin = _latin_lexicon(Counter(old_latin), fields_by_id.values(), old_fields.values())
+    if old_latin is None or old_latin != latin:
+        files["search/l.js"] = _script("l", latin)
+    every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
+    files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
+                                               "sections": sorted({d // 2 for d in parts}),
+                                               "k": browser_constants(), "s": _listed(every_file)})
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
                    "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity}
 
@@ -357,8 +389,9 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     return tables, used
 
 
-def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
-    """Postings, bigram postings and vocabulary (by first character) of the given documents."""
+def _tables(fields_by_id: dict[int, dict], parts: set[int]) -> tuple[dict, dict, dict]:
+    """Postings, bigram postings and vocabulary (by first character) of the given documents (``parts``: those that
+    are a long article's sections, :func:`kb.search.ranking.section_weight`)."""
     postings: dict[str, list] = defaultdict(list)
     grams: dict[str, list] = defaultdict(list)
     vocab: dict[str, dict[str, str | int]] = defaultdict(dict)
@@ -366,12 +399,29 @@ def _tables(fields_by_id: dict[int, dict]) -> tuple[dict, dict, dict]:
         fields = fields_by_id[doc_id]
         title, body = Counter(fields["t"]), Counter(fields["b"])
         for term in title.keys() | body.keys():
-            postings[term] += [doc_id, ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))]
+            weight = ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))
+            postings[term] += [doc_id, ranking.section_weight(weight, doc_id in parts)]
         for gram, tf in Counter(fields["g"]).items():
-            grams[gram] += [doc_id, ranking.gram_weight(tf, len(fields["g"]))]
+            grams[gram] += [doc_id, ranking.section_weight(ranking.gram_weight(tf, len(fields["g"])), doc_id in parts)]
         for surface, term in fields["v"].items():
             vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
     return postings, grams, vocab
+
+
+def _latin_lexicon(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> dict[str, int]:
+    """The static search's typo lexicon: each Latin term that may replace a typo
+    (:func:`kb.search.fuzzy.is_latin_candidate`) → the documents holding it in the title plus those in the body
+    (the frequency :mod:`kb.search.fuzzy` breaks ties by): ``counts`` with the terms of the ``added`` documents'
+    fields counted in and those of the ``removed`` ones counted out."""
+    from kb.search.fuzzy import is_latin_candidate
+
+    for fields, sign in ((added, 1), (removed, -1)):
+        for f in fields:
+            for name in ("t", "b"):
+                for term in set(f[name]):
+                    if is_latin_candidate(term):
+                        counts[term] += sign
+    return {term: n for term, n in sorted(counts.items()) if n > 0}
 
 
 def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:

@@ -216,7 +216,8 @@
     return {
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
       maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, cover: k.cover, idfScale: k.idfScale,
-      termShare: k.termShare, gramShare: k.gramShare,
+      termShare: k.termShare, gramShare: k.gramShare, variants: k.variants, question: k.question,
+      minContent: k.minContent, minFuzzy: k.minFuzzy, twoEdits: k.twoEdits,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
@@ -241,7 +242,7 @@
         var combined = (out[out.length - 1] + f.trim()).normalize("NFC");
         if (combined.length === 1) { out[out.length - 1] = combined; return; }
       }
-      Array.from(f).forEach(function (c) { out.push(c); });
+      Array.from(f).forEach(function (c) { out.push(K ? own(K.variants, c) || c : c); });  // 豫 → 予 (kb/search/variants.py)
     });
     return out;
   }
@@ -393,7 +394,7 @@
     if (q.kind && d[3] !== q.kind) { return false; }
     return !q.lang || d[4] === q.lang;
   }
-  function docs(meta, ids, q, limit) {  // the first `limit` URLs of the documents `ids` that pass the filters, loading
+  function docs(meta, ids, q, limit, partial) {  // the first `limit` URLs of the documents `ids` that pass the filters, loading
     var out = [], at = 0, urls = {};  // chunks as needed (a rule and its translation: one URL, one result)
     function next() {
       if (out.length >= limit || at >= ids.length) { return Promise.resolve(out); }
@@ -405,7 +406,7 @@
           var chunk = loaded["d/" + Math.floor(id / meta.c)], d = chunk && chunk[id % meta.c];
           if (d && out.length < limit && allowed(d, q) && !own(urls, d[0])) {
             urls[d[0]] = 1;
-            out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || "", lang: d[4]});
+            out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || "", lang: d[4], partial: !!(partial && own(partial, id))});
           }
         });
         return next();
@@ -451,12 +452,19 @@
                   results: results, marks: []};
         });
       }
+      if (numbers || /["\u300c\u300d]/.test(q.text)) { return words(meta, q, limit); }  // as typed (kb/search/query.py)
+      return words(meta, q, limit).then(function (found) { return forgiving(meta, q, limit, found); });
+    });
+  }
+  function words(meta, q, limit) {  // names, then words ranked as kb/search/ranking.py
       return analyseQuery(q.text).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
         var english = [];
         return named(forms, english).then(function (first) {
-          var lookups = a.terms.map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
+          var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
+          var question = asked.length >= K.minContent && asked.length < a.terms.length;
+          var lookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
           english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
             nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
           });
@@ -488,14 +496,78 @@
                 e[1] += held[1];
               });
             });
+            var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
+            if (question) { (meta.sections || []).forEach(function (k) { parts[k] = 1; }); }
+            var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
             var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
-              return (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
+              return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
             }));
-            return docs(meta, ranked, q, limit).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
+            var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
+            lookups.forEach(function (l) {
+              if (l[3]) { nameSet[l[3]] = 1; } else { full += l[0].charAt(0) === "g" ? Math.floor(K.cover / l[2]) : K.cover; }
+            });
+            full += K.cover * Object.keys(nameSet).length;
+            Object.keys(scores).forEach(function (id) { if (scores[id][0] < full && first.indexOf(Number(id)) < 0) { partial[id] = 1; } });
+            return docs(meta, ranked, q, limit, partial).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
           });
         });
       });
+  }
+  /* Typos, as kb/search/fuzzy.py's Latin part: a word of K.minFuzzy letters or more that is no index term becomes
+     the nearest term of search/l.js (edit distance 1, 2 from K.twoEdits letters; one of its first two letters
+     right; the most frequent, then the first, on a tie), and the query so rewritten is searched too: its results
+     after those matching every word, before those matching some (kb/search/query.py Searcher._forgiving). */
+  function forgiving(meta, q, limit, found) {
+    var text = fold(q.text).join(""), typos = [];
+    text.replace(/[a-z0-9]+/g, function (w, at) {
+      if (w.length >= K.minFuzzy && !own(K.stop, w)) { typos.push([w, at, lightStem(w)]); }
+      return w;
     });
+    if (!typos.length) { return Promise.resolve(found); }
+    return Promise.all(typos.map(function (t) { return load("p/" + (fnv1a(t[2]) % meta.p)); })).then(function (shards) {
+      typos = typos.filter(function (t, k) { return !Array.isArray(own(shards[k], t[2])); });
+      if (!typos.length) { return found; }
+      return load("l").then(function (lex) {
+        var out = "", at = 0;
+        typos.forEach(function (t) {
+          var near = nearest(lex || {}, t[2]);
+          if (near) { out += text.slice(at, t[1]) + near; at = t[1] + t[0].length; }
+        });
+        if (!out) { return found; }
+        var rewritten = {kind: q.kind, lang: q.lang, version: q.version, text: out + text.slice(at)};
+        return words(meta, rewritten, limit).then(function (better) {
+          var seen = {}, results = [];
+          var all = found.results.filter(function (r) { return !r.partial; }).concat(better.results,
+            found.results.filter(function (r) { return r.partial; }));
+          all.forEach(function (r) { if (!own(seen, r.url) && results.length < limit) { seen[r.url] = 1; results.push(r); } });
+          return {jump: null, results: results, marks: found.marks.concat(better.marks)};
+        });
+      });
+    });
+  }
+  function nearest(lex, word) {
+    var most = word.length >= K.twoEdits ? 2 : 1, best = null;
+    Object.keys(lex).forEach(function (t) {
+      if (Math.abs(t.length - word.length) > most || !(t[0] === word[0] || t.slice(1, 2) === word.slice(1, 2))) { return; }
+      var d = editDistance(word, t, most);
+      if (d > most) { return; }
+      if (!best || d < best[0] || (d === best[0] && (lex[t] > best[1] || (lex[t] === best[1] && t < best[2])))) { best = [d, lex[t], t]; }
+    });
+    return best && best[2];
+  }
+  function editDistance(a, b, most) {  // Levenshtein, or most + 1 once it must exceed most (kb/search/fuzzy.py)
+    var previous = [];
+    for (var j = 0; j <= b.length; j++) { previous.push(j); }
+    for (var i = 1; i <= a.length; i++) {
+      var current = [i], low = i;
+      for (j = 1; j <= b.length; j++) {
+        current.push(Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1)));
+        low = Math.min(low, current[j]);
+      }
+      if (low > most) { return most + 1; }
+      previous = current;
+    }
+    return previous[b.length];
   }
   window.kbSearch = search;
 
