@@ -46,7 +46,10 @@ IDLE_TIMEOUT = 30.0  # seconds a connection may stay silent
 SEARCH_LIMIT = 20
 ANSWERS = 2048  # answers kept (by each search process)
 SEARCH_PROCESSES = 2  # processes answering searches (each its own interpreter: the cores answer at once)
-WARM_QUERY = "呪文を唱える"  # what each search process answers first, before any request
+# what each search process answers first, before any request: each builds what later queries of its kind need (a
+# Japanese phrase: the current view, the name table and the document table; a rule number; an unknown English
+# word: the typo lexicon)
+WARM_QUERIES = ("呪文を唱える", "601.2f", "deathtuch")
 WARM_TIMEOUT = 120.0  # seconds the command waits for warm searchers before saying it serves
 IMBALANCE = 4  # requests waiting on a query's own process beyond the least busy one's, before another answers it
 ANSWER_TIMEOUT = 60.0  # seconds a request waits for its search process
@@ -229,7 +232,8 @@ def _search_process(conn: Connection, kb_dir: str | None) -> None:
     """A search process: warm up, say so, then answer each (number, query) received until the pipe closes."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the server's to handle: it ends this process
     live = LiveSearch(kb_dir)
-    live.answer(WARM_QUERY)
+    for query in WARM_QUERIES:
+        live.answer(query)
     try:
         conn.send("ready")
         while True:
