@@ -264,10 +264,8 @@ def time_link(python: str, kb_dir: Path, env: dict[str, str], article: str | Non
     return run, json.loads(run.output.strip().splitlines()[-1])
 
 
-def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
-    python = sys.executable
-    kb = [python, "-m", "kb.cli", "--kb-dir", str(work / "kb")]
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+def make_sources(n: int, work: Path, args: argparse.Namespace) -> tuple[Path, Path, list[Title], Pages]:
+    """``work/sources``: data/, the English CRs when asked, and ``n`` generated pages in its ``mtgwiki-generated``."""
     sources = work / "sources"
     shutil.copytree(REPO / "data", sources)
     if args.english:
@@ -275,6 +273,14 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
             shutil.copyfile(corpus_dir() / name, sources / name)
     wiki = sources / "mtgwiki-generated"
     articles, pages = generate(wiki, n, args.seed)
+    return sources, wiki, articles, pages
+
+
+def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
+    python = sys.executable
+    kb = [python, "-m", "kb.cli", "--kb-dir", str(work / "kb")]
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    sources, wiki, articles, pages = make_sources(n, work, args)
     size = sum(f.stat().st_size for f in wiki.iterdir())
     print(f"\n== {n} generated pages ({len(articles)} articles, {n - len(articles)} redirects), "
           f"{size / 1e6:.1f} MB of HTML ({size / n / 1000:.1f} KB a page) beside data/"
@@ -337,13 +343,7 @@ def bench_ingest(n: int, work: Path, args: argparse.Namespace) -> None:
     python = sys.executable
     kb = [python, "-m", "kb.cli", "--kb-dir", str(work / "kb")]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    sources = work / "sources"
-    shutil.copytree(REPO / "data", sources)
-    if args.english:
-        for name in ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt"):
-            shutil.copyfile(corpus_dir() / name, sources / name)
-    wiki = sources / "mtgwiki-generated"
-    articles, pages = generate(wiki, n, args.seed)
+    sources, wiki, articles, pages = make_sources(n, work, args)
     ingest = measure([*kb, "ingest", "--quiet", str(sources)], env)
     new = new_compound_title(pages, {t.name for t in articles})
     new_path = wiki / page_file(new.name)
