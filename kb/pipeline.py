@@ -312,18 +312,20 @@ def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSp
 
 
 def ingest_from_cache(store: Store, site: str | None, *, kb_dir: Path | str | None = None,
-                      strict: bool = False, force: bool = False, progress: Progress | None = None) -> IngestReport:
+                      strict: bool = False, force: bool = False, progress: Progress | None = None,
+                      splitter: JapaneseSplitter | None = None) -> IngestReport:
     """Parse the cached pages of ``site`` (all sites when None) whose bytes changed since they were last ingested,
     store them with :func:`ingest_documents`, and return its :class:`IngestReport`. Holds the writer lock of
-    ``kb_dir`` (whose cache records what was ingested) and of the store's folder. ``progress``: see
+    ``kb_dir`` (whose cache records what was ingested) and of the store's folder. ``progress``, ``splitter``: see
     :func:`ingest_documents` (here also the cached pages read)."""
     folder = default_kb_dir(kb_dir)
     with writer_lock(folder), writer_lock(store.kb_dir):
-        return _ingest_from_cache(store, site, folder, strict, force, progress or no_progress)
+        return _ingest_from_cache(store, site, folder, strict, force, progress or no_progress,
+                                  splitter or JapaneseSplitter())
 
 
 def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: bool, force: bool,
-                       progress: Progress) -> IngestReport:
+                       progress: Progress, splitter: JapaneseSplitter) -> IngestReport:
     from ingest.net.cache import CACHE_DIR, SiteCache, bytes_for_parser, cached_sites  # the cache only when it is read
     from ingest.net.sites import PAGE
 
@@ -361,7 +363,7 @@ def _ingest_from_cache(store: Store, site: str | None, folder: Path, strict: boo
                 yield document
 
     with writer_lock(store.kb_dir):
-        _ingest_documents(store, parsed(), report, strict, force, JapaneseSplitter(), True, progress,
+        _ingest_documents(store, parsed(), report, strict, force, splitter, True, progress,
                           (failed, "cached pages"))
     for name, hashes in new_hashes.items():
         cache = SiteCache(folder, name)

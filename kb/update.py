@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +38,7 @@ from kb.versions.diff import VersionDiff, diff_summary
 
 if TYPE_CHECKING:
     from ingest.net.fetch import CrawlReport, Politeness
+    from kb.model import Document
     from kb.site import BuildReport
 
 STAGES = ("fetch", "ingest", "diff", "build", "commit")
@@ -194,21 +195,23 @@ def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], 
 
     reports = []
     if sources:
-        documents, report = [], IngestReport()
-        for source, in_folder in gather_named(sources):
-            if "://" in source:
-                from ingest.net.fetch import fetch_url
+        def parsed() -> Iterator[Document]:  # each source parsed as the ingest stores the one before (kb ingest's way)
+            for source, in_folder in gather_named(sources):
+                if "://" in source:
+                    from ingest.net.fetch import fetch_url
 
-                data = fetch_url(source, kb_dir=folder, politeness=politeness)
-            else:
-                data = read_source(source)
-            if in_folder and (reason := unrecognised(source, data)):
-                result.skipped.append(f"{source}: {reason}")  # as kb ingest does: a stray file is no source
-                continue
-            documents.append(parse_source(source, data))
-        reports.append(ingest_documents(staged, documents, report, strict=strict, force=force, splitter=splitter))
+                    data = fetch_url(source, kb_dir=folder, politeness=politeness)
+                else:
+                    data = read_source(source)
+                if in_folder and (reason := unrecognised(source, data)):
+                    result.skipped.append(f"{source}: {reason}")  # as kb ingest does: a stray file is no source
+                    continue
+                yield parse_source(source, data)
+
+        reports.append(ingest_documents(staged, parsed(), IngestReport(), strict=strict, force=force,
+                                        splitter=splitter))
     for site in sites:
-        reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict, force=force))
+        reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict, force=force, splitter=splitter))
     for report in reports:
         if report.failed:
             raise KbError(f"{report.failed[0]} ({len(report.failed)} source(s) failed; nothing was updated)")
