@@ -6,11 +6,16 @@ Without KB_DIR, a knowledge base of ``data/``, the MTG Wiki page 接死 (tests/f
 (``$KB_CORPUS_DIR``) is built in a temporary folder first. The queries are ``bench/search_quality_queries.jsonl``
 (typos, readings, variant kanji, names the Japanese text gives, questions; each answer a node of the ingested text)
 and ``tests/fixtures/search/eval.jsonl`` (the older set: inflection, compounds, katakana, widths, numbers, English),
-its kinds prefixed ``basic-``. A query is answered when one of its answers (``lang:id``) is among the first results.
+its kinds prefixed ``basic-``. Each answer is the ``lang:id`` of a node the site's current view shows (a rule number:
+today's; a node the view does not show is an error); a glossary entry's answer also accepts the rule the entry cites
+first ("rule 117 参照": a whole-query name finds its rule first, then the entry). A query is answered when the site
+URL of one of its answers is among the first :data:`RANKED` distinct URLs a system returns (both languages of a node
+share one URL; a long article's section is its URL with the heading's anchor).
 
-The documents are the ones kb searches: every node of the newest version of each language and the unversioned
-ones, a long MTG Wiki article as its lead and one document per section (:mod:`kb.search.sections`), each the
-node's number, title, aliases, English name and text. Baselines:
+The documents are the ones kb searches, the current view (:mod:`kb.search.view`): every rule and glossary node the
+site's current pages show and every unversioned node, a long MTG Wiki article as its lead and one document per section
+(:mod:`kb.search.sections`), each the node's number as shown today, title, aliases, English name and text, keyed by
+the URL the site shows it at. Baselines, over these documents, answering URLs:
 
 - **bigram BM25**: lower-cased character bigrams of the whole text (Whoosh ``NgramTokenizer(2, 2)``), a query as the
   OR of its bigrams, BM25F;
@@ -60,7 +65,8 @@ class View:
         from kb.search.query import Searcher
         from kb.search.sections import element_id, section_id, split_node
         from kb.search.view import SHOWN_KINDS, current_shown, shown_rule_number
-        from kb.model import UNVERSIONED
+        from kb.ids import rule_id
+        from kb.model import GLOSSARY, REF_RULE, UNVERSIONED
         from kb.store import NodeKey
 
         self.searcher = Searcher(store)
@@ -68,6 +74,7 @@ class View:
         shown, number = current_shown(locator.view), shown_rule_number(locator)
         self.docs: list[tuple[str, str, str]] = []  # (key, URL, text)
         self.urls: dict[str, str] = {}  # "lang:id" of a node the current pages show → the URL they show it at
+        self.cited: dict[str, str] = {}  # a glossary entry's "lang:id" → the URL of the rule it cites first
         self.texts: dict[str, str] = {}  # "lang:id" → its title and text (for --check)
         for node in store.nodes():
             key = NodeKey(node.version, node.lang, node.id)
@@ -78,6 +85,9 @@ class View:
             if self.urls.setdefault(f"{node.lang}:{node.id}", url) != url:
                 raise SystemExit(f"{node.lang}:{node.id}: two nodes of the current view have this id")
             self.texts[f"{node.lang}:{node.id}"] = f"{node.title or ''} {node.text}"
+            cited = next((r.ref.target for r in store.refs_from(key) if r.ref.kind == REF_RULE), None)
+            if node.kind == GLOSSARY and cited:
+                self.cited[f"{node.lang}:{node.id}"] = locator.url(NodeKey(node.version, node.lang, rule_id(cited)))
             lead, parts = split_node(node)
             today = number(key) if versioned else None
             for n, search_id, where in [(lead, node.id, url), *((part, section_id(node.id, s.anchor),
@@ -92,7 +102,7 @@ class View:
         missing = sorted(a for a in answers if a not in self.urls)
         if missing:
             raise SystemExit(f"{QUERIES.name}: query {query!r}: answer {', '.join(missing)} is not in the current view")
-        return frozenset(self.urls[a] for a in answers)
+        return frozenset(self.urls[a] for a in answers) | {self.cited[a] for a in answers if a in self.cited}
 
 
 def distinct(urls: Iterator[str]) -> list[str]:
