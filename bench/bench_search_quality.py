@@ -65,8 +65,7 @@ class View:
         from kb.search.query import Searcher
         from kb.search.sections import element_id, section_id, split_node
         from kb.search.view import SHOWN_KINDS, current_shown, shown_rule_number
-        from kb.ids import rule_id
-        from kb.model import GLOSSARY, REF_RULE, UNVERSIONED
+        from kb.model import GLOSSARY, UNVERSIONED
         from kb.store import NodeKey
 
         self.searcher = Searcher(store)
@@ -85,9 +84,9 @@ class View:
             if self.urls.setdefault(f"{node.lang}:{node.id}", url) != url:
                 raise SystemExit(f"{node.lang}:{node.id}: two nodes of the current view have this id")
             self.texts[f"{node.lang}:{node.id}"] = f"{node.title or ''} {node.text}"
-            cited = next((r.ref.target for r in store.refs_from(key) if r.ref.kind == REF_RULE), None)
-            if node.kind == GLOSSARY and cited:
-                self.cited[f"{node.lang}:{node.id}"] = locator.url(NodeKey(node.version, node.lang, rule_id(cited)))
+            cited = self.searcher._defining_rule(key) if node.kind == GLOSSARY else None  # as the site links it
+            if cited is not None:
+                self.cited[f"{node.lang}:{node.id}"] = locator.url(cited)
             lead, parts = split_node(node)
             today = number(key) if versioned else None
             for n, search_id, where in [(lead, node.id, url), *((part, section_id(node.id, s.anchor),
