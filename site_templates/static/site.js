@@ -619,8 +619,8 @@
         box.hidden = false;
       });
     };
-    input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 120); });
-    input.addEventListener("focus", function () { if (box.childNodes.length) { box.hidden = false; } });
+    input.addEventListener("input", function () { constants(); clearTimeout(timer); timer = setTimeout(run, 40); });
+    input.addEventListener("focus", function () { constants(); if (box.childNodes.length) { box.hidden = false; } });
     input.addEventListener("keydown", function (e) {
       var links = Array.prototype.slice.call(box.querySelectorAll("a"));
       var at = links.indexOf(document.activeElement);
