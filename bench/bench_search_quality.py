@@ -62,10 +62,10 @@ class View:
     """The documents kb searches, each with the site URL it is shown at, and the answers' URLs."""
 
     def __init__(self, store):
+        from kb.model import GLOSSARY, UNVERSIONED
         from kb.search.query import Searcher
         from kb.search.sections import element_id, section_id, split_node
         from kb.search.view import SHOWN_KINDS, current_shown, shown_rule_number
-        from kb.model import GLOSSARY, UNVERSIONED
         from kb.store import NodeKey
 
         self.searcher = Searcher(store)
@@ -194,7 +194,7 @@ def main(argv: list[str]) -> None:
             systems = {"kb": kb_search(view), "bigram BM25": bigram_search(view, Path(tmp) / "bigrams"),
                        "FTS5 trigram": trigram_search(view)}
             if check:
-                for (kind, q, urls), (_, _, answers) in zip(queries, load_queries()):
+                for (kind, q, urls), (_, _, answers) in zip(queries, load_queries(), strict=True):
                     print(f"{kind} {q!r}: " + "; ".join(f"{a} {view.urls[a]} {view.texts[a][:60]!r}" for a in sorted(answers)))
                     for name, search in systems.items():
                         top = search(q)
