@@ -461,10 +461,12 @@
         var plain = a.folded.replace(/[\s・･]/g, "");
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
         var english = [];
+        var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
+        var question = asked.length >= K.minContent && asked.length < a.terms.length;
+        var termLookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
+        termLookups.slice(0, K.maxLookups).forEach(function (l) { load(l[0]); });  // fetched beside the names: one round trip less
         return named(forms, english).then(function (first) {
-          var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
-          var question = asked.length >= K.minContent && asked.length < a.terms.length;
-          var lookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
+          var lookups = termLookups.slice();
           english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
             nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
           });
@@ -619,8 +621,8 @@
         box.hidden = false;
       });
     };
-    input.addEventListener("input", function () { clearTimeout(timer); timer = setTimeout(run, 120); });
-    input.addEventListener("focus", function () { if (box.childNodes.length) { box.hidden = false; } });
+    input.addEventListener("input", function () { constants(); clearTimeout(timer); timer = setTimeout(run, 40); });
+    input.addEventListener("focus", function () { constants(); if (box.childNodes.length) { box.hidden = false; } });
     input.addEventListener("keydown", function (e) {
       var links = Array.prototype.slice.call(box.querySelectorAll("a"));
       var at = links.indexOf(document.activeElement);
