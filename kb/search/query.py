@@ -203,9 +203,8 @@ class Searcher:
         does not write; default: a logged warning). ``splitter``: the command's (one is made when None); queries
         are split with the user dictionary the index recorded, as the index was. ``kept``: where the current view
         and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: computed here)."""
-        from kb.search import userdict
+        from kb.search import coldcache, userdict
         from kb.search.index import reader_staleness, recorded_user_dictionary, shared_indexes
-        from kb.search import coldcache
         from kb.urls.where import Locator
         from kb.versions.current import current_view
 
