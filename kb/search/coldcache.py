@@ -2,7 +2,7 @@
 the current view (:func:`kb.versions.current.current_view`), the name table (:func:`kb.search.names.name_table`)
 and the document tables (:func:`kb.search.view.doc_table`). ``kb search`` as a new process reads them instead.
 
-Each is one file ``<kb>/cache/<what>.marshal`` holding ``(key, value)``; the key is :data:`FORMAT`, kb's code digest
+Each is one file ``<kb>/search-cache/<what>.marshal`` holding ``(key, value)``; the key is :data:`FORMAT`, kb's code digest
 (:func:`kb.codedigest.code_digest`), the store's :class:`kb.search.warm.Generation` (database file, content
 generation, the index's state file) and what else the value depends on (the splitter's dictionary, the scopes). A
 file whose key differs is a miss: the value is made as before and the file replaced (one file per kind and scope
@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 from kb.codedigest import code_digest
 from kb.store import NodeKey, Store
 
-CACHE_DIR = "cache"
+CACHE_DIR = "search-cache"  # beside kb.sqlite (not "cache": the fetch cache, ingest.net.cache)
 FORMAT = 1  # bump when an encoding below changes shape
 T = TypeVar("T")
 

@@ -202,7 +202,8 @@ class Searcher:
         """``notify``: told in one line when the index is stale (it is searched as it is, never rebuilt: a reader
         does not write; default: a logged warning). ``splitter``: the command's (one is made when None); queries
         are split with the user dictionary the index recorded, as the index was. ``kept``: where the current view
-        and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: computed here)."""
+        and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: read from the kb folder,
+        :mod:`kb.search.coldcache`)."""
         from kb.search import coldcache, userdict
         from kb.search.index import reader_staleness, recorded_user_dictionary, shared_indexes
         from kb.urls.where import Locator
