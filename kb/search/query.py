@@ -631,7 +631,7 @@ def make_snippet(splitter: JapaneseSplitter, node: Node, terms: set[str], surfac
         begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
         end = begin + SNIPPET_CHARS
     window = text[begin:end]
-    spans = [(t.start, t.end) for t in memo.terms(window) if t.text in terms]
+    spans = [(t.start, t.end) for t in memo.terms(window) if t.text in terms] if terms else []  # none: no analysis
     finder = memo.finder(window)
     spans += [span for w in words if len(w) >= 2 and not w.isascii() for span in finder.find(w)]
     prefix = "…" if begin > 0 else ""
