@@ -8,7 +8,8 @@ warm: made once per store generation, never per call.
 - A :class:`kb.search.Searcher` per thread and kb folder (a store connection stays in the thread that opened it),
   made again when the generation changed; at most :data:`KEEP` folders per thread (the oldest is closed).
 
-A reader only: nothing is written or rebuilt (a stale index is searched as it is, said by the Searcher).
+A reader only: nothing is rebuilt (a stale index is searched as it is, said by the Searcher); the view and names are
+also kept on disk for the next process (:mod:`kb.search.coldcache`, the one file a reader writes).
 """
 
 from __future__ import annotations
