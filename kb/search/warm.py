@@ -9,7 +9,7 @@ warm: made once per store generation, never per call.
   made again when the generation changed; at most :data:`KEEP` folders per thread (the oldest is closed).
 
 A reader only: nothing is rebuilt (a stale index is searched as it is, said by the Searcher); the view and names are
-also kept on disk for the next process (:mod:`kb.search.coldcache`, the one file a reader writes).
+also kept on disk for the next process (:mod:`kb.search.coldcache`: the only files a reader writes).
 """
 
 from __future__ import annotations
