@@ -202,8 +202,9 @@ class Searcher:
         """``notify``: told in one line when the index is stale (it is searched as it is, never rebuilt: a reader
         does not write; default: a logged warning). ``splitter``: the command's (one is made when None); queries
         are split with the user dictionary the index recorded, as the index was. ``kept``: where the current view
-        and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: computed here)."""
-        from kb.search import userdict
+        and the name table of the store's generation are kept (:mod:`kb.search.warm`; None: read from the kb folder,
+        :mod:`kb.search.coldcache`)."""
+        from kb.search import coldcache, userdict
         from kb.search.index import reader_staleness, recorded_user_dictionary, shared_indexes
         from kb.urls.where import Locator
         from kb.versions.current import current_view
@@ -222,7 +223,8 @@ class Searcher:
             (notify or log.warning)(f"{self.indexes.root}: the search index is stale ({stale}): run 'kb index'")
         self._versions = {lang: store.versions(lang) for lang in LANG_ORDER}
         self._kept = kept
-        self.locator = Locator(kept.view(store) if kept else current_view(store))
+        self.locator = Locator(kept.view(store) if kept else coldcache.kept(
+            store, "view", (), lambda: current_view(store), coldcache.encode_view, coldcache.decode_view))
         self.snippets = SnippetMemo(self.splitter)
         self._tables: dict[frozenset, tuple[Any, DocTable]] = {}  # scopes → (the Whoosh searcher, its documents)
 
@@ -230,9 +232,14 @@ class Searcher:
     def names(self) -> NameTable:
         """The store's Japanese names with their English names and readings, made when a query first needs them
         (a rule number does not)."""
+        from kb.search import coldcache
         from kb.search.names import name_table
 
-        return self._kept.names(self.store, self.splitter) if self._kept else name_table(self.store, self.splitter)
+        if self._kept:
+            return self._kept.names(self.store, self.splitter)
+        return coldcache.kept(self.store, "names", (self.splitter.dictionary_id,),
+                              lambda: name_table(self.store, self.splitter), coldcache.encode_names,
+                              coldcache.decode_names)
 
     def close(self) -> None:
         """Nothing of the store's is held; the shared Whoosh searchers stay open for the next Searcher."""
@@ -357,15 +364,24 @@ class Searcher:
         return frozenset(chosen | {(UNVERSIONED, lang) for lang in LANG_ORDER})
 
     def _table(self, ws: Any, scopes: frozenset, version: str | None) -> DocTable:
-        """The documents of ``ws`` a query ranks (made once per open Whoosh searcher)."""
+        """The documents of ``ws`` a query ranks (made once per open Whoosh searcher, kept on disk per store
+        generation: :mod:`kb.search.coldcache`)."""
+        from kb.search import coldcache
+
         kept = self._tables.get(scopes)
         if kept is not None and kept[0] is ws:
             return kept[1]
-        if version:
-            table = view.doc_table(ws, lambda key: True, lambda key: self.locator.url(key), view.own_rule_number)
-        else:
-            table = view.doc_table(ws, view.current_shown(self.locator.view), lambda key: self.locator.url(key),
-                                   view.shown_rule_number(self.locator))
+
+        def make() -> DocTable:
+            if version:
+                return view.doc_table(ws, lambda key: True, lambda key: self.locator.url(key), view.own_rule_number)
+            return view.doc_table(ws, view.current_shown(self.locator.view), lambda key: self.locator.url(key),
+                                  view.shown_rule_number(self.locator))
+
+        archived = bool(version)
+        table = coldcache.kept(self.store, coldcache.scope_name("archive" if archived else "docs", scopes),
+                               (sorted(scopes), archived, ws.doc_count_all()), make, coldcache.encode_table,
+                               coldcache.decode_table)
         self._tables[scopes] = (ws, table)
         return table
 
@@ -615,7 +631,7 @@ def make_snippet(splitter: JapaneseSplitter, node: Node, terms: set[str], surfac
         begin = max(0, min(first - SNIPPET_CHARS // 4, len(text) - SNIPPET_CHARS))
         end = begin + SNIPPET_CHARS
     window = text[begin:end]
-    spans = [(t.start, t.end) for t in memo.terms(window) if t.text in terms]
+    spans = [(t.start, t.end) for t in memo.terms(window) if t.text in terms] if terms else []  # none: no analysis
     finder = memo.finder(window)
     spans += [span for w in words if len(w) >= 2 and not w.isascii() for span in finder.find(w)]
     prefix = "…" if begin > 0 else ""

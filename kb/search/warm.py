@@ -8,7 +8,8 @@ warm: made once per store generation, never per call.
 - A :class:`kb.search.Searcher` per thread and kb folder (a store connection stays in the thread that opened it),
   made again when the generation changed; at most :data:`KEEP` folders per thread (the oldest is closed).
 
-A reader only: nothing is written or rebuilt (a stale index is searched as it is, said by the Searcher).
+A reader only: nothing is rebuilt (a stale index is searched as it is, said by the Searcher); the view and names are
+also kept on disk for the next process (:mod:`kb.search.coldcache`: the only files a reader writes).
 """
 
 from __future__ import annotations
@@ -65,19 +66,24 @@ class WarmSearch:
 
     def view(self, store: Store) -> CurrentView:
         """The current view of ``store``'s generation, computed once."""
+        from kb.search import coldcache
         from kb.versions.current import current_view
 
         generation = generation_of(store)
         return self._kept(self._views, (store.kb_dir.resolve(), generation.database, generation.content),
-                          lambda: current_view(store))
+                          lambda: coldcache.kept(store, "view", (), lambda: current_view(store), coldcache.encode_view,
+                                                 coldcache.decode_view))
 
     def names(self, store: Store, splitter: JapaneseSplitter) -> NameTable:
         """The name table of ``store``'s generation as split by ``splitter``'s dictionaries, computed once."""
+        from kb.search import coldcache
         from kb.search.names import name_table
 
         generation = generation_of(store)
         key = (store.kb_dir.resolve(), generation.database, generation.content, splitter.dictionary_id)
-        return self._kept(self._names, key, lambda: name_table(store, splitter))
+        return self._kept(self._names, key, lambda: coldcache.kept(
+            store, "names", (splitter.dictionary_id,), lambda: name_table(store, splitter), coldcache.encode_names,
+            coldcache.decode_names))
 
     def _kept(self, table: OrderedDict[tuple, T], key: tuple, make: Callable[[], T]) -> T:
         with self._lock:
