@@ -45,7 +45,7 @@ from ingest.decode import decode_wiki_html
 from ingest.htmltree import class_xpath, drop_keeping_tail, element_html, html_document, insert_links
 from ingest.refs import find_rule_refs
 from ingest.wikitext import HEADINGS, TextBuilder, clean_text, content_blocks, heading_of, trim_span
-from ingest.wikititle import decode_anchor, normalize_title, parse_wiki_href, split_card_name
+from ingest.wikititle import decode_anchor, element_id, normalize_title, parse_wiki_href, split_card_name
 from kb import rulenum
 from kb.ids import article_id
 from kb.model import (
@@ -303,7 +303,7 @@ class _ArticleBuilder:
                     stack.pop()
                 stack[-1]["sections"].append(section)
                 stack.append(section)
-                attr = f' id="{html_lib.escape(_element_id(anchor), quote=True)}"' if anchor else ""
+                attr = f' id="{html_lib.escape(element_id(anchor), quote=True)}"' if anchor else ""
                 html_parts.append(sanitize_html(f"<h{level}{attr}>{html_lib.escape(name)}</h{level}>"))
                 continue
             if not el.text_content().strip() and el.tag != "hr" and next(el.iter("img"), None) is None:
@@ -453,11 +453,6 @@ def _heading_anchor(h: HtmlElement) -> str | None:
     return clean_text(h) or None
 
 
-def _element_id(anchor: str) -> str:
-    """The id an anchor is written as in the article's HTML: decoded, with ``_`` for spaces (ids hold no spaces)."""
-    return anchor.replace(" ", "_")
-
-
 _EMPHASIS_QUOTES = re.compile(r"(?<![’'])(?:[’']{5}|[’']{3}|[’']{2})(?![’'])")
 
 
@@ -469,9 +464,9 @@ def _repair_wikitext(root: HtmlElement, title: str) -> None:
         href = (a.get("href") or "").strip()
         link = parse_wiki_href(href) if href and not href.startswith("#") else None
         if href.startswith("#") and len(href) > 1:
-            a.set("href", "#" + _element_id(decode_anchor(href[1:])))
+            a.set("href", "#" + element_id(decode_anchor(href[1:])))
         elif link is not None and link.kind == REF_WIKI and link.target == title and link.fragment:
-            a.set("href", "#" + _element_id(link.fragment))
+            a.set("href", "#" + element_id(link.fragment))
     headings: dict[str, str] = {}
     for h in root.iter(*HEADINGS):
         anchor = _heading_anchor(h)
@@ -492,7 +487,7 @@ def _repair_wikitext(root: HtmlElement, title: str) -> None:
             holders = [*([el] if attr == "text" else []), *el.iterancestors()]
             if section_link is None or any(x.tag == "a" or x.tag in HEADINGS for x in holders):
                 continue
-            insert_links(el, attr, [(m.start(), m.end(), m.group(1), {"href": "#" + _element_id(headings[m.group(1)])})
+            insert_links(el, attr, [(m.start(), m.end(), m.group(1), {"href": "#" + element_id(headings[m.group(1)])})
                                     for m in section_link.finditer(value)])
 
 

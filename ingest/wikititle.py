@@ -76,6 +76,11 @@ def decode_anchor(anchor: str) -> str:
     return _DOTTED.sub(dotted, unquote(anchor)).replace("_", " ")
 
 
+def element_id(anchor: str) -> str:
+    """The id a decoded heading anchor is written as in an article's stored HTML: ``_`` for spaces (ids hold none)."""
+    return anchor.replace(" ", "_")
+
+
 @dataclass(frozen=True)
 class WikiLink:
     """Where an href points: kind is ``wiki``, ``redlink``, ``category``, ``rule`` or ``external``."""

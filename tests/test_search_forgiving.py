@@ -10,13 +10,14 @@ import pytest
 from click.testing import CliRunner
 from conftest import DATA, FIXTURES
 
+from ingest.wikititle import element_id
 from kb.cli import main
 from kb.model import ARTICLE, Node
 from kb.pipeline import ingest_sources
 from kb.search import Searcher, analysis
 from kb.search.fuzzy import edit_distance, is_latin_candidate
 from kb.search.questions import content_terms
-from kb.search.sections import element_id, section_id, section_text, sections, split_node, split_section_id
+from kb.search.sections import section_id, section_text, sections, split_node, split_section_id
 from kb.search.variants import VARIANTS, normalise
 from kb.site.search_export import browser_constants
 from kb.splitter import JapaneseSplitter

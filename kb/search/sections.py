@@ -9,7 +9,7 @@ a question is answered by the section, or the rule, that answers it rather than 
 word somewhere; a section's weights are halved (:func:`kb.search.ranking.section_weight`, in every surface), so
 that among hits matching as many words the rule comes first. A section's search id is ``<article id>#<anchor>``
 (:func:`section_id`, :func:`split_section_id`); its URL is the article's with the heading's element id
-(:func:`element_id`: the anchor with ``_`` for spaces, as the parser writes it).
+(:func:`ingest.wikititle.element_id`, as the parser writes it).
 """
 
 from __future__ import annotations
@@ -92,6 +92,3 @@ def split_section_id(search_id: str) -> tuple[str, str | None]:
     return (node_id, anchor) if sep and is_article_id(node_id) else (search_id, None)
 
 
-def element_id(anchor: str) -> str:
-    """The ``id`` of the heading of ``anchor`` in the article's HTML (the parser writes spaces as ``_``)."""
-    return anchor.replace(" ", "_")

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ingest.wikititle import element_id
 from kb import rulenum
 from kb.ids import is_glossary_id, rule_number
 from kb.model import GLOSSARY, RULE_KINDS, UNVERSIONED
 from kb.search.ranking import doc_order
-from kb.search.sections import element_id
 from kb.store import NodeKey
 
 SHOWN_KINDS = (*RULE_KINDS, GLOSSARY)

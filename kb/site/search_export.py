@@ -51,11 +51,12 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
+from ingest.wikititle import element_id
 from kb import rulenum
 from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
-from kb.search.sections import element_id, section_id, split_node, split_section_id
+from kb.search.sections import section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
