@@ -57,26 +57,17 @@ def analyse_all(nodes, splitter: JapaneseSplitter) -> None:
         node_fields(splitter, node, "")
 
 
-def latencies(search, queries: list[str], rounds: int) -> list[float]:
+def latencies(search, queries: list[str], rounds: int, clock=time.perf_counter) -> list[float]:
+    """Each query's time over ``rounds`` after one warm-up pass, sorted; ``clock=time.process_time`` gives CPU seconds
+    of this process (what a loaded machine does not inflate)."""
     for q in queries:  # warm
         search(q)
     times = []
     for _ in range(rounds):
         for q in queries:
-            start = time.perf_counter()
+            start = clock()
             search(q)
-            times.append(time.perf_counter() - start)
-    return sorted(times)
-
-
-def cpu_times(search, queries: list[str], rounds: int) -> list[float]:
-    """As :func:`latencies`, in CPU seconds of this process (what a loaded machine does not inflate)."""
-    times = []
-    for _ in range(rounds):
-        for q in queries:
-            start = time.process_time()
-            search(q)
-            times.append(time.process_time() - start)
+            times.append(clock() - start)
     return sorted(times)
 
 
@@ -145,7 +136,7 @@ def main() -> None:
         print(f"  kb.search.search(kb_dir, q)  first call {first * 1000:6.0f} ms; warm, {len(queries)} queries ×"
               f" {args.repeat}: median {statistics.median(api) * 1000:5.1f} ms  p95 {p95(api) * 1000:5.1f} ms"
               f" (goal p95 ≤ 30 ms)")
-        cpu = cpu_times(lambda q: search_once(real, q), queries, args.repeat)
+        cpu = latencies(lambda q: search_once(real, q), queries, args.repeat, time.process_time)
         print(f"  the same in CPU time: median {statistics.median(cpu) * 1000:5.1f} ms  p95 {p95(cpu) * 1000:5.1f} ms")
         t_real = process_time([KB, "--kb-dir", real, "search", "唱えた"], args.repeat)
         t_real_number = process_time([KB, "--kb-dir", real, "search", "601.2f"], args.repeat)
