@@ -249,31 +249,29 @@ def read_pty(fd: int, proc: subprocess.Popen, limit: float = 120) -> str:
     return out.decode("utf-8", "replace")
 
 
+def _on_a_terminal(args: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """``kb ARGS`` with stderr on a real pseudo-terminal: (exit code, stdout, what the terminal was sent)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "kb.cli", *args], stdout=subprocess.PIPE, stderr=slave, env=env,
+                            cwd=REPO)
+    os.close(slave)
+    try:
+        screen = read_pty(master, proc)
+        stdout = proc.communicate(timeout=60)[0].decode()
+    finally:
+        os.close(master)
+    return proc.returncode, stdout, screen
+
+
 @pytest.mark.slow
 def test_a_terminal_gets_a_progress_bar(sample_kb, tmp_path):
     """``kb build`` with stderr on a real pseudo-terminal: rich draws each stage with its bar and count."""
-    master, slave = pty.openpty()
     env = {**os.environ, "KB_HOME": str(sample_kb), "COLUMNS": "120", "TERM": "xterm"}
-    proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "build", "--quiet", "--out", str(tmp_path / "site")],
-                            stdout=subprocess.PIPE, stderr=slave, env=env, cwd=REPO)
-    os.close(slave)
-    try:
-        screen = read_pty(master, proc)
-        stdout = proc.communicate(timeout=60)[0].decode()
-    finally:
-        os.close(master)
-    assert proc.returncode == 0 and stdout.startswith(f"site: {tmp_path / 'site'} — ")
+    returncode, stdout, screen = _on_a_terminal(["build", "--quiet", "--out", str(tmp_path / "site")], env)
+    assert returncode == 0 and stdout.startswith(f"site: {tmp_path / 'site'} — ")
     assert screen == ""  # --quiet: no bar either
-    master, slave = pty.openpty()
-    proc = subprocess.Popen([sys.executable, "-m", "kb.cli", "build", "--out", str(tmp_path / "site2")],
-                            stdout=subprocess.PIPE, stderr=slave, env=env, cwd=REPO)
-    os.close(slave)
-    try:
-        screen = read_pty(master, proc)
-        stdout = proc.communicate(timeout=60)[0].decode()
-    finally:
-        os.close(master)
-    assert proc.returncode == 0
+    returncode, stdout, screen = _on_a_terminal(["build", "--out", str(tmp_path / "site2")], env)
+    assert returncode == 0
     rendered = int(stdout.split(" pages (")[1].split(" rendered")[0])  # a new site: every page
     lines = [line.strip() for line in re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", screen).replace("\r", "\n").split("\n")]
     done = [line for line in lines if line.startswith("✓ ")]
