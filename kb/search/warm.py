@@ -100,6 +100,11 @@ class WarmSearch:
     def searcher(self, kb_dir: str | os.PathLike[str] | None, *, splitter: JapaneseSplitter | None = None,
                  notify: Callable[[str], None] | None = None) -> Searcher:
         """This thread's Searcher of ``kb_dir``, made again when its generation changed (KbError: no kb there)."""
+        return self.searcher_at(kb_dir, splitter=splitter, notify=notify)[0]
+
+    def searcher_at(self, kb_dir: str | os.PathLike[str] | None, *, splitter: JapaneseSplitter | None = None,
+                    notify: Callable[[str], None] | None = None) -> tuple[Searcher, Generation]:
+        """:meth:`searcher`, with the store generation it searches (read once, for what is kept under it)."""
         from kb.search.query import Searcher
 
         folder = default_kb_dir(kb_dir).resolve()
@@ -115,7 +120,7 @@ class WarmSearch:
                 current = None
             if current == generation:
                 own[folder] = kept
-                return searcher
+                return kept
             searcher.store.close()
         store = Store.open(folder, create=False)
         try:
@@ -128,7 +133,7 @@ class WarmSearch:
         while len(own) > KEEP:
             old, _ = own.popitem(last=False)[1]
             old.store.close()
-        return searcher
+        return searcher, generation
 
     def close(self) -> None:
         """Close this thread's Searchers (other threads close theirs when they end)."""

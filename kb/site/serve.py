@@ -76,11 +76,9 @@ class LiveSearch:
         """The status and JSON payload for ``query``."""
         from kb.errors import KbError
         from kb.search.query import MAX_QUERY_CHARS
-        from kb.search.warm import generation_of
-
         try:
-            searcher = self._warm.searcher(self.kb_dir, splitter=self.splitter, notify=self._tell)
-            key = (generation_of(searcher.store), query)
+            searcher, generation = self._warm.searcher_at(self.kb_dir, splitter=self.splitter, notify=self._tell)
+            key = (generation, query)
         except (KbError, OSError) as exc:  # the knowledge base's or the index's
             return HTTPStatus.SERVICE_UNAVAILABLE, {"query": query, "error": str(exc)}
         kept = self._answers.get(key)
