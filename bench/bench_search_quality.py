@@ -64,7 +64,8 @@ class View:
     def __init__(self, store):
         from kb.model import GLOSSARY, UNVERSIONED
         from kb.search.query import Searcher
-        from kb.search.sections import element_id, section_id, split_node
+        from ingest.wikititle import element_id
+        from kb.search.sections import section_id, split_node
         from kb.search.view import SHOWN_KINDS, current_shown, shown_rule_number
         from kb.store import NodeKey
 
