@@ -455,10 +455,11 @@ class Searcher:
 
             allowed = set(ws.docs_for_query(wq.And([self._phrase_query(ws, p) for p in q.phrases])))
         reader = ws.reader()
+        entries = self._kind_docs(ws, self._scopes(q), (GLOSSARY,))
         scores: dict[int, list[int]] = {}
         names: dict[int, dict[int, list[int]]] = {}  # English name → document → [its terms held, their score]
         for field, text, grams, name in lookups:
-            held = self._postings(reader, table, field, text)
+            held = {d: ranking.entry_weight(w, d in entries) for d, w in self._postings(reader, table, field, text).items()}
             weight = ranking.idf(table.size, len(held)) * (ranking.GRAM_SHARE if grams else ranking.TERM_SHARE)
             cover = ranking.gram_cover(grams) if grams else ranking.COVER_SCALE
             for doc, w in held.items():

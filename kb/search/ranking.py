@@ -9,7 +9,7 @@ bigram of text the index has no term for scores :func:`gram_weight` × idf × ½
 towards coverage (in units of :data:`COVER_SCALE` per term: :func:`gram_cover`). The words of an English name a
 Japanese query stands for count (one unit, and their scores) only in documents holding all of them. Documents are
 ordered by coverage (terms found), then score, then document order (:func:`doc_order`); a long article's section
-weighs a :func:`section_weight` of that. All arithmetic is on integers, so Python and JavaScript rank alike to the
+weighs a :func:`section_weight` of that, a glossary entry an :func:`entry_weight`. All arithmetic is on integers, so Python and JavaScript rank alike to the
 last place. At most :data:`MAX_LOOKUPS` terms and bigrams are looked up."""
 
 from __future__ import annotations
@@ -26,6 +26,8 @@ TERM_SHARE, GRAM_SHARE = 2, 1  # a term's score counts twice a bigram's
 MAX_LOOKUPS = 96  # terms and bigrams one query looks up
 COVER_SCALE = 720720  # the coverage of one term: divisible by every bigram count up to 16
 SECTION_DIVISOR = 2  # a long article's section weighs half a whole document: the rule answers, the section explains
+ENTRY_SHARE = (2, 3)  # a glossary entry weighs ⅔ of a rule (the rule answers, the entry defines the word and cites
+# it), above a long article's section (½: the CR's glossary before the wiki's explanation)
 
 
 def field_length(length: int) -> int:
@@ -53,6 +55,14 @@ def section_weight(weight: int, section: bool) -> int:
     """The stored weight of a term or bigram in a document that is one section of a long article
     (:mod:`kb.search.sections`, ``section``) or not."""
     return weight // SECTION_DIVISOR if section else weight
+
+
+def entry_weight(weight: int, entry: bool) -> int:
+    """The stored weight of a term or bigram in a document that is a glossary entry (``entry``) or not. An entry is a
+    line or two that repeats its term, so by length alone it outscored the rule holding the same words (総コストを支払った:
+    the entry 総コスト above rule 601.2h); a query that is the whole term still finds the entry and its rule first
+    (:mod:`kb.search.query`, glossary terms)."""
+    return weight * ENTRY_SHARE[0] // ENTRY_SHARE[1] if entry else weight
 
 
 def idf(documents: int, df: int) -> int:

@@ -231,6 +231,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         doc_id = ids[entry.url]
         slots[doc_id // CHUNK][doc_id % CHUNK] = entry
     parts = {2 * ids[e.url] + slot for e in entries if split_section_id(e.id)[1] for slot in LANG_SLOT.values()}
+    glossary = {2 * ids[e.url] + slot for e in entries if e.kind == GLOSSARY for slot in LANG_SLOT.values()}
     files: dict[str, str] = {}
     keys: dict[int, str] = {}  # document id → its text's hash
     docs: dict[int, SearchDoc] = {}
@@ -260,8 +261,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: marshal.loads(cache[old_keys[i]]) for i in changed if i in old_keys}
 
-    postings, grams, vocab = _tables(fields_by_id, parts)
-    old_postings, old_grams, _ = _tables(old_fields, parts)
+    postings, grams, vocab = _tables(fields_by_id, parts, glossary)
+    old_postings, old_grams, _ = _tables(old_fields, parts, glossary)
     p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
     for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
@@ -390,9 +391,10 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     return tables, used
 
 
-def _tables(fields_by_id: dict[int, dict], parts: set[int]) -> tuple[dict, dict, dict]:
+def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) -> tuple[dict, dict, dict]:
     """Postings, bigram postings and vocabulary (by first character) of the given documents (``parts``: those that
-    are a long article's sections, :func:`kb.search.ranking.section_weight`)."""
+    are a long article's sections, :func:`kb.search.ranking.section_weight`; ``glossary``: glossary entries,
+    :func:`kb.search.ranking.entry_weight`)."""
     postings: dict[str, list] = defaultdict(list)
     grams: dict[str, list] = defaultdict(list)
     vocab: dict[str, dict[str, str | int]] = defaultdict(dict)
@@ -401,9 +403,11 @@ def _tables(fields_by_id: dict[int, dict], parts: set[int]) -> tuple[dict, dict,
         title, body = Counter(fields["t"]), Counter(fields["b"])
         for term in title.keys() | body.keys():
             weight = ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))
-            postings[term] += [doc_id, ranking.section_weight(weight, doc_id in parts)]
+            postings[term] += [doc_id, ranking.entry_weight(ranking.section_weight(weight, doc_id in parts),
+                                                            doc_id in glossary)]
         for gram, tf in Counter(fields["g"]).items():
-            grams[gram] += [doc_id, ranking.section_weight(ranking.gram_weight(tf, len(fields["g"])), doc_id in parts)]
+            weight = ranking.section_weight(ranking.gram_weight(tf, len(fields["g"])), doc_id in parts)
+            grams[gram] += [doc_id, ranking.entry_weight(weight, doc_id in glossary)]
         for surface, term in fields["v"].items():
             vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
     return postings, grams, vocab
