@@ -6,9 +6,11 @@ Without KB_DIR, a knowledge base of ``data/``, the MTG Wiki page 接死 (tests/f
 (``$KB_CORPUS_DIR``) is built in a temporary folder first. The queries are ``bench/search_quality_queries.jsonl``
 (typos, readings, variant kanji, names the Japanese text gives, questions; each answer a node of the ingested text)
 and ``tests/fixtures/search/eval.jsonl`` (the older set: inflection, compounds, katakana, widths, numbers, English),
-its kinds prefixed ``basic-``. Each answer is the ``lang:id`` of a node the site's current view shows (a rule number:
-today's; a node the view does not show is an error); a glossary entry's answer also accepts the rule the entry cites
-first ("rule 117 参照": a whole-query name finds its rule first, then the entry). A query is answered when the site
+its kinds prefixed ``basic-``; the first file adds queries of those kinds too (kind ``basic-…``), so that every kind
+has at least :data:`MIN_PER_KIND` queries (fewer: an error). Each answer is the ``lang:id`` of a node the site's
+current view shows (a rule number: today's; a node the view does not show is an error); a glossary entry's answer
+also accepts the rule the entry cites first ("rule 117 参照": a whole-query name finds its rule first, then the
+entry). A query is answered when the site
 URL of one of its answers is among the first :data:`RANKED` distinct URLs a system returns (both languages of a node
 share one URL; a long article's section is its URL with the heading's anchor).
 
@@ -41,6 +43,7 @@ from bench._common import REPO, corpus_dir  # noqa: E402
 QUERIES = REPO / "bench" / "search_quality_queries.jsonl"
 BASIC = REPO / "tests" / "fixtures" / "search" / "eval.jsonl"
 RANKED = 10
+MIN_PER_KIND = 10  # queries of each kind: fewer say nothing about it
 Search = Callable[[str], list[str]]  # a query → ranked "lang:id"
 
 
@@ -62,9 +65,9 @@ class View:
     """The documents kb searches, each with the site URL it is shown at, and the answers' URLs."""
 
     def __init__(self, store):
+        from ingest.wikititle import element_id
         from kb.model import GLOSSARY, UNVERSIONED
         from kb.search.query import Searcher
-        from ingest.wikititle import element_id
         from kb.search.sections import section_id, split_node
         from kb.search.view import SHOWN_KINDS, current_shown, shown_rule_number
         from kb.store import NodeKey
@@ -191,6 +194,9 @@ def main(argv: list[str]) -> None:
         with Store.open(kb_dir, create=False) as store:
             view = View(store)
             queries = [(kind, q, view.answer_urls(answers, q)) for kind, q, answers in load_queries()]
+            few = sorted(k for k in {k for k, _, _ in queries} if sum(k == kind for kind, _, _ in queries) < MIN_PER_KIND)
+            if few:
+                raise SystemExit(f"{QUERIES.name}: fewer than {MIN_PER_KIND} queries of kind {', '.join(few)}")
             (Path(tmp) / "bigrams").mkdir()
             systems = {"kb": kb_search(view), "bigram BM25": bigram_search(view, Path(tmp) / "bigrams"),
                        "FTS5 trigram": trigram_search(view)}
