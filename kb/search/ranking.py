@@ -9,8 +9,8 @@ bigram of text the index has no term for scores :func:`gram_weight` × idf × ½
 towards coverage (in units of :data:`COVER_SCALE` per term: :func:`gram_cover`). The words of an English name a
 Japanese query stands for count (one unit, and their scores) only in documents holding all of them. Documents are
 ordered by coverage (terms found), then score, then document order (:func:`doc_order`); a long article's section
-weighs a :func:`section_weight` of that, a glossary entry an :func:`entry_weight`. All arithmetic is on integers, so Python and JavaScript rank alike to the
-last place. At most :data:`MAX_LOOKUPS` terms and bigrams are looked up."""
+weighs a :func:`section_weight` of that, a glossary entry an :func:`entry_weight`. All arithmetic is on integers, so
+Python and JavaScript rank alike to the last place. At most :data:`MAX_LOOKUPS` terms and bigrams are looked up."""
 
 from __future__ import annotations
 
