@@ -5,7 +5,7 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 - ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
   "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
-  "s": the names of the v/ and n/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
+  "s": the names of the v/, n/ and r/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
   search and previews share with
   Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
   defined here or below, never copied into ``site.js``.
@@ -26,6 +26,8 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
+- ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
+  reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
 - ``l.js`` — the typo lexicon ``{term: frequency}`` (:func:`_latin_lexicon`), loaded only when a Latin word of the
   query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
 
@@ -60,6 +62,7 @@ from kb.search.sections import section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
+from kb.site.search_readings import export_readings
 from kb.splitter import JapaneseSplitter
 
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
@@ -78,7 +81,7 @@ MAX_SURFACE_CHARS = 48  # the longest vocabulary surface a query is matched agai
 def browser_constants() -> dict:
     """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
     from kb.search.analysis import ENGLISH_STOP_WORDS
-    from kb.search.fuzzy import MIN_FUZZY_CHARS, TWO_EDITS_CHARS
+    from kb.search.fuzzy import MAX_READING_CHARS, MIN_FUZZY_CHARS, TWO_EDITS_CHARS
     from kb.search.query import MAX_QUERY_CHARS
     from kb.search.questions import MIN_CONTENT_TERMS, QUESTION_TERMS
     from kb.search.variants import VARIANTS
@@ -91,7 +94,7 @@ def browser_constants() -> dict:
             "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
             "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS,
             "variants": VARIANTS, "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS,
-            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS}
+            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS, "maxReading": MAX_READING_CHARS}
 
 
 @dataclass(frozen=True)
@@ -306,18 +309,23 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         latin = _latin_lexicon(Counter(old_latin), fields_by_id.values(), old_fields.values())
     if old_latin is None or old_latin != latin:
         files["search/l.js"] = _script("l", latin)
+    changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites
+        site.splitter, site.names, previous.get("readings", {}) if incremental else {},
+        (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
+    files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
                                                "k": browser_constants(), "s": _listed(every_file)})
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
-                   "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity}
+                   "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity,
+                   "readings": readings}
 
 
 def _listed(paths: list[str]) -> dict[str, list[str]]:
     """The vocabulary and name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's
     first character without a shard would be a request for a missing file, a 404 in the console)."""
-    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")] for prefix in ("v", "n")}
+    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")] for prefix in ("v", "n", "r")}
 
 
 def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:

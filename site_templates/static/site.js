@@ -193,8 +193,8 @@
   };
   function load(name) {
     if (Object.prototype.hasOwnProperty.call(loaded, name)) { return Promise.resolve(loaded[name]); }
-    var listed = loaded.meta && loaded.meta.s;  // the vocabulary and name shards there are: never ask for another
-    if (listed && /^[vn]\//.test(name) && listed[name[0]].indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
+    var listed = loaded.meta && loaded.meta.s;  // the vocabulary, name and reading shards there are: never ask for another
+    if (listed && /^[vnr]\//.test(name) && (listed[name[0]] || []).indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
     return new Promise(function (resolve) {
       if (waiting[name]) { waiting[name].push(resolve); return; }
       waiting[name] = [resolve];
@@ -217,7 +217,7 @@
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
       maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, cover: k.cover, idfScale: k.idfScale,
       termShare: k.termShare, gramShare: k.gramShare, variants: k.variants, question: k.question,
-      minContent: k.minContent, minFuzzy: k.minFuzzy, twoEdits: k.twoEdits,
+      minContent: k.minContent, minFuzzy: k.minFuzzy, twoEdits: k.twoEdits, maxReading: k.maxReading,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
@@ -515,27 +515,40 @@
         });
       });
   }
-  /* Typos, as kb/search/fuzzy.py's Latin part: a word of K.minFuzzy letters or more that is no index term becomes
-     the nearest term of search/l.js (edit distance 1, 2 from K.twoEdits letters; one of its first two letters
-     right; the most frequent, then the first, on a tie), and the query so rewritten is searched too: its results
-     after those matching every word, before those matching some (kb/search/query.py Searcher._forgiving). */
+  /* Forgiving queries, as kb/search/fuzzy.py corrected: a word of K.minFuzzy letters or more that is no index term
+     becomes the nearest term of search/l.js (edit distance 1, 2 from K.twoEdits letters; one of its first two
+     letters right; the most frequent, then the first, on a tie); a run of kana the vocabulary does not cover becomes
+     the term of its reading (search/r/, kb/site/search_readings.py), else the terms whose readings cover it, longest
+     first (the kana between kept as typed; every word of the result known). The query so rewritten is searched
+     too: its results after those matching every word, before those matching some (kb/search/query.py
+     Searcher._forgiving). */
   function forgiving(meta, q, limit, found) {
-    var text = fold(q.text).join(""), typos = [];
+    var text = fold(q.text).join(""), typos = [], kana = [];
     text.replace(/[a-z0-9]+/g, function (w, at) {
       if (w.length >= K.minFuzzy && !own(K.stop, w)) { typos.push([w, at, lightStem(w)]); }
       return w;
     });
-    if (!typos.length) { return Promise.resolve(found); }
-    return Promise.all(typos.map(function (t) { return load("p/" + (fnv1a(t[2]) % meta.p)); })).then(function (shards) {
-      typos = typos.filter(function (t, k) { return !Array.isArray(own(shards[k], t[2])); });
-      if (!typos.length) { return found; }
-      return load("l").then(function (lex) {
-        var out = "", at = 0;
+    text.replace(/[\u3041-\u3096\u30a1-\u30fa\u30fc\u30fb\uff65]+/g, function (run, at) {
+      var before = text.charAt(at - 1), after = text.charAt(at + run.length);  // a whole Japanese run only
+      if (!(before && isJapanese(before)) && !(after && isJapanese(after))) { kana.push([run, at]); }
+      return run;
+    });
+    if (!typos.length && !kana.length) { return Promise.resolve(found); }
+    return Promise.all([
+      Promise.all(typos.map(function (t) { return load("p/" + (fnv1a(t[2]) % meta.p)); })),
+      Promise.all(kana.map(function (k) { return kanaRewrite(k[0]); }))
+    ]).then(function (got) {
+      typos = typos.filter(function (t, k) { return !Array.isArray(own(got[0][k], t[2])); });
+      var rewrites = [];
+      kana.forEach(function (k, n) { if (got[1][n]) { rewrites.push([k[1], k[0].length, got[1][n]]); } });
+      return (typos.length ? load("l") : Promise.resolve(null)).then(function (lex) {
         typos.forEach(function (t) {
           var near = nearest(lex || {}, t[2]);
-          if (near) { out += text.slice(at, t[1]) + near; at = t[1] + t[0].length; }
+          if (near) { rewrites.push([t[1], t[0].length, near]); }
         });
-        if (!out) { return found; }
+        if (!rewrites.length) { return found; }
+        var out = "", at = 0;
+        rewrites.sort(function (x, y) { return x[0] - y[0]; }).forEach(function (r) { out += text.slice(at, r[0]) + r[2]; at = r[0] + r[1]; });
         var rewritten = {kind: q.kind, lang: q.lang, version: q.version, text: out + text.slice(at)};
         return words(meta, rewritten, limit).then(function (better) {
           var seen = {}, results = [];
@@ -544,6 +557,34 @@
           all.forEach(function (r) { if (!own(seen, r.url) && results.length < limit) { seen[r.url] = 1; results.push(r); } });
           return {jump: null, results: results, marks: found.marks.concat(better.marks)};
         });
+      });
+    });
+  }
+  /* A kana run (folded) as indexed terms by reading (kb/search/fuzzy.py _japanese on a kana run), or null: only a run
+     the vocabulary does not cover whole (Sudachi splits such a run in words the index lacks: じする, ほうりょう). */
+  function kanaRewrite(run) {
+    var typed = Array.from(run).filter(function (c) { return c !== "・" && c !== "･"; });
+    var reading = typed.map(function (c) { return katakana(c); });
+    var firstChars = typed.filter(function (c, i) { return typed.indexOf(c) === i; }).slice(0, K.maxVocab);
+    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })).then(function (vs) {
+      var vocabs = {};
+      firstChars.forEach(function (c, k) { vocabs[c] = vs[k]; });
+      if (!segment(typed, vocabs).rest.length) { return null; }  // all of it indexed terms
+      var firsts = reading.filter(function (c, i) { return reading.indexOf(c) === i; });
+      return Promise.all(firsts.map(function (c) { return load("r/" + c.codePointAt(0).toString(16)); })).then(function (got) {
+        var shards = {};
+        firsts.forEach(function (c, k) { shards[c] = got[k]; });
+        var term = function (r) { return own(shards[r[0]], r); };
+        var whole = term(reading.join(""));
+        if (whole) { return whole !== typed.join("") ? whole : null; }
+        var out = "", i = 0, matched = false;
+        while (i < reading.length) {
+          var n = Math.min(K.maxReading, reading.length - i), t = null;
+          for (; n > 1 && !(t = term(reading.slice(i, i + n).join(""))); n--) { /* the longest reading first */ }
+          if (t) { out += t; i += n; matched = true; } else { out += typed[i]; i++; }
+        }
+        if (!matched) { return null; }
+        return analysed(out).then(function (b) { return b.grams.length ? null : out; });
       });
     });
   }

@@ -1,0 +1,75 @@
+"""The static search's reading table: how the browser rewrites a kana query into indexed terms, as
+:func:`kb.search.fuzzy.corrected` does (``よじする`` → ``予示する``, ``こうかをぶんかつ`` → ``効果を分割``).
+
+Layout: ``search/r/<hex>.js`` — ``{reading: term}`` for the readings (katakana, two or more characters) whose first
+character has the code point ``<hex>``; the term is the first of :attr:`kb.search.fuzzy.Lexicon.readings` for that
+reading: the indexed Japanese terms of two or more characters and the names (:attr:`kb.search.names.NameTable.readings`)
+read so (:func:`kb.search.names.reading_form`, else :func:`kb.search.names.reading_of`), the one in most documents
+first (title documents plus body documents, as the lexicon counts), then the first in code point order. The browser
+loads a shard only for a kana run of the query that the vocabulary does not cover.
+
+Contract: :func:`export_readings` gives the shards that changed and the state to keep (the Japanese terms' document
+counts and their readings), updated from the documents that changed as ``kb.site.search_export`` updates the Latin
+lexicon."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from kb.search.names import NameTable, reading_form, reading_of
+from kb.splitter import JapaneseSplitter
+
+
+def japanese_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> Counter[str]:
+    """``counts`` of the Japanese terms of two or more characters (title documents plus body documents) with the
+    ``added`` documents' analysed fields (``t``, ``b``) counted in and the ``removed`` ones counted out."""
+    for fields, sign in ((added, 1), (removed, -1)):
+        for f in fields:
+            for name in ("t", "b"):
+                for term in set(f[name]):
+                    if not term.isascii() and len(term) >= 2:
+                        counts[term] += sign
+    return +counts
+
+
+def reading_table(splitter: JapaneseSplitter, names: NameTable | None, counts: Counter[str],
+                  known: dict[str, str | None]) -> dict[str, str]:
+    """Reading → the term a kana run of that reading is rewritten to (``known``: readings already computed, term →
+    reading or None, filled in here)."""
+    groups: dict[str, set[str]] = defaultdict(set)
+    for term in counts:
+        if term not in known:
+            known[term] = reading_form(term) or reading_of(splitter, term)
+        reading = known[term]
+        if reading:
+            groups[reading].add(term)
+    for reading, japanese in (names.readings.items() if names else ()):
+        groups[reading].update(japanese)
+    return {reading: min(terms, key=lambda t: (-counts.get(t, 0), t)) for reading, terms in sorted(groups.items())
+            if len(reading) >= 2}
+
+
+def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previous: dict[str, Any],
+                    every: Iterable[dict], added: Iterable[dict], removed: Iterable[dict]
+                    ) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
+    """(the shards to write, ``r/<hex>`` → their table; the state to keep) from ``previous`` (a state this returned,
+    or empty: then counted from ``every`` document's fields) and the fields of the documents ``added`` and
+    ``removed`` since. A shard that lost its last reading is written empty (it stays listed)."""
+    if "counts" in previous:
+        counts = japanese_counts(Counter(previous["counts"]), added, removed)
+    else:
+        counts = japanese_counts(Counter(), every, ())
+    known = {t: r for t, r in previous.get("known", {}).items() if t in counts}
+    table = reading_table(splitter, names, counts, known)
+    shards: dict[str, dict[str, str]] = defaultdict(dict)
+    for reading, term in table.items():
+        shards[f"{ord(reading[0]):x}"][reading] = term
+    old: dict[str, str] = previous.get("table", {})
+    old_shards: dict[str, dict[str, str]] = defaultdict(dict)
+    for reading, term in old.items():
+        old_shards[f"{ord(reading[0]):x}"][reading] = term
+    changed = {f"r/{code}": shard for code, shard in shards.items() if shard != old_shards.get(code)}
+    changed.update({f"r/{code}": {} for code in old_shards if code not in shards})
+    return changed, {"counts": dict(counts), "known": known, "table": table}
