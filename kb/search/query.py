@@ -76,7 +76,7 @@ LANG_ORDER = {"ja": 0, "en": 1}
 
 _FILTER = re.compile(r"(?<!\S)(kind|lang|version):(\S*)", re.I)
 _PHRASE = re.compile(r"\"([^\"]*)\"|「([^」]*)」|“([^”]*)”")
-_RANGE = re.compile(rf"^(.+?)\s*[-–~〜]\s*({rulenum.LETTER}|[0-9][0-9.]*{rulenum.LETTER}?)$")
+_RANGE = re.compile(rf"^(.+?)\s*{rulenum.RANGE_DASH}\s*({rulenum.RANGE_END})$")
 
 
 @dataclass(frozen=True)

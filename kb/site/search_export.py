@@ -3,7 +3,7 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
-- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
+- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "q": pair shards, "c": document ids per chunk,
   "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
   "s": the names of the v/, n/ and r/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
   search and previews share with
@@ -25,6 +25,7 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   names (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too); rule numbers
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
+- ``q/<i>.js`` — the same for adjacent term pairs (:mod:`kb.site.search_phrases`), for quoted phrases.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 - ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
   reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
@@ -62,6 +63,7 @@ from kb.search.sections import section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
+from kb.site.search_phrases import pair_table, term_pairs
 from kb.site.search_readings import export_readings
 from kb.splitter import JapaneseSplitter
 
@@ -94,7 +96,8 @@ def browser_constants() -> dict:
             "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
             "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS,
             "variants": VARIANTS, "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS,
-            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS, "maxReading": MAX_READING_CHARS}
+            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS, "maxReading": MAX_READING_CHARS,
+            "rangeEnd": rulenum.RANGE_END, "ruleSpan": rulenum.MAX_RULE_SPAN, "sectionSpan": rulenum.MAX_SECTION_SPAN}
 
 
 @dataclass(frozen=True)
@@ -173,14 +176,17 @@ def _digest(data: Any) -> bytes:
 
 
 def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
-    """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
+    """Index terms of the title and body, bigrams, adjacent term pairs (:mod:`kb.site.search_phrases`) and the
+    surface → term vocabulary of one document."""
     from kb.search.analysis import MIDDLE_DOTS, analyze, bigram_terms, fold
 
     vocab: dict[str, str] = {}
     fields: dict[str, Any] = {}
+    pairs: set[str] = set()
     for name, text in (("t", doc.title), ("b", doc.body)):
         terms = analyze(splitter, text, index=True) if text.strip() else []
         fields[name] = [t.text for t in terms]
+        pairs.update(term_pairs(terms))
         for t in terms:
             surface = fold(text[t.start:t.end])
             if surface and not surface.isascii():
@@ -189,6 +195,7 @@ def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
                     vocab.setdefault("".join(c for c in surface if c not in MIDDLE_DOTS), t.text)
     fields["g"] = bigram_terms("\n".join(x for x in (doc.title, doc.body) if x))
     fields["v"] = vocab
+    fields["q"] = sorted(pairs)
     return fields
 
 
@@ -265,9 +272,12 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
     postings, grams, vocab = _tables(fields_by_id, parts)
     old_postings, old_grams, _ = _tables(old_fields, parts)
+    pairs, old_pairs = pair_table(fields_by_id), pair_table(old_fields)
     p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
-    for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
+    q_count: int = previous.get("q", 1) if incremental else max(1, sum(len(v) for v in pairs.values()) // (2 * POSTINGS_PER_SHARD))
+    for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count),
+                                            ("q", pairs, old_pairs, q_count)):
         new_parts, old_parts = _by_shard(table, count), _by_shard(old_table, count)
         for shard in new_parts.keys() | old_parts.keys():
             part = new_parts.get(shard, {})
@@ -314,10 +324,10 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
     files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
-    files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
+    files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
                                                "k": browser_constants(), "s": _listed(every_file)})
-    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
+    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "q": q_count, "files": every_file,
                    "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity,
                    "readings": readings}
 

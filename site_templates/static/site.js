@@ -221,8 +221,8 @@
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
-      range: new RegExp("^(?:" + k.prefix + "\\s*)?(" + k.rule + ")(" + k.letter + ")\\s*" + k.dash + "\\s*(?:(" + k.rule +
-                        "))?(" + k.letter + ")$")
+      range: new RegExp("^(.+?)\\s*" + k.dash + "\\s*(" + k.rangeEnd + ")$"), ruleSpan: k.ruleSpan, sectionSpan: k.sectionSpan,
+      whole: new RegExp("^" + k.parts + "$")
     };
   }
   function constants() {  // search/meta.js, its constants compiled once
@@ -334,19 +334,47 @@
   }
 
   /* -- search: the query (filters, rule numbers and ranges, as kb/search/query.py) -------------------------- */
-  var FILTER = /(^|\s)(kind|lang|version):(\S*)/gi;
-  function parseQuery(query) {
-    var q = {kind: null, lang: null, version: null};
-    q.text = query.replace(FILTER, function (m, pre, name, value) { q[name.toLowerCase()] = value.toLowerCase(); return pre + " "; }).trim();
+  var FILTER = /(^|\s)(kind|lang|version):(\S*)/gi, PHRASE = /"([^"]*)"|\u300c([^\u300d]*)\u300d|\u201c([^\u201d]*)\u201d/g;
+  function parseQuery(query) {  // filters, then "quoted phrases" (or 「…」, “…”): what is left is the text
+    var q = {kind: null, lang: null, version: null, phrases: []};
+    var rest = query.replace(FILTER, function (m, pre, name, value) { q[name.toLowerCase()] = value.toLowerCase(); return pre + " "; });
+    q.text = rest.replace(PHRASE, function (m, a, b, c) {
+      var p = a !== undefined ? a : b !== undefined ? b : c;
+      if (p.trim()) { q.phrases.push(p); }
+      return " ";
+    }).split(/\s+/).filter(Boolean).join(" ");
     return q;
   }
   function ruleNumbers(folded) {  // the rule numbers a query asks for (a number in any form, or a range), or null;
     var t = ruleTarget(folded);      // each as its key in the name shards (kb.search.view.asked_by): "601.2" with its
     if (t) { return [/\.\s*$/.test(folded) ? t.number + "." : t.number]; }  // subrules, "601.2." alone
-    var m = K.range.exec(folded.trim());
-    if (!m || (m[3] && m[3] !== m[1])) { return null; }
-    var a = K.letters.indexOf(m[2]), b = K.letters.indexOf(m[4]);
-    return b < a ? null : K.letters.slice(a, b + 1).split("").map(function (c) { return m[1] + c + "."; });
+    var m = K.range.exec(folded.trim()), first = m && K.ruleQuery.exec(m[1]);
+    var numbers = first ? expandRange(first.slice(1, 5), m[2].replace(/\.+$/, "")) : [];
+    return numbers.length ? numbers.map(function (n) { return n + "."; }) : null;
+  }
+  function expandRange(a, last) {  // kb.rulenum.expand_range: a = [chapter, section digits, rule, letter] of the first
+    var section = a[1] ? Number(a[0] + a[1]) : null, rule = a[2] ? Number(a[2]) : null, out = [], x;
+    if (/^[a-z]$/.test(last)) {
+      if (!a[3]) { return []; }
+      var i = K.letters.indexOf(a[3]), j = K.letters.indexOf(last);
+      return i < 0 || j < i ? [] : K.letters.slice(i, j + 1).split("").map(function (c) { return section + "." + rule + c; });
+    }
+    var b = K.whole.exec(last);
+    if (!b) { return []; }
+    var kind = function (p) { return p[3] ? 3 : p[2] ? 2 : p[1] ? 1 : 0; };
+    if (kind(a) !== kind(b.slice(1, 5))) { return []; }
+    var bSection = b[2] ? Number(b[1] + b[2]) : null, bRule = b[3] ? Number(b[3]) : null;
+    if (a[3]) { return section === bSection && rule === bRule ? expandRange(a, b[4]) : []; }
+    if (rule !== null) {
+      if (section !== bSection || bRule < rule || bRule - rule > K.ruleSpan) { return []; }
+      for (x = rule; x <= bRule; x++) { out.push(section + "." + x); }
+    } else if (section !== null) {
+      if (bSection < section || bSection - section > K.sectionSpan) { return []; }
+      for (x = section; x <= bSection; x++) { out.push(String(x)); }
+    } else {
+      for (x = Number(a[0]); x <= Number(b[1]); x++) { out.push(String(x)); }
+    }
+    return out;
   }
   function katakana(s) { return s.replace(/[\u3041-\u3096]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) + 0x60); }); }
   function firstShard(f) { return "n/" + f.codePointAt(0).toString(16); }
@@ -383,8 +411,9 @@
           if (Array.from(r).length > 1 || (!seg.terms.length && pieces.length === 1)) { grams.push(bigrams(r)); marks.push(r); }
         });
       });
+      var sequence = terms;
       terms = terms.filter(function (t, i) { return terms.indexOf(t) === i; });
-      return {folded: chars.join(""), terms: terms, grams: grams, marks: marks};
+      return {folded: chars.join(""), terms: terms, sequence: sequence, grams: grams, marks: marks};
     });
   }
   window.kbAnalyse = analyseQuery;
@@ -439,11 +468,11 @@
   }
   function searchWith(meta, query, limit, none) {
     var q = parseQuery(query);
-    if (!q.text) { return Promise.resolve(none); }
+    if (!q.text && !q.phrases.length) { return Promise.resolve(none); }
     if (q.version) {  // the archive is searched live only
       return Promise.resolve({jump: null, results: [], marks: [], error: "version: の検索は kb search / kb serve で"});
     }
-    var numbers = ruleNumbers(fold(q.text).join(""));
+    var numbers = q.phrases.length ? null : ruleNumbers(fold(q.text).join(""));
     return (numbers ? named(numbers) : Promise.resolve([])).then(function (ruleIds) {
       if (ruleIds.length) {  // rule numbers that have pages: those rules, the first one to jump to
         return docs(meta, ruleIds, q, limit).then(function (results) {
@@ -452,14 +481,15 @@
                   results: results, marks: []};
         });
       }
-      if (numbers || /["\u300c\u300d]/.test(q.text)) { return words(meta, q, limit); }  // as typed (kb/search/query.py)
+      if (numbers || q.phrases.length) { return words(meta, q, limit); }  // as typed (kb/search/query.py)
       return words(meta, q, limit).then(function (found) { return forgiving(meta, q, limit, found); });
     });
   }
-  function words(meta, q, limit) {  // names, then words ranked as kb/search/ranking.py
-      return analyseQuery(q.text).then(function (a) {
+  function words(meta, q, limit) {  // names, then words ranked as kb/search/ranking.py; with phrases, no names
+    return phraseDocs(meta, q.phrases || []).then(function (held) {  // and only the documents holding them
+      return analyseQuery([q.text].concat(q.phrases || []).join(" ")).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
-        var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
+        var forms = held ? [] : [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
         var english = [];
         var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
         var question = asked.length >= K.minContent && asked.length < a.terms.length;
@@ -501,7 +531,7 @@
             var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
             if (question) { (meta.sections || []).forEach(function (k) { parts[k] = 1; }); }
             var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
-            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
+            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0 && (!held || own(held, id)); }).sort(function (x, y) {
               return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
             }));
             var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
@@ -514,6 +544,44 @@
           });
         });
       });
+    });
+  }
+  /* The documents holding every phrase (an object of ids), or null for none asked, as kb/search/query.py
+     _phrase_query: a phrase of index terms holds them at adjacent positions (the pairs of search/q/,
+     kb/site/search_phrases.py), one term its postings; a phrase with a word the index lacks holds its bigrams. */
+  function phraseDocs(meta, phrases) {
+    if (!phrases.length) { return Promise.resolve(null); }
+    return Promise.all(phrases.map(function (phrase) {
+      return analysed(phrase).then(function (a) {
+        var terms = a.sequence;
+        return Promise.all(terms.map(function (t) { return load("p/" + (fnv1a(t) % meta.p)); })).then(function (shards) {
+          var known = terms.length && !a.grams.length && terms.every(function (t, k) { return Array.isArray(own(shards[k], t)); });
+          var keys = [];
+          if (!known) {
+            runs(fold(phrase)).forEach(function (p) { if (p[0] === "ja") { keys = keys.concat(bigrams(p[1].join("")).map(function (g) { return ["g/" + (fnv1a(g) % meta.g), g]; })); } });
+          } else if (terms.length === 1) {
+            keys = [["p/" + (fnv1a(terms[0]) % meta.p), terms[0]]];
+          } else {
+            for (var i = 0; i + 1 < terms.length; i++) {
+              var pair = terms[i] + "\t" + terms[i + 1];
+              keys.push(["q/" + (fnv1a(pair) % meta.q), pair]);
+            }
+          }
+          return Promise.all(keys.map(function (k) { return load(k[0]); })).then(function (tables) {
+            return keys.map(function (k, n) { return own(tables[n], k[1]) || []; });
+          });
+        });
+      });
+    })).then(function (lists) {
+      var all = [].concat.apply([], lists), held = null;
+      if (!all.length) { return {}; }  // a phrase of nothing indexable holds nowhere
+      all.forEach(function (post) {
+        var here = {}, id = 0;
+        for (var i = 0; i < post.length; i += 2) { id += post[i]; if (!held || own(held, id)) { here[id] = 1; } }
+        held = here;
+      });
+      return held;
+    });
   }
   /* Forgiving queries, as kb/search/fuzzy.py corrected: a word of K.minFuzzy letters or more that is no index term
      becomes the nearest term of search/l.js (edit distance 1, 2 from K.twoEdits letters; one of its first two
