@@ -25,7 +25,7 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   names (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too); rule numbers
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
-- ``q/<i>.js`` — the same for adjacent term pairs (:mod:`kb.site.search_phrases`), for quoted phrases.
+- ``q/<i>.js`` — where adjacent term pairs stand (:mod:`kb.site.search_phrases`), for quoted phrases.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 - ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
   reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
@@ -63,7 +63,7 @@ from kb.search.sections import section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
-from kb.site.search_phrases import pair_table, term_pairs
+from kb.site.search_phrases import BODY, TITLE, export_pairs, field_pairs, shard_count
 from kb.site.search_readings import export_readings
 from kb.splitter import JapaneseSplitter
 
@@ -182,11 +182,11 @@ def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
 
     vocab: dict[str, str] = {}
     fields: dict[str, Any] = {}
-    pairs: set[str] = set()
+    analysed = []
     for name, text in (("t", doc.title), ("b", doc.body)):
         terms = analyze(splitter, text, index=True) if text.strip() else []
         fields[name] = [t.text for t in terms]
-        pairs.update(term_pairs(terms))
+        analysed.append((TITLE if name == "t" else BODY, terms))
         for t in terms:
             surface = fold(text[t.start:t.end])
             if surface and not surface.isascii():
@@ -195,7 +195,7 @@ def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
                     vocab.setdefault("".join(c for c in surface if c not in MIDDLE_DOTS), t.text)
     fields["g"] = bigram_terms("\n".join(x for x in (doc.title, doc.body) if x))
     fields["v"] = vocab
-    fields["q"] = sorted(pairs)
+    fields["q"] = field_pairs(analysed)
     return fields
 
 
@@ -272,12 +272,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
     postings, grams, vocab = _tables(fields_by_id, parts)
     old_postings, old_grams, _ = _tables(old_fields, parts)
-    pairs, old_pairs = pair_table(fields_by_id), pair_table(old_fields)
     p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
-    q_count: int = previous.get("q", 1) if incremental else max(1, sum(len(v) for v in pairs.values()) // (2 * POSTINGS_PER_SHARD))
-    for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count),
-                                            ("q", pairs, old_pairs, q_count)):
+    for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
         new_parts, old_parts = _by_shard(table, count), _by_shard(old_table, count)
         for shard in new_parts.keys() | old_parts.keys():
             part = new_parts.get(shard, {})
@@ -294,6 +291,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                 else:
                     coded.pop(term, None)
             files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
+    q_count: int = previous["q"] if incremental else shard_count(fields_by_id, POSTINGS_PER_SHARD)
+    files.update({f"search/{name}.js": _script(name, table) for name, table in export_pairs(
+        fields_by_id, old_fields, changed, q_count, fnv1a, (lambda n: _read_shard(read_old, n)) if incremental else None).items()})
     for hex_code, surfaces in vocab.items():
         name = f"v/{hex_code}"
         merged = _read_shard(read_old, name) if incremental else {}

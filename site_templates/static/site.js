@@ -547,8 +547,9 @@
     });
   }
   /* The documents holding every phrase (an object of ids), or null for none asked, as kb/search/query.py
-     _phrase_query: a phrase of index terms holds them at adjacent positions (the pairs of search/q/,
-     kb/site/search_phrases.py), one term its postings; a phrase with a word the index lacks holds its bigrams. */
+     _phrase_query: a phrase of index terms holds them at consecutive positions of its title or body (the pairs of
+     search/q/, kb/site/search_phrases.py: a pair's places, 2 × position + field), a phrase of one term is its
+     postings; a phrase with a word the index lacks holds all its bigrams. */
   function phraseDocs(meta, phrases) {
     if (!phrases.length) { return Promise.resolve(null); }
     return Promise.all(phrases.map(function (phrase) {
@@ -556,29 +557,51 @@
         var terms = a.sequence;
         return Promise.all(terms.map(function (t) { return load("p/" + (fnv1a(t) % meta.p)); })).then(function (shards) {
           var known = terms.length && !a.grams.length && terms.every(function (t, k) { return Array.isArray(own(shards[k], t)); });
+          if (known && terms.length > 1) { return pairDocs(meta, terms); }
           var keys = [];
-          if (!known) {
-            runs(fold(phrase)).forEach(function (p) { if (p[0] === "ja") { keys = keys.concat(bigrams(p[1].join("")).map(function (g) { return ["g/" + (fnv1a(g) % meta.g), g]; })); } });
-          } else if (terms.length === 1) {
-            keys = [["p/" + (fnv1a(terms[0]) % meta.p), terms[0]]];
-          } else {
-            for (var i = 0; i + 1 < terms.length; i++) {
-              var pair = terms[i] + "\t" + terms[i + 1];
-              keys.push(["q/" + (fnv1a(pair) % meta.q), pair]);
-            }
+          if (known) { keys = [["p/" + (fnv1a(terms[0]) % meta.p), terms[0]]]; }
+          else {
+            runs(fold(phrase)).forEach(function (p) {
+              if (p[0] === "ja") { bigrams(p[1].join("")).forEach(function (g) { keys.push(["g/" + (fnv1a(g) % meta.g), g]); }); }
+            });
           }
           return Promise.all(keys.map(function (k) { return load(k[0]); })).then(function (tables) {
-            return keys.map(function (k, n) { return own(tables[n], k[1]) || []; });
+            var held = null;
+            keys.forEach(function (k, n) {
+              var post = own(tables[n], k[1]) || [], here = {}, id = 0;
+              for (var i = 0; i < post.length; i += 2) { id += post[i]; if (!held || own(held, id)) { here[id] = 1; } }
+              held = here;
+            });
+            return held || {};  // a phrase of nothing indexable holds nowhere
           });
         });
       });
-    })).then(function (lists) {
-      var all = [].concat.apply([], lists), held = null;
-      if (!all.length) { return {}; }  // a phrase of nothing indexable holds nowhere
-      all.forEach(function (post) {
-        var here = {}, id = 0;
-        for (var i = 0; i < post.length; i += 2) { id += post[i]; if (!held || own(held, id)) { here[id] = 1; } }
-        held = here;
+    })).then(function (each) {
+      return each.reduce(function (held, docs) {
+        var both = {};
+        Object.keys(held).forEach(function (id) { if (own(docs, id)) { both[id] = 1; } });
+        return both;
+      });
+    });
+  }
+  function pairDocs(meta, terms) {  // the documents where terms[0], terms[1], … stand at consecutive positions
+    var pairs = [];
+    for (var i = 0; i + 1 < terms.length; i++) { pairs.push(terms[i] + "\t" + terms[i + 1]); }
+    return Promise.all(pairs.map(function (p) { return load("q/" + (fnv1a(p) % meta.q)); })).then(function (tables) {
+      var places = pairs.map(function (p, k) {  // per pair: document → {place: 1}
+        var coded = own(tables[k], p) || [], out = {}, id = 0;
+        for (var i = 0; i < coded.length; i += 2 + coded[i + 1]) {
+          id += coded[i];
+          var at = out[id] = {};
+          coded.slice(i + 2, i + 2 + coded[i + 1]).forEach(function (x) { at[x] = 1; });
+        }
+        return out;
+      });
+      var held = {};
+      Object.keys(places[0]).forEach(function (id) {
+        if (Object.keys(places[0][id]).some(function (x) {
+          return places.every(function (byDoc, k) { return own(byDoc, id) && own(byDoc[id], Number(x) + 2 * k); });
+        })) { held[id] = 1; }
       });
       return held;
     });
