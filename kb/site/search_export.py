@@ -63,6 +63,7 @@ from kb.search.sections import section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
+from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, export_pairs, field_pairs, shard_count
 from kb.site.search_readings import export_readings
 from kb.splitter import JapaneseSplitter
@@ -300,6 +301,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         if not incremental or any(merged.get(s) != t for s, t in surfaces.items()):
             files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **surfaces}.items())))
     names, name_cache = _names(site, ids, previous.get("names", {}))
+    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
+        table = names[f"{ord(form[0]):x}"]
+        table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
     if incremental:  # a name shard that lost its last name stays, empty
         names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
                       if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
@@ -366,8 +370,8 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         old = table.get(form)
         table[form] = docs if old is None else list(dict.fromkeys([*old, *docs]))
 
-    def docs_of(entry: Entry) -> list[int]:  # its documents: Japanese, English
-        return [2 * ids[entry.url] + LANG_SLOT[lang] for lang in ("ja", "en") if lang in entry.nodes]
+    def docs_of(entry: Entry) -> list[int]:
+        return entry_docs(ids, entry)
 
     by_url = {entry.url: entry for entry in [*site.rules.values(), *site.terms.values()]}
     by_form: dict[str, list[int]] = {}
@@ -406,6 +410,11 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         for asked in asked_by(number):
             add(asked, docs_of(entry))
     return tables, used
+
+
+def entry_docs(ids: dict[str, int], entry: Entry) -> list[int]:
+    """The documents of an entry (``ids``: entry ids by URL): Japanese, English."""
+    return [2 * ids[entry.url] + LANG_SLOT[lang] for lang in ("ja", "en") if lang in entry.nodes]
 
 
 def _tables(fields_by_id: dict[int, dict], parts: set[int]) -> tuple[dict, dict, dict]:

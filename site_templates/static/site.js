@@ -435,7 +435,7 @@
           var chunk = loaded["d/" + Math.floor(id / meta.c)], d = chunk && chunk[id % meta.c];
           if (d && out.length < limit && allowed(d, q) && !own(urls, d[0])) {
             urls[d[0]] = 1;
-            out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || "", lang: d[4], partial: !!(partial && own(partial, id))});
+            out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || "", lang: d[4], partial: !!(partial && own(partial, id)), id: id});
           }
         });
         return next();
@@ -540,7 +540,10 @@
             });
             full += K.cover * Object.keys(nameSet).length;
             Object.keys(scores).forEach(function (id) { if (scores[id][0] < full && first.indexOf(Number(id)) < 0) { partial[id] = 1; } });
-            return docs(meta, ranked, q, limit, partial).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
+            return docs(meta, ranked, q, limit, partial).then(function (results) {
+              results.forEach(function (r) { r.named = first.indexOf(r.id) >= 0; });  // a name's, not the words'
+              return {jump: null, results: results, marks: a.marks};
+            });
           });
         });
       });
@@ -611,8 +614,8 @@
      letters right; the most frequent, then the first, on a tie); a run of kana the vocabulary does not cover becomes
      the term of its reading (search/r/, kb/site/search_readings.py), else the terms whose readings cover it, longest
      first (the kana between kept as typed; every word of the result known). The query so rewritten is searched
-     too: its results after those matching every word, before those matching some (kb/search/query.py
-     Searcher._forgiving). */
+     too: its results after those of the whole query as a name, before those of its words as typed
+     (kb/search/query.py Searcher._forgiving). */
   function forgiving(meta, q, limit, found) {
     var text = fold(q.text).join(""), typos = [], kana = [];
     text.replace(/[a-z0-9]+/g, function (w, at) {
@@ -643,42 +646,35 @@
         var rewritten = {kind: q.kind, lang: q.lang, version: q.version, text: out + text.slice(at)};
         return words(meta, rewritten, limit).then(function (better) {
           var seen = {}, results = [];
-          var all = found.results.filter(function (r) { return !r.partial; }).concat(better.results,
-            found.results.filter(function (r) { return r.partial; }));
+          var all = found.results.filter(function (r) { return r.named; }).concat(better.results,
+            found.results.filter(function (r) { return !r.named; }));
           all.forEach(function (r) { if (!own(seen, r.url) && results.length < limit) { seen[r.url] = 1; results.push(r); } });
           return {jump: null, results: results, marks: found.marks.concat(better.marks)};
         });
       });
     });
   }
-  /* A kana run (folded) as indexed terms by reading (kb/search/fuzzy.py _japanese on a kana run), or null: only a run
-     the vocabulary does not cover whole (Sudachi splits such a run in words the index lacks: じする, ほうりょう). */
+  /* A kana run (folded) as indexed terms by reading (kb/search/fuzzy.py _japanese on a kana run), or null. */
   function kanaRewrite(run) {
     var typed = Array.from(run).filter(function (c) { return c !== "・" && c !== "･"; });
-    var reading = typed.map(function (c) { return katakana(c); });
-    var firstChars = typed.filter(function (c, i) { return typed.indexOf(c) === i; }).slice(0, K.maxVocab);
-    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })).then(function (vs) {
-      var vocabs = {};
-      firstChars.forEach(function (c, k) { vocabs[c] = vs[k]; });
-      if (!segment(typed, vocabs).rest.length) { return null; }  // all of it indexed terms
-      var firsts = reading.filter(function (c, i) { return reading.indexOf(c) === i; });
-      return Promise.all(firsts.map(function (c) { return load("r/" + c.codePointAt(0).toString(16)); })).then(function (got) {
-        var shards = {};
-        firsts.forEach(function (c, k) { shards[c] = got[k]; });
-        var term = function (r) { return own(shards[r[0]], r); };
-        var whole = term(reading.join(""));
-        if (whole) { return whole !== typed.join("") ? whole : null; }
-        var out = "", i = 0, matched = false;
-        while (i < reading.length) {
-          var n = Math.min(K.maxReading, reading.length - i), t = null;
-          for (; n > 1 && !(t = term(reading.slice(i, i + n).join(""))); n--) { /* the longest reading first */ }
-          if (t) { out += t; i += n; matched = true; } else { out += typed[i]; i++; }
-        }
-        if (!matched) { return null; }
-        return analysed(out).then(function (b) { return b.grams.length ? null : out; });
-      });
+    var reading = typed.map(function (c) { return katakana(c); }), firsts = reading.filter(function (c, i) { return reading.indexOf(c) === i; });
+    return Promise.all(firsts.map(function (c) { return load("r/" + c.codePointAt(0).toString(16)); })).then(function (got) {
+      var shards = {};
+      firsts.forEach(function (c, k) { shards[c] = got[k]; });
+      var term = function (r) { return own(shards[r[0]], r); };
+      var whole = term(reading.join(""));
+      if (whole && whole !== typed.join("")) { return whole; }  // the run as one word of that reading
+      var out = "", i = 0, matched = false;
+      while (i < reading.length) {
+        var n = Math.min(K.maxReading, reading.length - i), t = null;
+        for (; n > 1 && !(t = term(reading.slice(i, i + n).join(""))); n--) { /* the longest reading first */ }
+        if (t) { out += t; i += n; matched = true; } else { out += typed[i]; i++; }
+      }
+      if (!matched || out === typed.join("")) { return null; }
+      return analysed(out).then(function (b) { return b.grams.length ? null : out; });  // every word of it known
     });
   }
+
   function nearest(lex, word) {
     var most = word.length >= K.twoEdits ? 2 : 1, best = null;
     Object.keys(lex).forEach(function (t) {
