@@ -29,6 +29,7 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 - ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
   reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
+- ``f.js`` — the kana the analysis dropped (:mod:`kb.site.search_readings`).
 - ``l.js`` — the typo lexicon ``{term: frequency}`` (:func:`_latin_lexicon`), loaded only when a Latin word of the
   query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
 
@@ -65,7 +66,7 @@ from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, export_pairs, field_pairs, shard_count
-from kb.site.search_readings import export_readings
+from kb.site.search_readings import dropped_kana, export_readings
 from kb.splitter import JapaneseSplitter
 
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
@@ -183,11 +184,12 @@ def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
 
     vocab: dict[str, str] = {}
     fields: dict[str, Any] = {}
-    analysed = []
+    analysed, dropped = [], set()
     for name, text in (("t", doc.title), ("b", doc.body)):
         terms = analyze(splitter, text, index=True) if text.strip() else []
         fields[name] = [t.text for t in terms]
         analysed.append((TITLE if name == "t" else BODY, terms))
+        dropped |= dropped_kana(text, terms)
         for t in terms:
             surface = fold(text[t.start:t.end])
             if surface and not surface.isascii():
@@ -197,6 +199,7 @@ def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
     fields["g"] = bigram_terms("\n".join(x for x in (doc.title, doc.body) if x))
     fields["v"] = vocab
     fields["q"] = field_pairs(analysed)
+    fields["f"] = sorted(dropped)
     return fields
 
 
@@ -327,6 +330,10 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         site.splitter, site.names, previous.get("readings", {}) if incremental else {},
         (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
     files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
+    old_dropped = _read_shard_list(read_old, "f") if incremental else []  # grows between full builds, as v/
+    dropped = sorted({*old_dropped, *(k for f in fields_by_id.values() for k in f.get("f", ()))})
+    if dropped != old_dropped or not incremental:
+        files["search/f.js"] = _script("f", dropped)
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
@@ -458,6 +465,12 @@ def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
         return {}
     prefix = f'window.__kbSearch("{name}",'
     return json.loads(text[len(prefix):].rstrip().removesuffix(");"))
+
+
+def _read_shard_list(read_old: Callable[[str], str | None], name: str) -> list:
+    text = read_old(f"search/{name}.js")
+    prefix = f'window.__kbSearch("{name}",'
+    return json.loads(text[len(prefix):].rstrip().removesuffix(");")) if text else []
 
 
 def _delta(pairs: list[int]) -> list[int]:

@@ -8,18 +8,45 @@ read so (:func:`kb.search.names.reading_form`, else :func:`kb.search.names.readi
 first (title documents plus body documents, as the lexicon counts), then the first in code point order. The browser
 loads a shard only for a kana run of the query that the vocabulary does not cover.
 
-Contract: :func:`export_readings` gives the shards that changed and the state to keep (the Japanese terms' document
+``search/f.js`` — ``[kana, …]``: the hiragana the analysis dropped (particles, auxiliaries, stop forms:
+:func:`dropped_kana`) between or around the terms of a Japanese run of the documents, each stretch whole (``を``,
+``られない``, ``された``). The browser drops a kana leftover of the query only when it is one of them (else it is a
+word the index lacks, looked up as bigrams), and reads a kana word the vocabulary knows (``ない`` → 無い) as dropped
+where it ends such a stretch (``唱えられない``).
+
+Contract: :func:`dropped_kana` is what ``kb.site.search_export.analyse`` keeps of a text (``f``);
+:func:`export_readings` gives the shards that changed and the state to keep (the Japanese terms' document
 counts and their readings), updated from the documents that changed as ``kb.site.search_export`` updates the Latin
 lexicon."""
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from typing import Any
 
+from kb.search.analysis import JAPANESE_RUN, Term, fold, runs
 from kb.search.names import NameTable, reading_form, reading_of
 from kb.splitter import JapaneseSplitter
+
+_HIRAGANA = re.compile(r"^[\u3041-\u3096\u30fc]+$")
+
+
+def dropped_kana(text: str, terms: list[Term]) -> set[str]:
+    """The stretches of hiragana of ``text``'s Japanese runs that no term of ``terms`` (its analysis) covers."""
+    covered = sorted((t.start, t.end) for t in terms)
+    out = set()
+    for kind, _run, start, end, _ in runs(text):
+        if kind != JAPANESE_RUN:
+            continue
+        at = start
+        for s, e in [*((s, e) for s, e in covered if start <= s < end), (end, end)]:
+            gap = fold(text[at:s]) if s > at else ""
+            if gap and _HIRAGANA.match(gap):
+                out.add(gap)
+            at = max(at, e)
+    return out
 
 
 def japanese_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> Counter[str]:

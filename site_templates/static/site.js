@@ -295,21 +295,24 @@
     });
     return out;
   }
-  function segment(chars, vocabs) {
+  var HIRAGANA = /^[\u3041-\u3096\u30fc]+$/;
+  function segment(chars, vocabs, dropped) {  // dropped: the kana of search/f.js (null: none loaded)
     var terms = [], rest = [], buf = "", i = 0;
     while (i < chars.length) {
-      var vocab = own(vocabs, chars[i]), found = 0, term = null;
+      var vocab = own(vocabs, chars[i]), found = 0, term = null, s = "";
       if (vocab) {  // the longest match, no longer than any surface can be
         for (var j = Math.min(chars.length, i + K.maxSurface); j > i; j--) {
-          var s = chars.slice(i, j).join("");
+          s = chars.slice(i, j).join("");
           if (Object.prototype.hasOwnProperty.call(vocab, s)) { found = j - i; term = vocab[s] === 1 ? s : vocab[s]; break; }
         }
       }
-      if (found) { if (buf) { rest.push(buf); buf = ""; } terms.push(term); i += found; }
+      if (found && (buf || terms.length) && HIRAGANA.test(buf + s) && own(dropped, buf + s)) {  // 唱え|られ|ない: an ending
+        buf += s; i += found;
+      } else if (found) { if (buf) { rest.push(buf); buf = ""; } terms.push(term); i += found; }
       else { buf += chars[i]; i++; }
     }
     if (buf) { rest.push(buf); }
-    return {terms: terms, rest: rest};
+    return {terms: terms, rest: rest, trailing: buf};  // trailing: the leftover that ends the run ("" for none)
   }
   function bigrams(piece) {
     var c = Array.from(piece).filter(function (x) { return x !== "・" && x !== "･"; });
@@ -389,25 +392,31 @@
     pieces.forEach(function (p) {  // the first characters whose vocabulary is loaded: at most K.maxVocab of them
       if (p[0] === "ja") { p[1].forEach(function (c) { if (firsts.length < K.maxVocab && firsts.indexOf(c) < 0) { firsts.push(c); } }); }
     });
-    var firstChars = firsts;
-    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })).then(function (got) {
-      var vocabs = {}, terms = [], grams = [], marks = [];
+    var firstChars = firsts, kana = firsts.some(function (c) { return HIRAGANA.test(c); });
+    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })
+                       .concat(kana ? [load("f")] : [])).then(function (got) {
+      var vocabs = {}, terms = [], grams = [], marks = [], dropped = null;
       firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
+      if (kana && got[firstChars.length]) {
+        dropped = {};
+        got[firstChars.length].forEach(function (d) { dropped[d] = 1; });
+      }
       pieces.forEach(function (p) {
         if (p[0] === "latin") {
           terms = terms.concat(latinTerms(p[1]));
           (p[1].match(/[a-z0-9]+(?:\.[a-z0-9]+)*/g) || []).forEach(function (w) { if (w.length > 1) { marks.push(w); } });
           return;
         }
-        var seg = segment(p[1], vocabs);
+        var seg = segment(p[1], vocabs, dropped);
         terms = terms.concat(seg.terms);
         seg.terms.forEach(function (t) {  // every surface of the vocabulary that stands for the term
           marks.push(t);
           var vocab = own(vocabs, Array.from(t)[0]) || {};
           Object.keys(vocab).forEach(function (s) { if ((vocab[s] === 1 ? s : vocab[s]) === t) { marks.push(s); } });
         });
-        seg.rest.forEach(function (r) {  // kana-only leftovers beside terms are endings and particles (dropped in Python)
-          if (seg.terms.length && /^[\u3041-\u309f]+$/.test(r)) { return; }
+        seg.rest.forEach(function (r, k) {  // endings and particles: the kana the analysis drops (search/f.js), and any
+          var ending = seg.terms.length && HIRAGANA.test(r) && (!dropped || (k === seg.rest.length - 1 && r === seg.trailing));
+          if (ending || own(dropped, r)) { return; }  // kana ending a run after a term (多人数|せん, 唱え|た)
           if (Array.from(r).length > 1 || (!seg.terms.length && pieces.length === 1)) { grams.push(bigrams(r)); marks.push(r); }
         });
       });
