@@ -296,8 +296,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                     coded.pop(term, None)
             files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
     q_count: int = previous["q"] if incremental else shard_count(fields_by_id, POSTINGS_PER_SHARD)
-    files.update({f"search/{name}.js": _script(name, table) for name, table in export_pairs(
-        fields_by_id, old_fields, changed, q_count, fnv1a, (lambda n: _read_shard(read_old, n)) if incremental else None).items()})
+    old_pairs = (lambda n: _read_shard(read_old, n)) if incremental else None
+    files.update({f"search/{name}.js": _script(name, table) for name, table
+                  in export_pairs(fields_by_id, old_fields, changed, q_count, fnv1a, old_pairs).items()})
     for hex_code, surfaces in vocab.items():
         name = f"v/{hex_code}"
         merged = _read_shard(read_old, name) if incremental else {}
@@ -344,9 +345,10 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
 
 def _listed(paths: list[str]) -> dict[str, list[str]]:
-    """The vocabulary and name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's
-    first character without a shard would be a request for a missing file, a 404 in the console)."""
-    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")] for prefix in ("v", "n", "r")}
+    """The vocabulary, name and reading shards there are (``meta.js``'s ``s``): the browser asks only for those (a
+    query's first character without a shard would be a request for a missing file, a 404 in the console)."""
+    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")]
+            for prefix in ("v", "n", "r")}
 
 
 def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:
