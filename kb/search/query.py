@@ -24,9 +24,10 @@ A query searches the documents the site shows (:mod:`kb.search.view`: each node 
    those hits (``Hit.corrected``) follow the hits of the whole query as a name and come before those of its words
    as typed (the static search alike, but for kanji IME slips, which need Sudachi's readings: ``混声マナ``; a kana
    run is read there with the exported readings, :mod:`kb.site.search_readings`). :meth:`Searcher.suggest` names
-   the closest terms and the English name when nothing is found. In every surface alike: a question's asking words (:mod:`kb.search.questions`) are not
-   looked up, and a long MTG Wiki article is its lead and one document per section (:mod:`kb.search.sections`),
-   each section at its heading's anchor and weighted below a rule (:func:`kb.search.ranking.section_weight`).
+   the closest terms and the English name when nothing is found. In every surface alike: a question's asking words
+   (:mod:`kb.search.questions`) are not looked up, and a long MTG Wiki article is its lead and one document per
+   section (:mod:`kb.search.sections`), each section at its heading's anchor and weighted below a rule
+   (:func:`kb.search.ranking.section_weight`).
 
 Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
 ``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en`` (the node's language); ``version:V``

@@ -2,8 +2,10 @@
    Everything is local: search shards are plain scripts under search/ loaded with <script> tags, so the search
    works from any static server and from file://. The query is analysed like kb search does it (see
    kb/site/search_export.py): NFKC + lower case, Latin words stemmed, Japanese runs segmented by longest match
-   against the exported vocabulary, character bigrams for what the vocabulary does not cover. Every constant shared
-   with Python (stop words, the rule-number grammar, labels, shard prefixes, a query's bounds) comes from the "k" of
+   against the exported vocabulary, character bigrams for what the vocabulary does not cover; quoted phrases by the
+   places of adjacent terms (search/q/), kana runs also by their readings (search/r/), typos by the lexicon (l.js),
+   as kb/search/query.py and kb/search/fuzzy.py do (but for kanji IME slips: their readings are Sudachi's). Every
+   constant shared with Python (stop words, the rule-number grammar, labels, shard prefixes, a query's bounds) comes from the "k" of
    search/meta.js (kb.site.search_export.browser_constants), never written here; data keys are read as own
    properties only (a query "constructor" is a word like any other). */
 (function () {
