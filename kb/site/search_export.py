@@ -327,14 +327,10 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         latin = _latin_lexicon(Counter(old_latin), fields_by_id.values(), old_fields.values())
     if old_latin is None or old_latin != latin:
         files["search/l.js"] = _script("l", latin)
-    changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites
+    changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites, the dropped kana
         site.splitter, site.names, previous.get("readings", {}) if incremental else {},
         (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
     files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
-    old_dropped = _read_shard_list(read_old, "f") if incremental else []  # grows between full builds, as v/
-    dropped = sorted({*old_dropped, *(k for f in fields_by_id.values() for k in f.get("f", ()))})
-    if dropped != old_dropped or not incremental:
-        files["search/f.js"] = _script("f", dropped)
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
@@ -467,12 +463,6 @@ def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
         return {}
     prefix = f'window.__kbSearch("{name}",'
     return json.loads(text[len(prefix):].rstrip().removesuffix(");"))
-
-
-def _read_shard_list(read_old: Callable[[str], str | None], name: str) -> list:
-    text = read_old(f"search/{name}.js")
-    prefix = f'window.__kbSearch("{name}",'
-    return json.loads(text[len(prefix):].rstrip().removesuffix(");")) if text else []
 
 
 def _delta(pairs: list[int]) -> list[int]:

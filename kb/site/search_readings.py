@@ -80,14 +80,19 @@ def reading_table(splitter: JapaneseSplitter, names: NameTable | None, counts: C
 
 def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previous: dict[str, Any],
                     every: Iterable[dict], added: Iterable[dict], removed: Iterable[dict]
-                    ) -> tuple[dict[str, dict[str, str]], dict[str, Any]]:
-    """(the shards to write, ``r/<hex>`` → their table; the state to keep) from ``previous`` (a state this returned,
-    or empty: then counted from ``every`` document's fields) and the fields of the documents ``added`` and
-    ``removed`` since. A shard that lost its last reading is written empty (it stays listed)."""
-    if "counts" in previous:
+                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the shards to write, ``r/<hex>`` → their table and ``f`` → the dropped kana; the state to keep) from
+    ``previous`` (a state this returned, or empty: then counted from ``every`` document's fields) and the fields of
+    the documents ``added`` and ``removed`` since. A shard that lost its last reading is written empty (it stays
+    listed)."""
+    added, removed = list(added), list(removed)
+    if "counts" in previous and "dropped" in previous:
         counts = japanese_counts(Counter(previous["counts"]), added, removed)
+        dropped = _dropped_counts(Counter(previous["dropped"]), added, removed)
     else:
+        every = list(every)
         counts = japanese_counts(Counter(), every, ())
+        dropped = _dropped_counts(Counter(), every, ())
     known = {t: r for t, r in previous.get("known", {}).items() if t in counts}
     table = reading_table(splitter, names, counts, known)
     shards: dict[str, dict[str, str]] = defaultdict(dict)
@@ -97,6 +102,17 @@ def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previou
     old_shards: dict[str, dict[str, str]] = defaultdict(dict)
     for reading, term in old.items():
         old_shards[f"{ord(reading[0]):x}"][reading] = term
-    changed = {f"r/{code}": shard for code, shard in shards.items() if shard != old_shards.get(code)}
+    changed: dict[str, Any] = {f"r/{code}": shard for code, shard in shards.items() if shard != old_shards.get(code)}
     changed.update({f"r/{code}": {} for code in old_shards if code not in shards})
-    return changed, {"counts": dict(counts), "known": known, "table": table}
+    if sorted(dropped) != sorted(previous.get("dropped", ())) or "dropped" not in previous:
+        changed["f"] = sorted(dropped)
+    return changed, {"counts": dict(counts), "known": known, "table": table, "dropped": dict(dropped)}
+
+
+def _dropped_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> Counter[str]:
+    """``counts`` of the documents holding each dropped stretch (``f``), the ``added`` counted in, the ``removed`` out."""
+    for fields, sign in ((added, 1), (removed, -1)):
+        for f in fields:
+            for kana in f.get("f", ()):
+                counts[kana] += sign
+    return +counts
