@@ -5,8 +5,8 @@
    against the exported vocabulary, character bigrams for what the vocabulary does not cover; quoted phrases by the
    places of adjacent terms (search/q/), kana runs also by their readings (search/r/), typos by the lexicon (l.js),
    as kb/search/query.py and kb/search/fuzzy.py do (but for kanji IME slips: their readings are Sudachi's). Every
-   constant shared with Python (stop words, the rule-number grammar, labels, shard prefixes, a query's bounds) comes from the "k" of
-   search/meta.js (kb.site.search_export.browser_constants), never written here; data keys are read as own
+   constant shared with Python (stop words, the rule-number grammar, labels, shard prefixes, a query's bounds) comes
+   from the "k" of search/meta.js (kb.site.search_export.browser_constants), never written here; data keys are read as own
    properties only (a query "constructor" is a word like any other). */
 (function () {
   "use strict";
