@@ -42,6 +42,9 @@ NUMBER_CANDIDATE = r"\d{3,}\.\S+"
 NUMBER_PARTS = r"([1-9])(?:(\d\d)(?:\.(\d{1,3})(" + LETTER + r")?)?)?"
 QUERY_PREFIX = r"(?:cr\s*[:：]?|rules?|ルール|総合ルール|section|sections|セクション)"  # what a typed number may start with
 RANGE_DASH = "[-–~〜]"  # between the two ends of a typed range: 601.2a-d, 601.2a〜601.2d
+RANGE_END = rf"{LETTER}|[0-9][0-9.]*{LETTER}?"  # what a typed range may end with: d, 601.2d, 601.5
+MAX_RULE_SPAN = 200  # the most rules a range of rules (601.2-601.5) expands to, less one
+MAX_SECTION_SPAN = 100  # the same for a range of sections (601-603)
 _FULL = re.compile(rf"^{NUMBER_PARTS}$")
 _PREFIX = re.compile(rf"^\s*{QUERY_PREFIX}\s*", re.I)
 
@@ -138,11 +141,11 @@ def expand_range(first: str, last: str) -> list[str]:
             return []
         return [f"{a.section}.{a.rule}{x}" for x in letter_range(a.letter, b.letter)]
     if a.rule is not None and b.rule is not None:
-        if a.section != b.section or b.rule < a.rule or b.rule - a.rule > 200:
+        if a.section != b.section or b.rule < a.rule or b.rule - a.rule > MAX_RULE_SPAN:
             return []
         return [f"{a.section}.{r}" for r in range(a.rule, b.rule + 1)]
     if a.section is not None and b.section is not None:
-        if b.section < a.section or b.section - a.section > 100:
+        if b.section < a.section or b.section - a.section > MAX_SECTION_SPAN:
             return []
         return [str(s) for s in range(a.section, b.section + 1)]
     return [str(c) for c in range(a.chapter, b.chapter + 1)]

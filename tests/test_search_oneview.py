@@ -1,6 +1,7 @@
 """One view for every search surface: the query set ``tests/fixtures/search_queries.jsonl`` (rule numbers in every
-form, Japanese words and conjugations, English names, glossary terms, keywords, questions, filters, typos — each
-with the URL of its answer and a piece of the answer's text) through ``kb search`` (the command, in process),
+form and ranges, Japanese words and conjugations, kana spellings and readings, IME slips, English names, glossary
+terms, names the Japanese text gives rules, keywords, quoted phrases, questions, filters, typos — each with the URL
+of its answer and a piece of the answer's text) through ``kb search`` (the command, in process),
 ``kb serve``'s ``/_search`` and the static search in real Chromium over the site built from data/ plus the three
 English CRs. The three must give the same top 5 (URLs, in order) for at least 95 % of the queries; the parity and
 each surface's recall@5 of the answers are written to test-artifacts/search-oneview.json."""
@@ -42,9 +43,10 @@ def _fold(text: str) -> str:
 def test_the_query_set_is_large_and_each_answer_is_on_the_site(bilingual_site):
     """≥ 80 queries of every kind; each answer is a page (or anchor) of the built site whose text holds the
     evidence, so the answers are grounded in the ingested text, not in what a search returned."""
-    assert len(CASES) >= 80
+    assert len(CASES) >= 150
     kinds = {c["kind"] for c in CASES}
-    assert kinds >= {"number", "japanese", "english", "glossary", "keyword", "question", "filter", "typo"}
+    assert kinds >= {"number", "japanese", "english", "glossary", "keyword", "question", "filter", "typo", "reading",
+                     "ime", "name", "phrase", "range"}
     pages: dict[str, lxml.html.HtmlElement] = {}
     for case in CASES:
         page, _, anchor = case["answer"].partition("#")

@@ -8,13 +8,16 @@ it does, or gives None:
   (2 for a word of seven or more letters; one of its first two letters right), the most frequent on a tie:
   ``deathtuch`` → ``deathtouch``, ``indestructable`` → ``indestructibl`` (the stem of indestructible);
 - a Japanese word the index lacks becomes an indexed term of the same reading (an IME slip: ``混声`` → ``混成``);
-  an all-kana run is read as a sequence of indexed terms' readings, longest first (``こんせいまな`` → ``混成マナ``,
-  ``よじする`` → ``予示する``), the kana no reading covers kept as typed (``する`` is dropped by the analysis).
+  an all-kana run (known words or not) is read as a sequence of indexed terms' readings, longest first
+  (``こんせいまな`` → ``混成マナ``, ``よじする`` → ``予示する``, ``とくべつなしょり`` → ``特別な処理``), the kana no
+  reading covers kept as typed (``する`` is dropped by the analysis).
 
 :func:`closest` names the indexed terms nearest a query for a "no results" message. The readings come from Sudachi
 (:func:`kb.search.names.reading_of`) and from the names table (:attr:`kb.search.names.NameTable.readings`: a
 glossary term's ruby); nothing here writes. The static search mirrors the Latin part (``site.js``: the nearest
-term of ``search/l.js``, the same distance, first letters, tie-break and placing of the rewritten query's hits).
+term of ``search/l.js``, the same distance, first letters, tie-break and placing of the rewritten query's hits) and
+the kana runs (the readings of ``search/r/``, :mod:`kb.site.search_readings`); not the IME slips of kanji words,
+whose readings come from Sudachi's dictionary.
 """
 
 from __future__ import annotations
@@ -130,7 +133,7 @@ def needs_correction(known: Callable[[str], bool], splitter: JapaneseSplitter, t
     indexed term (``予時``: 予, 時)."""
     for kind, run, _start, _end, _ in analysis.runs(text):
         if kind == analysis.JAPANESE_RUN:
-            if _suspect(known, splitter, run):
+            if reading_form(run) is not None or _suspect(known, splitter, run):
                 return True
         elif kind == analysis.WORD and analysis.kept(kind, run) and not known(analysis.light_stem(run)):
             return True
@@ -151,8 +154,9 @@ def _typed_reading(splitter: JapaneseSplitter, text: str) -> str | None:
 
 
 def _japanese(lex: Lexicon, splitter: JapaneseSplitter, run: str) -> str | None:
-    """A rewrite of one Japanese run whose words the index lacks, or None."""
-    if not _suspect(lex.terms.__contains__, splitter, run):
+    """A rewrite of one Japanese run whose words the index lacks (or of a kana run: Sudachi reads kana words of its own,
+    ``とくべつなしょり`` as 特別 alone, which the browser cannot tell), or None."""
+    if reading_form(run) is None and not _suspect(lex.terms.__contains__, splitter, run):
         return None
     words = analysis.analyze(splitter, run, index=False)
     whole = lex.readings.get(_typed_reading(splitter, run) or "", ())

@@ -16,16 +16,18 @@ A query searches the documents the site shows (:mod:`kb.search.view`: each node 
 3. **Words** — analysed by :func:`kb.search.analysis.query_terms`; each term the index knows is looked up in
    ``title`` and ``body``, the other Japanese words as bigrams of what was typed (of the whole word when Sudachi
    left a single character), and the documents ranked by :mod:`kb.search.ranking` (terms found, then score).
-   Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as phrases (the
-   browser's search reads them as words).
+   Results of 1. and 2. come first, then these. ``"quoted phrases"`` (or 「…」) must occur as phrases (in the
+   browser too: :mod:`kb.site.search_phrases`).
 
 4. **Forgiving** — when the query holds words the index lacks (:mod:`kb.search.fuzzy`: an English typo, an IME
    slip of the same reading, a kana spelling, ``よじする``), it is also searched as rewritten into indexed terms;
-   those hits (``Hit.corrected``) follow the hits that matched every word as typed (``kb search`` and ``kb serve``
-   only: the static search has no lexicon). :meth:`Searcher.suggest` names the closest terms and the English name
-   when nothing is found. In every surface alike: a question's asking words (:mod:`kb.search.questions`) are not
-   looked up, and a long MTG Wiki article is its lead and one document per section (:mod:`kb.search.sections`),
-   each section at its heading's anchor and weighted below a rule (:func:`kb.search.ranking.section_weight`).
+   those hits (``Hit.corrected``) follow the hits of the whole query as a name and come before those of its words
+   as typed (the static search alike, but for kanji IME slips, which need Sudachi's readings: ``混声マナ``; a kana
+   run is read there with the exported readings, :mod:`kb.site.search_readings`). :meth:`Searcher.suggest` names
+   the closest terms and the English name when nothing is found. In every surface alike: a question's asking words
+   (:mod:`kb.search.questions`) are not looked up, and a long MTG Wiki article is its lead and one document per
+   section (:mod:`kb.search.sections`), each section at its heading's anchor and weighted below a rule
+   (:func:`kb.search.ranking.section_weight`).
 
 Filters anywhere in the query: ``kind:rule`` (chapters, sections, rules, subrules), ``kind:glossary``,
 ``kind:article``, ``kind:note``, ``kind:card``; ``lang:ja``/``lang:en`` (the node's language); ``version:V``
@@ -76,7 +78,7 @@ LANG_ORDER = {"ja": 0, "en": 1}
 
 _FILTER = re.compile(r"(?<!\S)(kind|lang|version):(\S*)", re.I)
 _PHRASE = re.compile(r"\"([^\"]*)\"|「([^」]*)」|“([^”]*)”")
-_RANGE = re.compile(rf"^(.+?)\s*[-–~〜]\s*({rulenum.LETTER}|[0-9][0-9.]*{rulenum.LETTER}?)$")
+_RANGE = re.compile(rf"^(.+?)\s*{rulenum.RANGE_DASH}\s*({rulenum.RANGE_END})$")
 
 
 @dataclass(frozen=True)
@@ -286,8 +288,10 @@ class Searcher:
 
     def _forgiving(self, q: ParsedQuery, hits: list[Hit], limit: int) -> list[Hit]:
         """``hits`` and, when the query holds words the index lacks, the hits of the query as
-        :func:`kb.search.fuzzy.corrected` rewrites it (typos, readings): after the hits that matched every word,
-        before those that matched some (each hit of the rewrite says what it was found as, ``corrected``)."""
+        :func:`kb.search.fuzzy.corrected` rewrites it (typos, readings): after the hits of the whole query as a
+        number or a name, before those of its words as typed — a word the index lacks is looked up as bigrams, and a
+        document holding them all holds them by chance (``ついほう``: つい, 方) — each hit of the rewrite saying
+        what it was found as (``corrected``)."""
         if q.numbers or q.phrases or not q.text:
             return hits
         with self.indexes.lock:
@@ -302,7 +306,8 @@ class Searcher:
         if text is None or text == q.text:
             return hits
         better = [replace(h, corrected=text) for h in self._search(replace(q, text=text), limit)]
-        ordered = [*(h for h in hits if h.match != "some words"), *better, *(h for h in hits if h.match == "some words")]
+        typed = ("words", "some words")
+        ordered = [*(h for h in hits if h.match not in typed), *better, *(h for h in hits if h.match in typed)]
         out: dict[tuple[str, str, str], Hit] = {}
         for h in ordered:
             out.setdefault((h.version, h.lang, h.id), h)

@@ -3,9 +3,9 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
-- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
+- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "q": pair shards, "c": document ids per chunk,
   "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
-  "s": the names of the v/ and n/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
+  "s": the names of the v/, n/ and r/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
   search and previews share with
   Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
   defined here or below, never copied into ``site.js``.
@@ -25,7 +25,11 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   names (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too); rule numbers
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
+- ``q/<i>.js`` — where adjacent term pairs stand (:mod:`kb.site.search_phrases`), for quoted phrases.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
+- ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
+  reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
+- ``f.js`` — the kana the analysis dropped (:mod:`kb.site.search_readings`).
 - ``l.js`` — the typo lexicon ``{term: frequency}`` (:func:`_latin_lexicon`), loaded only when a Latin word of the
   query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
 
@@ -60,6 +64,9 @@ from kb.search.sections import section_id, split_node, split_section_id
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
+from kb.site.search_learned import learned_rules
+from kb.site.search_phrases import BODY, TITLE, export_pairs, field_pairs, shard_count
+from kb.site.search_readings import dropped_kana, export_readings
 from kb.splitter import JapaneseSplitter
 
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
@@ -78,7 +85,7 @@ MAX_SURFACE_CHARS = 48  # the longest vocabulary surface a query is matched agai
 def browser_constants() -> dict:
     """The constants ``site.js`` reads from ``search/meta.js`` (see the module doc): one definition, in Python."""
     from kb.search.analysis import ENGLISH_STOP_WORDS
-    from kb.search.fuzzy import MIN_FUZZY_CHARS, TWO_EDITS_CHARS
+    from kb.search.fuzzy import MAX_READING_CHARS, MIN_FUZZY_CHARS, TWO_EDITS_CHARS
     from kb.search.query import MAX_QUERY_CHARS
     from kb.search.questions import MIN_CONTENT_TERMS, QUESTION_TERMS
     from kb.search.variants import VARIANTS
@@ -91,7 +98,8 @@ def browser_constants() -> dict:
             "maxLookups": MAX_LOOKUPS, "cover": ranking.COVER_SCALE, "idfScale": ranking.IDF_SCALE,
             "termShare": ranking.TERM_SHARE, "gramShare": ranking.GRAM_SHARE, "maxSurface": MAX_SURFACE_CHARS,
             "variants": VARIANTS, "question": sorted(QUESTION_TERMS), "minContent": MIN_CONTENT_TERMS,
-            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS}
+            "minFuzzy": MIN_FUZZY_CHARS, "twoEdits": TWO_EDITS_CHARS, "maxReading": MAX_READING_CHARS,
+            "rangeEnd": rulenum.RANGE_END, "ruleSpan": rulenum.MAX_RULE_SPAN, "sectionSpan": rulenum.MAX_SECTION_SPAN}
 
 
 @dataclass(frozen=True)
@@ -170,14 +178,18 @@ def _digest(data: Any) -> bytes:
 
 
 def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
-    """Index terms of the title and body, bigrams, and the surface → term vocabulary of one document."""
+    """Index terms of the title and body, bigrams, adjacent term pairs (:mod:`kb.site.search_phrases`) and the
+    surface → term vocabulary of one document."""
     from kb.search.analysis import MIDDLE_DOTS, analyze, bigram_terms, fold
 
     vocab: dict[str, str] = {}
     fields: dict[str, Any] = {}
+    analysed, dropped = [], set()
     for name, text in (("t", doc.title), ("b", doc.body)):
         terms = analyze(splitter, text, index=True) if text.strip() else []
         fields[name] = [t.text for t in terms]
+        analysed.append((TITLE if name == "t" else BODY, terms))
+        dropped |= dropped_kana(text, terms)
         for t in terms:
             surface = fold(text[t.start:t.end])
             if surface and not surface.isascii():
@@ -186,6 +198,8 @@ def analyse(splitter: JapaneseSplitter, doc: SearchDoc) -> dict[str, Any]:
                     vocab.setdefault("".join(c for c in surface if c not in MIDDLE_DOTS), t.text)
     fields["g"] = bigram_terms("\n".join(x for x in (doc.title, doc.body) if x))
     fields["v"] = vocab
+    fields["q"] = field_pairs(analysed)
+    fields["f"] = sorted(dropped)
     return fields
 
 
@@ -282,12 +296,19 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                 else:
                     coded.pop(term, None)
             files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
+    q_count: int = previous["q"] if incremental else shard_count(fields_by_id, POSTINGS_PER_SHARD)
+    old_pairs = (lambda n: _read_shard(read_old, n)) if incremental else None
+    files.update({f"search/{name}.js": _script(name, table) for name, table
+                  in export_pairs(fields_by_id, old_fields, changed, q_count, fnv1a, old_pairs).items()})
     for hex_code, surfaces in vocab.items():
         name = f"v/{hex_code}"
         merged = _read_shard(read_old, name) if incremental else {}
         if not incremental or any(merged.get(s) != t for s, t in surfaces.items()):
             files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **surfaces}.items())))
     names, name_cache = _names(site, ids, previous.get("names", {}))
+    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
+        table = names[f"{ord(form[0]):x}"]
+        table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
     if incremental:  # a name shard that lost its last name stays, empty
         names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
                       if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
@@ -307,18 +328,24 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         latin = _latin_lexicon(Counter(old_latin), fields_by_id.values(), old_fields.values())
     if old_latin is None or old_latin != latin:
         files["search/l.js"] = _script("l", latin)
+    changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites, the dropped kana
+        site.splitter, site.names, previous.get("readings", {}) if incremental else {},
+        (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
+    files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
-    files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
+    files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
                                                "k": browser_constants(), "s": _listed(every_file)})
-    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
-                   "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity}
+    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "q": q_count, "files": every_file,
+                   "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity,
+                   "readings": readings}
 
 
 def _listed(paths: list[str]) -> dict[str, list[str]]:
-    """The vocabulary and name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's
-    first character without a shard would be a request for a missing file, a 404 in the console)."""
-    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")] for prefix in ("v", "n")}
+    """The vocabulary, name and reading shards there are (``meta.js``'s ``s``): the browser asks only for those (a
+    query's first character without a shard would be a request for a missing file, a 404 in the console)."""
+    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")]
+            for prefix in ("v", "n", "r")}
 
 
 def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:
@@ -349,8 +376,8 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         old = table.get(form)
         table[form] = docs if old is None else list(dict.fromkeys([*old, *docs]))
 
-    def docs_of(entry: Entry) -> list[int]:  # its documents: Japanese, English
-        return [2 * ids[entry.url] + LANG_SLOT[lang] for lang in ("ja", "en") if lang in entry.nodes]
+    def docs_of(entry: Entry) -> list[int]:
+        return entry_docs(ids, entry)
 
     by_url = {entry.url: entry for entry in [*site.rules.values(), *site.terms.values()]}
     by_form: dict[str, list[int]] = {}
@@ -389,6 +416,11 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         for asked in asked_by(number):
             add(asked, docs_of(entry))
     return tables, used
+
+
+def entry_docs(ids: dict[str, int], entry: Entry) -> list[int]:
+    """The documents of an entry (``ids``: entry ids by URL): Japanese, English."""
+    return [2 * ids[entry.url] + LANG_SLOT[lang] for lang in ("ja", "en") if lang in entry.nodes]
 
 
 def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) -> tuple[dict, dict, dict]:

@@ -2,9 +2,11 @@
    Everything is local: search shards are plain scripts under search/ loaded with <script> tags, so the search
    works from any static server and from file://. The query is analysed like kb search does it (see
    kb/site/search_export.py): NFKC + lower case, Latin words stemmed, Japanese runs segmented by longest match
-   against the exported vocabulary, character bigrams for what the vocabulary does not cover. Every constant shared
-   with Python (stop words, the rule-number grammar, labels, shard prefixes, a query's bounds) comes from the "k" of
-   search/meta.js (kb.site.search_export.browser_constants), never written here; data keys are read as own
+   against the exported vocabulary, character bigrams for what the vocabulary does not cover; quoted phrases by the
+   places of adjacent terms (search/q/), kana runs also by their readings (search/r/), typos by the lexicon (l.js),
+   as kb/search/query.py and kb/search/fuzzy.py do (but for kanji IME slips: their readings are Sudachi's). Every
+   constant shared with Python (stop words, the rule-number grammar, labels, shard prefixes, a query's bounds) comes
+   from the "k" of search/meta.js (kb.site.search_export.browser_constants), never written here; data keys are read as own
    properties only (a query "constructor" is a word like any other). */
 (function () {
   "use strict";
@@ -193,8 +195,8 @@
   };
   function load(name) {
     if (Object.prototype.hasOwnProperty.call(loaded, name)) { return Promise.resolve(loaded[name]); }
-    var listed = loaded.meta && loaded.meta.s;  // the vocabulary and name shards there are: never ask for another
-    if (listed && /^[vn]\//.test(name) && listed[name[0]].indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
+    var listed = loaded.meta && loaded.meta.s;  // the vocabulary, name and reading shards there are: never ask for another
+    if (listed && /^[vnr]\//.test(name) && (listed[name[0]] || []).indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
     return new Promise(function (resolve) {
       if (waiting[name]) { waiting[name].push(resolve); return; }
       waiting[name] = [resolve];
@@ -217,12 +219,12 @@
       stop: stop, letters: k.letters, kinds: k.kinds, previews: k.previews, maxQuery: k.maxQuery,
       maxVocab: k.maxVocab, maxLookups: k.maxLookups, maxSurface: k.maxSurface, cover: k.cover, idfScale: k.idfScale,
       termShare: k.termShare, gramShare: k.gramShare, variants: k.variants, question: k.question,
-      minContent: k.minContent, minFuzzy: k.minFuzzy, twoEdits: k.twoEdits,
+      minContent: k.minContent, minFuzzy: k.minFuzzy, twoEdits: k.twoEdits, maxReading: k.maxReading,
       number: new RegExp("^" + k.number + "$"),
       ruleWord: new RegExp("^" + k.rule + k.letter + "?$"),
       ruleQuery: new RegExp("^\\s*" + k.prefix + "?\\s*" + k.parts + "\\.?\\s*$"),
-      range: new RegExp("^(?:" + k.prefix + "\\s*)?(" + k.rule + ")(" + k.letter + ")\\s*" + k.dash + "\\s*(?:(" + k.rule +
-                        "))?(" + k.letter + ")$")
+      range: new RegExp("^(.+?)\\s*" + k.dash + "\\s*(" + k.rangeEnd + ")$"), ruleSpan: k.ruleSpan, sectionSpan: k.sectionSpan,
+      whole: new RegExp("^" + k.parts + "$")
     };
   }
   function constants() {  // search/meta.js, its constants compiled once
@@ -295,21 +297,24 @@
     });
     return out;
   }
-  function segment(chars, vocabs) {
+  var HIRAGANA = /^[\u3041-\u3096\u30fc]+$/;
+  function segment(chars, vocabs, dropped) {  // dropped: the kana of search/f.js (null: none loaded)
     var terms = [], rest = [], buf = "", i = 0;
     while (i < chars.length) {
-      var vocab = own(vocabs, chars[i]), found = 0, term = null;
+      var vocab = own(vocabs, chars[i]), found = 0, term = null, s = "";
       if (vocab) {  // the longest match, no longer than any surface can be
         for (var j = Math.min(chars.length, i + K.maxSurface); j > i; j--) {
-          var s = chars.slice(i, j).join("");
+          s = chars.slice(i, j).join("");
           if (Object.prototype.hasOwnProperty.call(vocab, s)) { found = j - i; term = vocab[s] === 1 ? s : vocab[s]; break; }
         }
       }
-      if (found) { if (buf) { rest.push(buf); buf = ""; } terms.push(term); i += found; }
+      if (found && (buf || terms.length) && HIRAGANA.test(buf + s) && own(dropped, buf + s)) {  // 唱え|られ|ない: an ending
+        buf += s; i += found;
+      } else if (found) { if (buf) { rest.push(buf); buf = ""; } terms.push(term); i += found; }
       else { buf += chars[i]; i++; }
     }
     if (buf) { rest.push(buf); }
-    return {terms: terms, rest: rest};
+    return {terms: terms, rest: rest, trailing: buf};  // trailing: the leftover that ends the run ("" for none)
   }
   function bigrams(piece) {
     var c = Array.from(piece).filter(function (x) { return x !== "・" && x !== "･"; });
@@ -334,19 +339,47 @@
   }
 
   /* -- search: the query (filters, rule numbers and ranges, as kb/search/query.py) -------------------------- */
-  var FILTER = /(^|\s)(kind|lang|version):(\S*)/gi;
-  function parseQuery(query) {
-    var q = {kind: null, lang: null, version: null};
-    q.text = query.replace(FILTER, function (m, pre, name, value) { q[name.toLowerCase()] = value.toLowerCase(); return pre + " "; }).trim();
+  var FILTER = /(^|\s)(kind|lang|version):(\S*)/gi, PHRASE = /"([^"]*)"|\u300c([^\u300d]*)\u300d|\u201c([^\u201d]*)\u201d/g;
+  function parseQuery(query) {  // filters, then "quoted phrases" (or 「…」, “…”): what is left is the text
+    var q = {kind: null, lang: null, version: null, phrases: []};
+    var rest = query.replace(FILTER, function (m, pre, name, value) { q[name.toLowerCase()] = value.toLowerCase(); return pre + " "; });
+    q.text = rest.replace(PHRASE, function (m, a, b, c) {
+      var p = a !== undefined ? a : b !== undefined ? b : c;
+      if (p.trim()) { q.phrases.push(p); }
+      return " ";
+    }).split(/\s+/).filter(Boolean).join(" ");
     return q;
   }
   function ruleNumbers(folded) {  // the rule numbers a query asks for (a number in any form, or a range), or null;
     var t = ruleTarget(folded);      // each as its key in the name shards (kb.search.view.asked_by): "601.2" with its
     if (t) { return [/\.\s*$/.test(folded) ? t.number + "." : t.number]; }  // subrules, "601.2." alone
-    var m = K.range.exec(folded.trim());
-    if (!m || (m[3] && m[3] !== m[1])) { return null; }
-    var a = K.letters.indexOf(m[2]), b = K.letters.indexOf(m[4]);
-    return b < a ? null : K.letters.slice(a, b + 1).split("").map(function (c) { return m[1] + c + "."; });
+    var m = K.range.exec(folded.trim()), first = m && K.ruleQuery.exec(m[1]);
+    var numbers = first ? expandRange(first.slice(1, 5), m[2].replace(/\.+$/, "")) : [];
+    return numbers.length ? numbers.map(function (n) { return n + "."; }) : null;
+  }
+  function expandRange(a, last) {  // kb.rulenum.expand_range: a = [chapter, section digits, rule, letter] of the first
+    var section = a[1] ? Number(a[0] + a[1]) : null, rule = a[2] ? Number(a[2]) : null, out = [], x;
+    if (/^[a-z]$/.test(last)) {
+      if (!a[3]) { return []; }
+      var i = K.letters.indexOf(a[3]), j = K.letters.indexOf(last);
+      return i < 0 || j < i ? [] : K.letters.slice(i, j + 1).split("").map(function (c) { return section + "." + rule + c; });
+    }
+    var b = K.whole.exec(last);
+    if (!b) { return []; }
+    var kind = function (p) { return p[3] ? 3 : p[2] ? 2 : p[1] ? 1 : 0; };
+    if (kind(a) !== kind(b.slice(1, 5))) { return []; }
+    var bSection = b[2] ? Number(b[1] + b[2]) : null, bRule = b[3] ? Number(b[3]) : null;
+    if (a[3]) { return section === bSection && rule === bRule ? expandRange(a, b[4]) : []; }
+    if (rule !== null) {
+      if (section !== bSection || bRule < rule || bRule - rule > K.ruleSpan) { return []; }
+      for (x = rule; x <= bRule; x++) { out.push(section + "." + x); }
+    } else if (section !== null) {
+      if (bSection < section || bSection - section > K.sectionSpan) { return []; }
+      for (x = section; x <= bSection; x++) { out.push(String(x)); }
+    } else {
+      for (x = Number(a[0]); x <= Number(b[1]); x++) { out.push(String(x)); }
+    }
+    return out;
   }
   function katakana(s) { return s.replace(/[\u3041-\u3096]/g, function (c) { return String.fromCharCode(c.charCodeAt(0) + 0x60); }); }
   function firstShard(f) { return "n/" + f.codePointAt(0).toString(16); }
@@ -361,30 +394,37 @@
     pieces.forEach(function (p) {  // the first characters whose vocabulary is loaded: at most K.maxVocab of them
       if (p[0] === "ja") { p[1].forEach(function (c) { if (firsts.length < K.maxVocab && firsts.indexOf(c) < 0) { firsts.push(c); } }); }
     });
-    var firstChars = firsts;
-    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })).then(function (got) {
-      var vocabs = {}, terms = [], grams = [], marks = [];
+    var firstChars = firsts, kana = firsts.some(function (c) { return HIRAGANA.test(c); });
+    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })
+                       .concat(kana ? [load("f")] : [])).then(function (got) {
+      var vocabs = {}, terms = [], grams = [], marks = [], dropped = null;
       firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
+      if (kana && got[firstChars.length]) {
+        dropped = {};
+        got[firstChars.length].forEach(function (d) { dropped[d] = 1; });
+      }
       pieces.forEach(function (p) {
         if (p[0] === "latin") {
           terms = terms.concat(latinTerms(p[1]));
           (p[1].match(/[a-z0-9]+(?:\.[a-z0-9]+)*/g) || []).forEach(function (w) { if (w.length > 1) { marks.push(w); } });
           return;
         }
-        var seg = segment(p[1], vocabs);
+        var seg = segment(p[1], vocabs, dropped);
         terms = terms.concat(seg.terms);
         seg.terms.forEach(function (t) {  // every surface of the vocabulary that stands for the term
           marks.push(t);
           var vocab = own(vocabs, Array.from(t)[0]) || {};
           Object.keys(vocab).forEach(function (s) { if ((vocab[s] === 1 ? s : vocab[s]) === t) { marks.push(s); } });
         });
-        seg.rest.forEach(function (r) {  // kana-only leftovers beside terms are endings and particles (dropped in Python)
-          if (seg.terms.length && /^[\u3041-\u309f]+$/.test(r)) { return; }
+        seg.rest.forEach(function (r, k) {  // endings and particles: the kana the analysis drops (search/f.js), and any
+          var ending = seg.terms.length && HIRAGANA.test(r) && (!dropped || (k === seg.rest.length - 1 && r === seg.trailing));
+          if (ending || own(dropped, r)) { return; }  // kana ending a run after a term (多人数|せん, 唱え|た)
           if (Array.from(r).length > 1 || (!seg.terms.length && pieces.length === 1)) { grams.push(bigrams(r)); marks.push(r); }
         });
       });
+      var sequence = terms;
       terms = terms.filter(function (t, i) { return terms.indexOf(t) === i; });
-      return {folded: chars.join(""), terms: terms, grams: grams, marks: marks};
+      return {folded: chars.join(""), terms: terms, sequence: sequence, grams: grams, marks: marks};
     });
   }
   window.kbAnalyse = analyseQuery;
@@ -406,7 +446,7 @@
           var chunk = loaded["d/" + Math.floor(id / meta.c)], d = chunk && chunk[id % meta.c];
           if (d && out.length < limit && allowed(d, q) && !own(urls, d[0])) {
             urls[d[0]] = 1;
-            out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || "", lang: d[4], partial: !!(partial && own(partial, id))});
+            out.push({url: d[0], label: d[1], snippet: d[2], kind: d[3] || "", lang: d[4], partial: !!(partial && own(partial, id)), id: id});
           }
         });
         return next();
@@ -439,11 +479,11 @@
   }
   function searchWith(meta, query, limit, none) {
     var q = parseQuery(query);
-    if (!q.text) { return Promise.resolve(none); }
+    if (!q.text && !q.phrases.length) { return Promise.resolve(none); }
     if (q.version) {  // the archive is searched live only
       return Promise.resolve({jump: null, results: [], marks: [], error: "version: の検索は kb search / kb serve で"});
     }
-    var numbers = ruleNumbers(fold(q.text).join(""));
+    var numbers = q.phrases.length ? null : ruleNumbers(fold(q.text).join(""));
     return (numbers ? named(numbers) : Promise.resolve([])).then(function (ruleIds) {
       if (ruleIds.length) {  // rule numbers that have pages: those rules, the first one to jump to
         return docs(meta, ruleIds, q, limit).then(function (results) {
@@ -452,14 +492,15 @@
                   results: results, marks: []};
         });
       }
-      if (numbers || /["\u300c\u300d]/.test(q.text)) { return words(meta, q, limit); }  // as typed (kb/search/query.py)
+      if (numbers || q.phrases.length) { return words(meta, q, limit); }  // as typed (kb/search/query.py)
       return words(meta, q, limit).then(function (found) { return forgiving(meta, q, limit, found); });
     });
   }
-  function words(meta, q, limit) {  // names, then words ranked as kb/search/ranking.py
-      return analyseQuery(q.text).then(function (a) {
+  function words(meta, q, limit) {  // names, then words ranked as kb/search/ranking.py; with phrases, no names
+    return phraseDocs(meta, q.phrases || []).then(function (held) {  // and only the documents holding them
+      return analyseQuery([q.text].concat(q.phrases || []).join(" ")).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
-        var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
+        var forms = held ? [] : [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
         var english = [];
         var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
         var question = asked.length >= K.minContent && asked.length < a.terms.length;
@@ -501,7 +542,7 @@
             var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
             if (question) { (meta.sections || []).forEach(function (k) { parts[k] = 1; }); }
             var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
-            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
+            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0 && (!held || own(held, id)); }).sort(function (x, y) {
               return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
             }));
             var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
@@ -510,43 +551,141 @@
             });
             full += K.cover * Object.keys(nameSet).length;
             Object.keys(scores).forEach(function (id) { if (scores[id][0] < full && first.indexOf(Number(id)) < 0) { partial[id] = 1; } });
-            return docs(meta, ranked, q, limit, partial).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
+            return docs(meta, ranked, q, limit, partial).then(function (results) {
+              results.forEach(function (r) { r.named = first.indexOf(r.id) >= 0; });  // a name's, not the words'
+              return {jump: null, results: results, marks: a.marks};
+            });
           });
         });
       });
+    });
   }
-  /* Typos, as kb/search/fuzzy.py's Latin part: a word of K.minFuzzy letters or more that is no index term becomes
-     the nearest term of search/l.js (edit distance 1, 2 from K.twoEdits letters; one of its first two letters
-     right; the most frequent, then the first, on a tie), and the query so rewritten is searched too: its results
-     after those matching every word, before those matching some (kb/search/query.py Searcher._forgiving). */
+  /* The documents holding every phrase (an object of ids), or null for none asked, as kb/search/query.py
+     _phrase_query: a phrase of index terms holds them at consecutive positions of its title or body (the pairs of
+     search/q/, kb/site/search_phrases.py: a pair's places, 2 × position + field), a phrase of one term is its
+     postings; a phrase with a word the index lacks holds all its bigrams. */
+  function phraseDocs(meta, phrases) {
+    if (!phrases.length) { return Promise.resolve(null); }
+    return Promise.all(phrases.map(function (phrase) {
+      return analysed(phrase).then(function (a) {
+        var terms = a.sequence;
+        return Promise.all(terms.map(function (t) { return load("p/" + (fnv1a(t) % meta.p)); })).then(function (shards) {
+          var known = terms.length && !a.grams.length && terms.every(function (t, k) { return Array.isArray(own(shards[k], t)); });
+          if (known && terms.length > 1) { return pairDocs(meta, terms); }
+          var keys = [];
+          if (known) { keys = [["p/" + (fnv1a(terms[0]) % meta.p), terms[0]]]; }
+          else {
+            runs(fold(phrase)).forEach(function (p) {
+              if (p[0] === "ja") { bigrams(p[1].join("")).forEach(function (g) { keys.push(["g/" + (fnv1a(g) % meta.g), g]); }); }
+            });
+          }
+          return Promise.all(keys.map(function (k) { return load(k[0]); })).then(function (tables) {
+            var held = null;
+            keys.forEach(function (k, n) {
+              var post = own(tables[n], k[1]) || [], here = {}, id = 0;
+              for (var i = 0; i < post.length; i += 2) { id += post[i]; if (!held || own(held, id)) { here[id] = 1; } }
+              held = here;
+            });
+            return held || {};  // a phrase of nothing indexable holds nowhere
+          });
+        });
+      });
+    })).then(function (each) {
+      return each.reduce(function (held, docs) {
+        var both = {};
+        Object.keys(held).forEach(function (id) { if (own(docs, id)) { both[id] = 1; } });
+        return both;
+      });
+    });
+  }
+  function pairDocs(meta, terms) {  // the documents where terms[0], terms[1], … stand at consecutive positions
+    var pairs = [];
+    for (var i = 0; i + 1 < terms.length; i++) { pairs.push(terms[i] + "\t" + terms[i + 1]); }
+    return Promise.all(pairs.map(function (p) { return load("q/" + (fnv1a(p) % meta.q)); })).then(function (tables) {
+      var places = pairs.map(function (p, k) {  // per pair: document → {place: 1}
+        var coded = own(tables[k], p) || [], out = {}, id = 0;
+        for (var i = 0; i < coded.length; i += 2 + coded[i + 1]) {
+          id += coded[i];
+          var at = out[id] = {};
+          coded.slice(i + 2, i + 2 + coded[i + 1]).forEach(function (x) { at[x] = 1; });
+        }
+        return out;
+      });
+      var held = {};
+      Object.keys(places[0]).forEach(function (id) {
+        if (Object.keys(places[0][id]).some(function (x) {
+          return places.every(function (byDoc, k) { return own(byDoc, id) && own(byDoc[id], Number(x) + 2 * k); });
+        })) { held[id] = 1; }
+      });
+      return held;
+    });
+  }
+  /* Forgiving queries, as kb/search/fuzzy.py corrected: a word of K.minFuzzy letters or more that is no index term
+     becomes the nearest term of search/l.js (edit distance 1, 2 from K.twoEdits letters; one of its first two
+     letters right; the most frequent, then the first, on a tie); a run of kana the vocabulary does not cover becomes
+     the term of its reading (search/r/, kb/site/search_readings.py), else the terms whose readings cover it, longest
+     first (the kana between kept as typed; every word of the result known). The query so rewritten is searched
+     too: its results after those of the whole query as a name, before those of its words as typed
+     (kb/search/query.py Searcher._forgiving). */
   function forgiving(meta, q, limit, found) {
-    var text = fold(q.text).join(""), typos = [];
+    var text = fold(q.text).join(""), typos = [], kana = [];
     text.replace(/[a-z0-9]+/g, function (w, at) {
       if (w.length >= K.minFuzzy && !own(K.stop, w)) { typos.push([w, at, lightStem(w)]); }
       return w;
     });
-    if (!typos.length) { return Promise.resolve(found); }
-    return Promise.all(typos.map(function (t) { return load("p/" + (fnv1a(t[2]) % meta.p)); })).then(function (shards) {
-      typos = typos.filter(function (t, k) { return !Array.isArray(own(shards[k], t[2])); });
-      if (!typos.length) { return found; }
-      return load("l").then(function (lex) {
-        var out = "", at = 0;
+    text.replace(/[\u3041-\u3096\u30a1-\u30fa\u30fc\u30fb\uff65]+/g, function (run, at) {
+      var before = text.charAt(at - 1), after = text.charAt(at + run.length);  // a whole Japanese run only
+      if (!(before && isJapanese(before)) && !(after && isJapanese(after))) { kana.push([run, at]); }
+      return run;
+    });
+    if (!typos.length && !kana.length) { return Promise.resolve(found); }
+    return Promise.all([
+      Promise.all(typos.map(function (t) { return load("p/" + (fnv1a(t[2]) % meta.p)); })),
+      Promise.all(kana.map(function (k) { return kanaRewrite(k[0]); }))
+    ]).then(function (got) {
+      typos = typos.filter(function (t, k) { return !Array.isArray(own(got[0][k], t[2])); });
+      var rewrites = [];
+      kana.forEach(function (k, n) { if (got[1][n]) { rewrites.push([k[1], k[0].length, got[1][n]]); } });
+      return (typos.length ? load("l") : Promise.resolve(null)).then(function (lex) {
         typos.forEach(function (t) {
           var near = nearest(lex || {}, t[2]);
-          if (near) { out += text.slice(at, t[1]) + near; at = t[1] + t[0].length; }
+          if (near) { rewrites.push([t[1], t[0].length, near]); }
         });
-        if (!out) { return found; }
+        if (!rewrites.length) { return found; }
+        var out = "", at = 0;
+        rewrites.sort(function (x, y) { return x[0] - y[0]; }).forEach(function (r) { out += text.slice(at, r[0]) + r[2]; at = r[0] + r[1]; });
         var rewritten = {kind: q.kind, lang: q.lang, version: q.version, text: out + text.slice(at)};
         return words(meta, rewritten, limit).then(function (better) {
           var seen = {}, results = [];
-          var all = found.results.filter(function (r) { return !r.partial; }).concat(better.results,
-            found.results.filter(function (r) { return r.partial; }));
+          var all = found.results.filter(function (r) { return r.named; }).concat(better.results,
+            found.results.filter(function (r) { return !r.named; }));
           all.forEach(function (r) { if (!own(seen, r.url) && results.length < limit) { seen[r.url] = 1; results.push(r); } });
           return {jump: null, results: results, marks: found.marks.concat(better.marks)};
         });
       });
     });
   }
+  /* A kana run (folded) as indexed terms by reading (kb/search/fuzzy.py _japanese on a kana run), or null. */
+  function kanaRewrite(run) {
+    var typed = Array.from(run).filter(function (c) { return c !== "・" && c !== "･"; });
+    var reading = typed.map(function (c) { return katakana(c); }), firsts = reading.filter(function (c, i) { return reading.indexOf(c) === i; });
+    return Promise.all(firsts.map(function (c) { return load("r/" + c.codePointAt(0).toString(16)); })).then(function (got) {
+      var shards = {};
+      firsts.forEach(function (c, k) { shards[c] = got[k]; });
+      var term = function (r) { return own(shards[r[0]], r); };
+      var whole = term(reading.join(""));
+      if (whole && whole !== typed.join("")) { return whole; }  // the run as one word of that reading
+      var out = "", i = 0, matched = false;
+      while (i < reading.length) {
+        var n = Math.min(K.maxReading, reading.length - i), t = null;
+        for (; n > 1 && !(t = term(reading.slice(i, i + n).join(""))); n--) { /* the longest reading first */ }
+        if (t) { out += t; i += n; matched = true; } else { out += typed[i]; i++; }
+      }
+      if (!matched || out === typed.join("")) { return null; }
+      return analysed(out).then(function (b) { return b.grams.length ? null : out; });  // every word of it known
+    });
+  }
+
   function nearest(lex, word) {
     var most = word.length >= K.twoEdits ? 2 : 1, best = null;
     Object.keys(lex).forEach(function (t) {
