@@ -218,6 +218,7 @@ def intact(path: Path) -> bool:
 
 STAND_IN_SURFACE = "＊"  # the one word of each part of speech of the stand-in system dictionary (see _compile_here)
 _SIGNATURE = re.compile(rb"[0-9]{14}-[0-9a-f]{8}")  # a Sudachi dictionary's signature: its build time and a hash
+DESCRIPTION = "kb: glossary terms and MTG Wiki titles"  # in each compiled dictionary's header
 HEADER_BYTES = 256  # a compiled dictionary's header (magic, version, time, description, signature) is in these
 
 
@@ -245,7 +246,8 @@ def _compile_here(system: str, source: str, built: str) -> None:
     connection id. The output is then the bytes Sudachi writes against ``system`` but for two fields of its
     header: its build time, and the signature of the system dictionary it was compiled against (checked when it
     is loaded), which is set to ``system``'s (``tests/test_userdict_compile.py`` compares the two compilers' bytes).
-    Checked before it is handed back: loaded with ``system``, it holds each word of the lexicon."""
+    Checked before it is handed back: loaded with ``system``, it holds each word of the lexicon (that Sudachi
+    can read: :func:`collapsed`)."""
     from sudachipy import Dictionary, config, sudachipy
 
     real = Dictionary(config=config.Config(system=system))
@@ -259,7 +261,7 @@ def _compile_here(system: str, source: str, built: str) -> None:
         words.write_text("".join(f"{w},0,0,0,{w},{p},{w},{w},*,A,*,*,*,*\n" for p in pos), encoding="utf-8")
         sudachipy.build_system_dic(matrix=str(matrix), lex=[str(words)], output=str(stand_in), description="stand-in")
         sudachipy.build_user_dic(system=str(stand_in), lex=[source], output=built,
-                                 description="kb: glossary terms and MTG Wiki titles")
+                                 description=DESCRIPTION)
         data = bytearray(Path(built).read_bytes())
         ours, theirs = _signature(Path(stand_in).read_bytes()), _signature(Path(system).read_bytes()[:HEADER_BYTES])
         at = data.find(ours, 0, HEADER_BYTES)
@@ -270,7 +272,7 @@ def _compile_here(system: str, source: str, built: str) -> None:
     loaded = Dictionary(config=config.Config(system=system, user=[str(Path(built).resolve())]))
     for row in Path(source).read_text(encoding="utf-8").splitlines():
         word = row.split(",")[0]
-        if not any(m.dictionary_id() == 1 for m in loaded.lookup(word)):
+        if collapsed(word) == word and not any(m.dictionary_id() == 1 for m in loaded.lookup(word)):
             raise KbError(f"{built}: the compiled user dictionary does not hold {word}")
 
 
