@@ -149,7 +149,13 @@ def changed_words(store: Store, old: str, new: str) -> frozenset[str] | None:
     """The words added, removed or read otherwise from the dictionary ``old`` to ``new`` of ``store`` (digests; ''
     = none), None when the words of either are not known (:func:`lexicon_words`). Only a text that
     :func:`text_holds` one of them is analysed otherwise by the two."""
-    before, after = lexicon_words(store, old), lexicon_words(store, new)
+    return words_changed_in(store.kb_dir / FOLDER, old, new)
+
+
+def words_changed_in(folder: Path, old: str, new: str) -> frozenset[str] | None:
+    """:func:`changed_words` of the dictionaries in ``folder`` (the folder of a splitter's user dictionary: the
+    site build's static search has no store at hand)."""
+    before, after = _words_in(folder, old), _words_in(folder, new)
     if before is None or after is None:
         return None
     return frozenset(w for w in before.keys() | after.keys() if before.get(w) != after.get(w))
@@ -183,10 +189,14 @@ def lexicon_words(store: Store, digest: str) -> dict[str, str] | None:
     beside it (``<digest>.csv``, checked against the digest it is named by); None when it is missing or is not the
     lexicon of that digest. :func:`kb.search.index.update_index` re-analyses only the texts holding a word that
     differs between two dictionaries."""
+    return _words_in(store.kb_dir / FOLDER, digest)
+
+
+def _words_in(folder: Path, digest: str) -> dict[str, str] | None:
     if not digest:
         return {}
     try:
-        csv = (store.kb_dir / FOLDER / f"{digest}{LEXICON_SUFFIX}").read_text(encoding="utf-8")
+        csv = (folder / f"{digest}{LEXICON_SUFFIX}").read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None
     if _digest(csv) != digest:
