@@ -9,8 +9,8 @@ its source gives or :func:`kb.search.names.reading_of` knows, else Sudachi's rea
 a :class:`kb.splitter.JapaneseSplitter` splitting with it. The digest covers the words and the system dictionary's
 version, so it names the analysis (:attr:`kb.splitter.JapaneseSplitter.dictionary_id`): the search index records
 it, and when it changes re-analyses only the texts that hold a word added, removed or read otherwise (the lexicon of
-each dictionary is kept beside it, ``<digest>.csv``: :func:`lexicon_words`); the static search's analysis cache is
-keyed by it. The index still holds a
+each dictionary is kept beside it, ``<digest>.csv``: :func:`lexicon_words`), and so does the static search
+(:func:`words_changed_in`). The index still holds a
 user word's pieces of two or more characters (状況起因処理
 → 起因), as it holds a system word's mode-A parts.
 

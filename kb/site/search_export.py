@@ -38,7 +38,10 @@ its text's hash, so an incremental build analyses only changed documents (each o
 shards; a hash of each document chunk's inputs and of each name shard, also kept, spares making the documents of
 an unchanged chunk and encoding unchanged chunks and name shards. The state records the analysis and dictionary
 that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again, with a
-notice. Public entry: :func:`export_search`.
+notice — but for another user dictionary alone (a glossary term or wiki title added or removed) whose words and the
+old one's are known: then only the documents whose texts hold a word it changed are analysed again (found through
+the bigrams of their cached analyses, :func:`_may_hold`), and the vocabulary surfaces and name forms holding one are
+dropped, as a full build would not have them. Public entry: :func:`export_search`.
 """
 
 from __future__ import annotations
