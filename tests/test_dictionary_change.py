@@ -224,6 +224,14 @@ def test_a_new_compound_title_re_exports_only_the_static_search_documents_holdin
         build_site(store, tmp_path / "full")
         _same_static_search(site, tmp_path / "full", WORD)
 
+        for lexicon in (store.kb_dir / userdict.FOLDER).glob(f"*{userdict.LEXICON_SUFFIX}"):
+            lexicon.unlink()  # the words of the dictionary the site was built with are not known: everything again
+        ingest_sources(store, [str(_article(sources / "mtgwiki", WORD))], index=False)
+        analysed.clear()
+        [notice] = build_site(store, site).notices
+        assert notice.startswith("static search: exporting every document again (user dictionary ")
+        assert len(analysed) > 5 * len(holding)
+
 
 def _static_texts(store: Store) -> dict[tuple[str, str], str]:
     """(url, language) → title and body of each static search document of the store's site (as the export analyses them)."""
