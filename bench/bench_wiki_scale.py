@@ -310,10 +310,14 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
     print("  " + next((line for line in one_build.output.splitlines() if line.startswith("site:")), "?"))
     path.write_bytes(pages.article(one, extra=link(articles[1].name)))
     rows.append(("kb update (one article changed)", measure([*kb, "update", str(path), "--out", str(work / "site")], env)))
-    new = Title("新規" + "".join(pages.rng.sample(NOUNS, 3)) + "型", None)
+    new = new_compound_title(pages, {t.name for t in articles})  # a new word of the user dictionary
     new_path = wiki / page_file(new.name)
     new_path.write_bytes(pages.article(new))
-    rows.append(("kb update (new compound title)", measure([*kb, "update", str(new_path), "--out", str(work / "site")], env)))
+    added = measure([*kb, "update", str(new_path), "--out", str(work / "site")], env)
+    rows.append(("kb update (new compound title)", added))
+    said = ("search index:", "site:", "notice", "static search")
+    print(f"  new compound title {new.name}: "
+          + "; ".join(line.strip() for line in added.output.splitlines() if line.startswith(said)))
     full_cpu = ingest.cpu + build.cpu  # the machine may be shared: CPU time is the steadier measure
     print(f"  {'command':37} {'wall s':>8} {'CPU s':>8} {'peak RSS':>10} {'ms/page':>8} {'% ingest+build':>15}"
           f" {'% CPU':>7}")

@@ -142,3 +142,103 @@ def test_a_move_to_another_dictionary_cut_short_or_without_the_old_words_rebuild
             lexicon.unlink()  # an index of an older kb, or a lexicon lost
         report = ingest_sources(store, [str(article)])
         assert "user dictionary" in report.index.notice and report.index.reanalysed == 0
+
+
+def _shard(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text[text.index(",") + 1:].rstrip().removesuffix(");"))
+
+
+def _static_search(site: Path) -> dict[str, dict]:
+    """A site's static search with documents named by (url, language) instead of ids (a full build numbers them in
+    rank order, an incremental one gives a new document the next id): documents, postings of terms and bigrams (in
+    whatever shards), whole-query names, the typo lexicon, the vocabulary."""
+    def merged(prefix: str) -> dict:
+        return {k: v for path in (site / "search" / prefix).iterdir() for k, v in _shard(path).items()}
+
+    per_chunk = _shard(site / "search" / "meta.js")["c"]
+    docs = {int(p.stem) * per_chunk + row: tuple(doc) for p in (site / "search" / "d").iterdir()
+            for row, doc in enumerate(_shard(p)) if doc}
+
+    def named(coded: list[int]) -> list[tuple]:
+        ids, at = [], 0
+        for gap in coded[::2]:
+            at += gap
+            ids.append(at)
+        return sorted((docs[i][0], docs[i][4], w) for i, w in zip(ids, coded[1::2], strict=True))
+
+    names = {form: sorted(map(str, value)) if form.endswith("\t") else sorted(docs[i][:1] + docs[i][4:] for i in value)
+             for form, value in merged("n").items()}
+    postings = {t: named(c) for t, c in merged("p").items()}
+    grams = {t: named(c) for t, c in merged("g").items()}
+    found = {(url, lang) for table in (postings, grams) for hits in table.values() for url, lang, _ in hits}
+    # the documents a search can find (a chunk whose every document went away keeps its file, never read)
+    return {"docs": {(d[0], d[4]): d for d in docs.values() if (d[0], d[4]) in found}, "p": postings, "g": grams,
+            "n": {f: v for f, v in names.items() if v}, "l": _shard(site / "search" / "l.js"), "v": merged("v")}
+
+
+def _same_static_search(incremental: Path, full: Path, word: str) -> None:
+    """The static search of ``incremental`` is the full build's (:func:`_static_search`) but for its vocabulary, which
+    only grows between full builds, and where a surface read as two words in two texts (支払い: 支払い, 支払う) maps
+    to the term of the text analysed last: it has every surface of the full build, each surface holding ``word`` maps
+    to the same term, and a surface only it has does not hold ``word``."""
+    grown, fresh = _static_search(incremental), _static_search(full)
+    assert {k: v for k, v in grown.items() if k != "v"} == {k: v for k, v in fresh.items() if k != "v"}
+    assert fresh["v"].keys() <= grown["v"].keys()
+    assert {s: grown["v"][s] for s in fresh["v"] if word in s} == {s: t for s, t in fresh["v"].items() if word in s}
+    assert not [s for s in grown["v"].keys() - fresh["v"].keys() if word in s]
+
+
+def test_a_new_compound_title_re_exports_only_the_static_search_documents_holding_it(tmp_path, monkeypatch):
+    """The site's static search after a new user dictionary (a new compound title, then its removal) analyses again
+    only the documents whose texts hold the word — no full export, no notice — and is the full build's."""
+    from kb.site import build_site, search_export
+
+    analysed: list[tuple[str, str]] = []
+    real = search_export.analyse
+    monkeypatch.setattr(search_export, "analyse",
+                        lambda splitter, doc: analysed.append((doc.url, doc.lang)) or real(splitter, doc))
+    sources = tmp_path / "sources"
+    shutil.copytree(DATA, sources)
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        ingest_sources(store, [str(sources)], index=False)
+        build_site(store, site)
+        holding = {doc for doc, text in _static_texts(store).items() if WORD in fold(text)}
+        assert 3 <= len(holding) < len(analysed) // 5  # a few documents, far from all
+        article = _article(sources / "mtgwiki", WORD)
+        ingest_sources(store, [str(article)], index=False)
+        analysed.clear()
+        report = build_site(store, site)
+        assert report.notices == []
+        new = {(url, lang) for url, lang in analysed if quote(WORD) in url or WORD in url}
+        assert new and set(analysed) - new == holding and len(analysed) == len(set(analysed))
+        build_site(store, tmp_path / "full")
+        _same_static_search(site, tmp_path / "full", WORD)
+
+        remove_sources(store, [str(article)])
+        analysed.clear()
+        report = build_site(store, site)
+        assert report.notices == [] and set(analysed) == holding
+        shutil.rmtree(tmp_path / "full")
+        build_site(store, tmp_path / "full")
+        _same_static_search(site, tmp_path / "full", WORD)
+
+        for lexicon in (store.kb_dir / userdict.FOLDER).glob(f"*{userdict.LEXICON_SUFFIX}"):
+            lexicon.unlink()  # the words of the dictionary the site was built with are not known: everything again
+        ingest_sources(store, [str(_article(sources / "mtgwiki", WORD))], index=False)
+        analysed.clear()
+        [notice] = build_site(store, site).notices
+        assert notice.startswith("static search: exporting every document again (user dictionary ")
+        assert len(analysed) > 5 * len(holding)
+
+
+def _static_texts(store: Store) -> dict[tuple[str, str], str]:
+    """(url, language) → title and body of each static search document of the store's site (as the export analyses them)."""
+    from kb.search import userdict
+    from kb.site import search_export
+    from kb.site.gather import gather_site
+
+    site = gather_site(store, userdict.prepare(store, JapaneseSplitter()))
+    return {(doc.url, doc.lang): doc.title + "\n" + doc.body for entry in search_export.search_entries(site)
+            for doc in search_export.search_doc(entry)}

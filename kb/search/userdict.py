@@ -9,8 +9,8 @@ its source gives or :func:`kb.search.names.reading_of` knows, else Sudachi's rea
 a :class:`kb.splitter.JapaneseSplitter` splitting with it. The digest covers the words and the system dictionary's
 version, so it names the analysis (:attr:`kb.splitter.JapaneseSplitter.dictionary_id`): the search index records
 it, and when it changes re-analyses only the texts that hold a word added, removed or read otherwise (the lexicon of
-each dictionary is kept beside it, ``<digest>.csv``: :func:`lexicon_words`); the static search's analysis cache is
-keyed by it. The index still holds a
+each dictionary is kept beside it, ``<digest>.csv``: :func:`lexicon_words`), and so does the static search
+(:func:`words_changed_in`). The index still holds a
 user word's pieces of two or more characters (状況起因処理
 → 起因), as it holds a system word's mode-A parts.
 
@@ -22,8 +22,9 @@ Entry points: :func:`prepare` (build if needed; called by the index update and t
 :func:`recorded` (the dictionary an index recorded, for a searcher). Both take the command's splitter and return
 the splitter with the dictionary (the same one when it already has it); nothing is switched in the process.
 
-Compiling a dictionary costs about 3 seconds whatever its size (Sudachi reads the whole system dictionary), in a
-process of its own (:func:`_compile`: the 700 MiB it takes are not added to the writer's). With
+Compiling a dictionary costs about 0.7 s of CPU, nearly all of it fixed (Sudachi's own compiler spends 5–6 s and
+700 MiB indexing the whole system dictionary first; :func:`_compile_here` compiles against a stand-in of it and writes
+the same bytes), in a process of its own (:func:`_compile`), so a new name costs its documents, not a compile. With
 ``$KB_USERDICT_CACHE`` set to a folder, a compiled dictionary is also kept there (named by its digest and the SudachiPy
 version, written atomically, never pruned) and copied from there by any knowledge base that needs the same words —
 the test suite sets it: it ingests the same sample into about a hundred fresh knowledge bases.
@@ -148,7 +149,13 @@ def changed_words(store: Store, old: str, new: str) -> frozenset[str] | None:
     """The words added, removed or read otherwise from the dictionary ``old`` to ``new`` of ``store`` (digests; ''
     = none), None when the words of either are not known (:func:`lexicon_words`). Only a text that
     :func:`text_holds` one of them is analysed otherwise by the two."""
-    before, after = lexicon_words(store, old), lexicon_words(store, new)
+    return words_changed_in(store.kb_dir / FOLDER, old, new)
+
+
+def words_changed_in(folder: Path, old: str, new: str) -> frozenset[str] | None:
+    """:func:`changed_words` of the dictionaries in ``folder`` (the folder of a splitter's user dictionary: the
+    site build's static search has no store at hand)."""
+    before, after = _words_in(folder, old), _words_in(folder, new)
     if before is None or after is None:
         return None
     return frozenset(w for w in before.keys() | after.keys() if before.get(w) != after.get(w))
@@ -182,10 +189,14 @@ def lexicon_words(store: Store, digest: str) -> dict[str, str] | None:
     beside it (``<digest>.csv``, checked against the digest it is named by); None when it is missing or is not the
     lexicon of that digest. :func:`kb.search.index.update_index` re-analyses only the texts holding a word that
     differs between two dictionaries."""
+    return _words_in(store.kb_dir / FOLDER, digest)
+
+
+def _words_in(folder: Path, digest: str) -> dict[str, str] | None:
     if not digest:
         return {}
     try:
-        csv = (store.kb_dir / FOLDER / f"{digest}{LEXICON_SUFFIX}").read_text(encoding="utf-8")
+        csv = (folder / f"{digest}{LEXICON_SUFFIX}").read_text(encoding="utf-8")
     except (OSError, ValueError):
         return None
     if _digest(csv) != digest:
@@ -215,19 +226,71 @@ def intact(path: Path) -> bool:
         return False
 
 
-_COMPILE = ("import sys\nfrom sudachipy import sudachipy\n"
-            "sudachipy.build_user_dic(system=sys.argv[1], lex=[sys.argv[2]], output=sys.argv[3], description=sys.argv[4])")
+STAND_IN_SURFACE = "＊"  # the one word of each part of speech of the stand-in system dictionary (see _compile_here)
+_SIGNATURE = re.compile(rb"[0-9]{14}-[0-9a-f]{8}")  # a Sudachi dictionary's signature: its build time and a hash
+DESCRIPTION = "kb: glossary terms and MTG Wiki titles"  # in each compiled dictionary's header
+HEADER_BYTES = 256  # a compiled dictionary's header (magic, version, time, description, signature) is in these
 
 
 def _compile(source: Path, built: Path) -> None:
-    """Compile the lexicon ``source`` into ``built`` in a process of its own: Sudachi reads the whole system
-    dictionary to do it (about 700 MiB and 3–5 s of CPU, whatever the lexicon's size), memory given back when that
-    process ends instead of staying in the writer's (an ingest's peak would be that on top of its own)."""
-    done = subprocess.run([sys.executable, "-c", _COMPILE, str(system_dictionary_path()), str(source), str(built),
-                           "kb: glossary terms and MTG Wiki titles"], capture_output=True, text=True)
+    """Compile the lexicon ``source`` into ``built`` in a process of its own (:func:`_compile_here`): the 200 MiB
+    its stand-in system dictionary takes are given back when that process ends instead of staying in the writer's."""
+    root = str(Path(__file__).resolve().parents[2])  # the folder kb is imported from, for the child
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
+    done = subprocess.run([sys.executable, "-c", "import sys\nfrom kb.search.userdict import _compile_here\n"
+                           "_compile_here(*sys.argv[1:])", str(system_dictionary_path()), str(source), str(built)],
+                          capture_output=True, text=True, env=env)
     if done.returncode != 0 or not built.is_file():
         why = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise KbError(f"{source}: Sudachi could not compile the user dictionary ({why})")
+
+
+def _compile_here(system: str, source: str, built: str) -> None:
+    """Compile the lexicon ``source`` into ``built`` as Sudachi compiles it against the system dictionary
+    ``system``, at a fraction of the cost: Sudachi's user-dictionary compiler first indexes every word of the system
+    dictionary by its surface (to resolve a word's split parts given as words; this lexicon gives none), 5–6 s of
+    CPU and 700 MiB whatever the lexicon's size. Here the lexicon is compiled against a stand-in system dictionary
+    built first in a temporary folder (0.2 s): the parts of speech of ``system`` in its order, one word each
+    (:data:`STAND_IN_SURFACE`), and a connection matrix of no costs just large enough for :data:`CONNECTION_ID` —
+    what the compiler reads of a system dictionary for words like these: a part of speech's id, the bounds of a
+    connection id. The output is then the bytes Sudachi writes against ``system`` but for two fields of its
+    header: its build time, and the signature of the system dictionary it was compiled against (checked when it
+    is loaded), which is set to ``system``'s (``tests/test_userdict_compile.py`` compares the two compilers' bytes).
+    Checked before it is handed back: loaded with ``system``, it holds each word of the lexicon (that Sudachi
+    can read: :func:`collapsed`)."""
+    from sudachipy import Dictionary, config, sudachipy
+
+    real = Dictionary(config=config.Config(system=system))
+    pos: list[str] = []
+    while (part := real.pos_of(len(pos))) is not None:
+        pos.append(",".join(part))
+    with tempfile.TemporaryDirectory(prefix="kb-userdict-") as tmp:
+        matrix, words, stand_in = Path(tmp) / "matrix.def", Path(tmp) / "lexicon.csv", Path(tmp) / "system.dic"
+        matrix.write_text(f"{CONNECTION_ID + 1} {CONNECTION_ID + 1}\n", encoding="ascii")
+        w = STAND_IN_SURFACE
+        words.write_text("".join(f"{w},0,0,0,{w},{p},{w},{w},*,A,*,*,*,*\n" for p in pos), encoding="utf-8")
+        sudachipy.build_system_dic(matrix=str(matrix), lex=[str(words)], output=str(stand_in), description="stand-in")
+        sudachipy.build_user_dic(system=str(stand_in), lex=[source], output=built,
+                                 description=DESCRIPTION)
+        data = bytearray(Path(built).read_bytes())
+        ours, theirs = _signature(Path(stand_in).read_bytes()), _signature(Path(system).read_bytes()[:HEADER_BYTES])
+        at = data.find(ours, 0, HEADER_BYTES)
+        if not ours or not theirs or len(ours) != len(theirs) or at < 0:
+            raise KbError(f"{built}: not the Sudachi dictionary header this compiler knows (no signature)")
+        data[at:at + len(ours)] = theirs
+    Path(built).write_bytes(data)
+    loaded = Dictionary(config=config.Config(system=system, user=[str(Path(built).resolve())]))
+    for row in Path(source).read_text(encoding="utf-8").splitlines():
+        word = row.split(",")[0]
+        if collapsed(word) == word and not any(m.dictionary_id() == 1 for m in loaded.lookup(word)):
+            raise KbError(f"{built}: the compiled user dictionary does not hold {word}")
+
+
+def _signature(data: bytes) -> bytes:
+    """The signature in a dictionary's header (b'' when there is none): of a system dictionary, its own; of a user
+    dictionary, the one of the system dictionary it was compiled against."""
+    found = _SIGNATURE.findall(data[:HEADER_BYTES])
+    return found[0] if len(found) == 1 else b""
 
 
 def _build(csv: str, folder: Path, path: Path) -> None:

@@ -42,7 +42,10 @@ its text's hash, so an incremental build analyses only changed documents (each o
 shards; a hash of each document chunk's inputs and of each name shard, also kept, spares making the documents of
 an unchanged chunk and encoding unchanged chunks and name shards. The state records the analysis and dictionary
 that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again, with a
-notice. Public entry: :func:`export_search`.
+notice — but for another user dictionary alone (a glossary term or wiki title added or removed) whose words and the
+old one's are known: then only the documents whose texts hold a word it changed are analysed again (found through
+the bigrams of their cached analyses, :func:`_may_hold`), and the vocabulary surfaces and name forms holding one are
+dropped, as a full build would not have them. Public entry: :func:`export_search`.
 """
 
 from __future__ import annotations
@@ -61,6 +64,7 @@ from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
 from kb.search.sections import section_id, split_node, split_section_id
+from kb.search.userdict import collapsed, text_holds
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
@@ -224,10 +228,14 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     from kb.search.index import index_identity, stale_reason
 
     identity = index_identity(site.splitter)
+    words: frozenset[str] = frozenset()  # of another user dictionary: a document holding one is analysed again
     if previous and (reason := stale_reason(previous.get("identity", {}), identity)):
-        if notify:
-            notify(f"static search: exporting every document again ({reason})")
-        previous = {}
+        move = _dictionary_move(site, previous.get("identity", {}), identity)
+        if move is None:
+            if notify:
+                notify(f"static search: exporting every document again ({reason})")
+            previous = {}
+        words = move or frozenset()
     entries = search_entries(site)
     cache: dict[str, bytes] = previous.get("cache", {})  # text key → that text's analysis, kept marshalled (as
     # Python objects the analyses of 5,000 articles took 545 MiB; carried from build to build, they are read only
@@ -236,6 +244,8 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     old_keys = {int(i): k for i, k in previous.get("keys", {}).items()}
     incremental = bool(previous.get("p")) and all(k in cache for k in old_keys.values())
     old_chunks: dict[int, bytes] = previous.get("chunks", {}) if incremental else {}
+    again = {k for k in set(old_keys.values()) if _may_hold(cache[k], words)} if words and incremental else set()
+    forced = {i // (2 * CHUNK) for i, k in old_keys.items() if k in again}  # chunks with a document to analyse again
     next_id = max(ids.values(), default=-1) + 1
     slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
     for entry in entries:
@@ -254,7 +264,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     per_chunk = 2 * CHUNK
     for chunk, chunk_entries in slots.items():
         chunks[chunk] = digest = _inputs_digest(chunk_entries)
-        if digest == old_chunks.get(chunk):
+        if digest == old_chunks.get(chunk) and chunk not in forced:
             same.add(chunk)
             continue
         rows: list[list[str] | None] = [None] * per_chunk
@@ -269,9 +279,13 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     ids = {url: i for url, i in ids.items() if 2 * i in keys or 2 * i + 1 in keys}
     if not incremental:
         old_keys = {}
+
+    def moved(i: int, k: str) -> bool:  # analysed by the old user dictionary, read otherwise by the new one
+        return k in again and text_holds(docs[i].title + "\n" + docs[i].body, words)
+
     # the new and changed documents (every one when not incremental), each analysed at most once
-    fields_by_id = {i: marshal.loads(cache[k]) if k in cache else analyse(site.splitter, docs[i])
-                    for i, k in keys.items() if k != old_keys.get(i)}
+    fields_by_id = {i: marshal.loads(cache[k]) if k in cache and not moved(i, k) else analyse(site.splitter, docs[i])
+                    for i, k in keys.items() if k != old_keys.get(i) or moved(i, k)}
     changed = set(fields_by_id) | (set(old_keys) - set(keys))
     old_fields = {i: marshal.loads(cache[old_keys[i]]) for i in changed if i in old_keys}
 
@@ -300,12 +314,17 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     old_pairs = (lambda n: _read_shard(read_old, n)) if incremental else None
     files.update({f"search/{name}.js": _script(name, table) for name, table
                   in export_pairs(fields_by_id, old_fields, changed, q_count, fnv1a, old_pairs).items()})
-    for hex_code, surfaces in vocab.items():
+    old_vocab = {f[len("search/v/"):-3] for f in previous.get("files", []) if f.startswith("search/v/")}
+    for hex_code in sorted(vocab.keys() | (old_vocab if words and incremental else set())):
+        surfaces = vocab.get(hex_code, {})
         name = f"v/{hex_code}"
         merged = _read_shard(read_old, name) if incremental else {}
-        if not incremental or any(merged.get(s) != t for s, t in surfaces.items()):
-            files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **surfaces}.items())))
-    names, name_cache = _names(site, ids, previous.get("names", {}))
+        kept = {s: t for s, t in merged.items() if not text_holds(s, words)} if words else merged  # the old
+        # dictionary's word, or a surface made of it: as a full build, only what the new one reads
+        if not incremental or len(kept) < len(merged) or any(merged.get(s) != t for s, t in surfaces.items()):
+            files[f"search/{name}.js"] = _script(name, dict(sorted({**kept, **surfaces}.items())))
+    names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
+                                           if not (words and text_holds(name, words))})
     for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
         table = names[f"{ord(form[0]):x}"]
         table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
@@ -339,6 +358,27 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "q": q_count, "files": every_file,
                    "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity,
                    "readings": readings}
+
+
+def _dictionary_move(site: SiteData, recorded: dict, identity: dict) -> frozenset[str] | None:
+    """When the previous export differs from this one only by its user dictionary and the words of both are known
+    (:func:`kb.search.userdict.words_changed_in`): the words added, removed or read otherwise. Else None."""
+    from kb.search.index import USER_DICTIONARY
+    from kb.search.userdict import words_changed_in
+
+    if [k for k in identity if recorded.get(k) != identity[k]] != [USER_DICTIONARY] or not site.splitter.user_dictionary:
+        return None
+    old = recorded.get(USER_DICTIONARY) or "none"
+    return words_changed_in(site.splitter.user_dictionary.parent, "" if old == "none" else old, site.splitter.dictionary_id)
+
+
+def _may_hold(analysed: bytes, words: frozenset[str]) -> bool:
+    """Whether a document whose analysis is ``analysed`` (marshalled, :func:`analyse`) may hold one of ``words``:
+    it has every character bigram of one (as the search index finds them, :func:`kb.search.index._holding`)."""
+    from kb.search.analysis import bigram_terms
+
+    grams = set(marshal.loads(analysed)["g"])
+    return any(all(g in grams for g in bigram_terms(collapsed(w))) for w in words)
 
 
 def _listed(paths: list[str]) -> dict[str, list[str]]:
