@@ -1,4 +1,4 @@
-"""How the index is written: Whoosh's own codec (``W3Codec``) and writer, made cheaper to write.
+"""How the index is written: Whoosh's own codec (``W3Codec``) and segment format, written by one loop per term.
 
 :class:`IndexCodec`:
 
@@ -7,54 +7,69 @@
   lacks (``set_inline`` for ``set_inlined``) and is therefore off by default.
 - Posting blocks are not zlib-compressed (compressing them took a large share of the commit; the index of the
   English CR plus data/ grows from 4.5 to 5.5 MB).
-- Postings go from the pool's sorted run to the postings writer without Whoosh's per-posting order checks and
-  type assertions.
 - Field lengths are read once per field into a list: Whoosh reads the length column (and checks that its file
   exists) once per posting while it writes a segment, and once per scored document while it searches.
 
 Segments record their codec (pickled with the table of contents), so these classes must stay importable here.
 Reading is Whoosh's own: an index written with this codec reads like any other Whoosh 2.7 index.
 
-:class:`BulkWriter`: Whoosh's ``SegmentWriter`` whose ``add_document`` takes the postings of a pre-analysed
-field straight from :meth:`kb.search.analysis.PreAnalysedPositions.postings` and hands a document's postings to the
-pool in one go, without Whoosh's per-posting checks and memory estimate and without boosts (the index sets none).
+:class:`BulkWriter`: Whoosh's ``SegmentWriter`` that writes the same segment files, byte for byte, as Whoosh's
+own ``add_document`` and commit with this codec (``tests/test_search_codec.py`` compares them), at a fraction of
+the cost:
+
+- ``add_document`` takes the postings of a pre-analysed field straight from
+  :meth:`kb.search.analysis.PreAnalysedPositions.postings` and an ``ID`` field's single term without running
+  Whoosh's analyzer, without boosts (the index sets none);
+- the postings are pooled per term (:class:`TermPool`: a term's postings in document order, appended as they come)
+  instead of one tuple per posting sorted at the end; past the writer's ``limitmb`` the pool is spilled to a sorted
+  run on disk, and the runs are merged term by term;
+- the segment's terms and postings are written by :meth:`TermWriter.add_terms`, one term at a time (its blocks,
+  its term info and its table entry computed from the term's posting lists), not one Whoosh call per posting.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+import heapq
+import marshal
+import operator
+import zlib
+from array import array
+from collections.abc import Iterable, Iterator
+from itertools import groupby
+from pickle import dumps
 from typing import Any
 
-from whoosh.codec.whoosh3 import LENGTHS_COLUMN, W3Codec, W3FieldWriter, W3PerDocReader, W3PostingsWriter, _lenfield
-from whoosh.util.numeric import byte_to_length
+from whoosh.analysis import IDTokenizer
+from whoosh.codec.whoosh3 import (
+    LENGTHS_COLUMN,
+    WHOOSH3_HEADER_MAGIC,
+    W3Codec,
+    W3FieldWriter,
+    W3PerDocReader,
+    W3PostingsWriter,
+    W3TermInfo,
+    _lenfield,
+)
+from whoosh.filedb.filetables import _lengths as _LENGTHS
+from whoosh.formats import Existence
+from whoosh.system import pack_int, pack_long, pack_ushort
+from whoosh.util import random_name
+from whoosh.util.numeric import byte_to_length, length_to_byte
 from whoosh.writing import SegmentWriter
 
 from kb.search.analysis import PreAnalysed, PreAnalysedPositions
 
-POSTING_BYTES = 200  # the pool's memory estimate per posting (it spills to disk past the writer's ``limitmb``)
+POSTING_BYTES = 120  # the pool's memory estimate per posting (it spills to disk past the writer's ``limitmb``)
+TERM_BYTES = 200  # … and per term it holds
+_TERM_STRUCT = W3TermInfo._struct  # Whoosh's term info: flags, weight, doc freq, min/max length, max weight, ids
 
 
 class InliningPostingsWriter(W3PostingsWriter):
-    _maxweight: float  # Whoosh's attributes, set by its constructor and block writer
-    _minlength: int | None
-    _maxlength: int
-    _terminfo: Any
+    """The postings writer of Whoosh's own path (a writer other than :class:`BulkWriter` with this codec): Whoosh's,
+    with the inlining fixed. :meth:`TermWriter.add_terms` writes the same bytes."""
 
-    def add_posting(self, id_: int, weight: float, vbytes: bytes, length: int | None = None) -> None:
-        """Whoosh's, without its type assertions (postings come from the writer's own pool)."""
-        if len(self._ids) >= self._blocklimit:
-            self._write_block()
-        self._ids.append(id_)
-        self._weights.append(weight)
-        if weight > self._maxweight:
-            self._maxweight = weight
-        if vbytes:
-            self._values.append(vbytes)
-        if length:
-            if self._minlength is None or length < self._minlength:
-                self._minlength = length
-            if length > self._maxlength:
-                self._maxlength = length
+    _terminfo: Any  # Whoosh's attributes, set by its constructor and start_postings
 
     def finish_postings(self) -> Any:
         terminfo = self._terminfo
@@ -71,31 +86,95 @@ class InliningPostingsWriter(W3PostingsWriter):
         return terminfo
 
 
-class PlainFieldWriter(W3FieldWriter):
-    def add_postings(self, schema: Any, lengths: Any, items: Iterable[tuple[str, bytes, int, float, bytes]]) -> None:
-        """Whoosh's loop over the pool's sorted postings, without its order checks (the pool sorts them) and its
-        spelling-word case (the index has no spelling fields), handing each posting straight to the postings
-        writer."""
-        field_length = lengths.doc_field_length if lengths else (lambda docnum, fieldname: 0)
+def _md5_hash(key: bytes) -> int:
+    """Whoosh's ``md5_hash`` (the low 32 bits of the key's MD5), without the hex round trip."""
+    return int.from_bytes(hashlib.md5(key, usedforsecurity=False).digest()[12:], "big")
+
+
+class TermWriter(W3FieldWriter):
+    def add_terms(self, schema: Any, lengths: LengthListReader | None,
+                  terms: Iterable[tuple[tuple[str, bytes], list]]) -> None:
+        """Write each term of ``terms`` — ((field name, term as UTF-8), [docnum, weight, value, docnum, …]), in
+        (field, term) order, each term's postings in document order — as Whoosh's ``add_postings`` with
+        :class:`InliningPostingsWriter` would: blocks of ``blocklimit`` postings in the postings file (a term in one
+        document with a value inlined in its term info instead), the term info in the term table (Whoosh's
+        ``OrderedHashWriter``, its entries written here)."""
+        codec = self._codec
+        blocklimit, inlinelimit, compression = codec._blocklimit, codec._inlinelimit, codec._compression
+        postfile, table = self._postfile, self._tindex
+        table_file, buckets, positions = table.dbfile, table.buckets, table.index
+        hashfn = _md5_hash if table.hashtype == 0 else table.hashfn
+        offset, table_offset = postfile.tell(), table_file.tell()
         lastfield: str | None = None
-        lasttext: bytes | None = None
-        add_posting: Any = None
-        for fieldname, btext, docnum, weight, value in items:
+        prefix, doc_lengths, fixed = b"", None, None
+        key = table.lastkey
+        for (fieldname, btext), postings in terms:
             if fieldname != lastfield:
-                if lasttext is not None:
-                    self.finish_term()
                 if lastfield is not None:
                     self.finish_field()
                 self.start_field(fieldname, schema[fieldname])
-                lastfield, lasttext = fieldname, None
-            if btext != lasttext:
-                if lasttext is not None:
-                    self.finish_term()
-                self.start_term(btext)
-                lasttext, add_posting = btext, self._postwriter.add_posting
-            add_posting(docnum, weight, value or b"", field_length(docnum, fieldname))
-        if lasttext is not None:
-            self.finish_term()
+                lastfield, prefix, fixed = fieldname, pack_ushort(self._fieldid), self._format.fixed_value_size()
+                doc_lengths = lengths.quantised(fieldname) if lengths else None
+            ids, weights, values = postings[0::3], postings[1::3], postings[2::3]
+            count = len(ids)
+            total_weight: float = 0
+            min_length: int | None = None
+            max_length = max_weight = 0
+            blocks = []
+            for start in range(0, count, blocklimit):
+                block_ids = ids[start:start + blocklimit] if count > blocklimit else ids
+                block_weights = weights[start:start + blocklimit] if count > blocklimit else weights
+                floats = array("f", block_weights)
+                if doc_lengths is None:
+                    low, high = None, 0
+                else:
+                    known = [x for x in map(doc_lengths.__getitem__, block_ids) if x]
+                    low, high = (min(known), max(known)) if known else (None, 0)
+                top = max(block_weights)
+                if not top > 0:
+                    top = 0
+                total_weight += sum(floats)
+                min_length = low if min_length is None else min(min_length, low)  # type: ignore[type-var]
+                max_length, max_weight = max(max_length, high), max(max_weight, top)
+                blocks.append((block_ids, floats, low, high, top))
+            if count < inlinelimit and count <= blocklimit and all(values):
+                tail = dumps((tuple(ids), tuple(blocks[0][1]), tuple(values)), 2)
+                inlined = True
+            else:
+                out = [WHOOSH3_HEADER_MAGIC]
+                for start, (block_ids, floats, low, high, top) in zip(range(0, count, blocklimit), blocks, strict=True):
+                    n = len(block_ids)
+                    kept = filter(None, values[start:start + n])
+                    weights_kept = None if floats.count(1.0) == n else floats[0] if floats.count(floats[0]) == n \
+                        else tuple(floats)  # Whoosh's: None when all are 1, one number when all are equal
+                    data = dumps(((block_ids[0], *map(operator.sub, block_ids[1:], block_ids)), weights_kept,
+                                  tuple(kept) if fixed is None or fixed < 0 else None if fixed == 0
+                                  else b"".join(kept)), 2)
+                    if compression:
+                        data = zlib.compress(data, compression)
+                    info = dumps((n, block_ids[-1], top, compression, length_to_byte(low), length_to_byte(high)), 2)
+                    size = len(info) + len(data)
+                    out += (pack_int(-size if start + n >= count else size), info, data)
+                block = b"".join(out)
+                postfile.write(block)
+                tail = pack_long(offset) + pack_int(len(block))
+                offset += len(block)
+                inlined = False
+            key = prefix + btext
+            value = _TERM_STRUCT.pack(inlined, total_weight, count,
+                                      0 if min_length is None else length_to_byte(min_length),
+                                      length_to_byte(max_length), max_weight, ids[0], ids[-1]) + tail
+            if key <= table.lastkey:
+                raise ValueError(f"Keys must increase: {table.lastkey!r}..{key!r}")
+            entry = _LENGTHS.pack(len(key), len(value)) + key + value
+            table_file.write(entry)
+            positions.append(table_offset)
+            h = hashfn(key)
+            buckets[h & 255].append((h, table_offset))
+            table_offset += len(entry)
+            table.lastkey = key
+        if lastfield is not None:
+            self.finish_field()
 
 
 class LengthListReader(W3PerDocReader):
@@ -105,12 +184,16 @@ class LengthListReader(W3PerDocReader):
         super().__init__(storage, segment)
         self._length_lists: dict[str, list[int] | None] = {}
 
-    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int | None:
+    def _length_bytes(self, fieldname: str) -> list[int] | None:
         try:
-            lengths = self._length_lists[fieldname]
+            return self._length_lists[fieldname]
         except KeyError:
             reader = self._cached_reader(_lenfield(fieldname), LENGTHS_COLUMN)
             lengths = self._length_lists[fieldname] = None if reader is None else list(reader)
+            return lengths
+
+    def doc_field_length(self, docnum: int, fieldname: str, default: int = 0) -> int | None:
+        lengths = self._length_bytes(fieldname)
         if lengths is None:
             return default
         if docnum >= len(lengths):
@@ -120,13 +203,21 @@ class LengthListReader(W3PerDocReader):
         lbyte = lengths[docnum]
         return byte_to_length(lbyte) if lbyte else None  # None for 0, as Whoosh does
 
+    def quantised(self, fieldname: str) -> list[int] | None:
+        """Each document's length of ``fieldname`` as :meth:`doc_field_length` gives it (0 for none), for every
+        document of the segment; None when the field records no lengths."""
+        lengths = self._length_bytes(fieldname)
+        if lengths is None:
+            return None
+        return [byte_to_length(b) if b else 0 for b in lengths] + [0] * (self._doccount - len(lengths))
+
 
 class IndexCodec(W3Codec):
     def __init__(self) -> None:
         super().__init__(compression=0, inlinelimit=2)
 
-    def field_writer(self, storage: Any, segment: Any) -> PlainFieldWriter:
-        return PlainFieldWriter(self, storage, segment)
+    def field_writer(self, storage: Any, segment: Any) -> TermWriter:
+        return TermWriter(self, storage, segment)
 
     def postings_writer(self, dbfile: Any, byteids: bool = False) -> InliningPostingsWriter:
         return InliningPostingsWriter(dbfile, blocklimit=self._blocklimit, byteids=byteids,
@@ -136,19 +227,108 @@ class IndexCodec(W3Codec):
         return LengthListReader(storage, segment)
 
 
+class TermPool:
+    """The postings of the segment being written, per term: (field, term as UTF-8) → [docnum, weight, value, …] in
+    document order (documents are added, and segments merged in, in document order). Past ``limitmb`` of estimated
+    memory the terms go, sorted, to a run file in ``tempstore``; :meth:`terms` merges the runs term by term."""
+
+    def __init__(self, tempstore: Any, limitmb: int) -> None:
+        self._tempstore = tempstore
+        self._limit = limitmb << 20
+        self._size = 0
+        self._terms: dict[tuple[str, bytes], list] = {}
+        self._runs: list[str] = []
+
+    def add_document(self, docnum: int, postings: list[tuple[str, list[tuple[bytes, int, float, bytes]]]]) -> None:
+        """Add one document's postings: (field name, [(term, frequency, weight, value), …]) per field."""
+        terms, size = self._terms, 0
+        for name, items in postings:
+            size += POSTING_BYTES * len(items)
+            for tbytes, _, weight, vbytes in items:
+                key = (name, tbytes)
+                found = terms.get(key)
+                if found is None:
+                    terms[key] = [docnum, weight, vbytes]
+                    size += TERM_BYTES
+                else:
+                    found += (docnum, weight, vbytes)
+        self._grew(size)
+
+    def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
+        """Whoosh's pool interface, for the postings of a segment merged in: (field, term, docnum, weight, value)."""
+        name, tbytes, docnum, weight, vbytes = item
+        found = self._terms.get((name, tbytes))
+        if found is None:
+            self._terms[(name, tbytes)] = [docnum, weight, vbytes or b""]
+            self._grew(POSTING_BYTES + TERM_BYTES)
+        else:
+            found += (docnum, weight, vbytes or b"")
+            self._grew(POSTING_BYTES)
+
+    def _grew(self, size: int) -> None:
+        self._size += size
+        if self._size > self._limit:
+            self._save()
+
+    def _save(self) -> None:
+        name = f"{random_name()}.run"
+        with self._tempstore.create_file(name).raw_file() as f:
+            for item in sorted(self._terms.items()):
+                marshal.dump(item, f)
+        self._runs.append(name)
+        self._terms, self._size = {}, 0
+
+    def _read(self, name: str) -> Iterator[tuple[tuple[str, bytes], list]]:
+        with self._tempstore.open_file(name).raw_file() as f:
+            while True:
+                try:
+                    yield marshal.load(f)
+                except EOFError:
+                    return
+
+    def terms(self) -> Iterator[tuple[tuple[str, bytes], list]]:
+        """Every term with its postings, in (field, term) order."""
+        if not self._runs:
+            yield from sorted(self._terms.items())
+            return
+        if self._terms:
+            self._save()
+        first = operator.itemgetter(0)
+        for key, group in groupby(heapq.merge(*map(self._read, self._runs), key=first), key=first):
+            postings: list = []
+            for _, part in group:  # the runs in the order they were written: document order
+                postings += part
+            yield key, postings
+
+    def cleanup(self) -> None:
+        for name in self._runs:
+            self._tempstore.delete_file(name)
+        self._runs = []
+
+
+def _postings(field: Any, value: Any) -> list[tuple[bytes, int, float, bytes]]:
+    """(term as UTF-8, frequency, weight, value) of each term of a field's value, as Whoosh's ``field.index``."""
+    if isinstance(value, PreAnalysed) and isinstance(field.format, PreAnalysedPositions):
+        return field.format.postings(value)
+    if type(field.format) is Existence and type(field.analyzer) is IDTokenizer and isinstance(value, str):
+        return [(value.encode("utf-8"), 1, field.format.field_boost, b"")]  # the whole value, one term
+    return list(field.index(value))
+
+
 class BulkWriter(SegmentWriter):
-    """``SegmentWriter(ix, limitmb=…, codec=…)`` with the faster ``add_document``."""
+    """``SegmentWriter(ix, limitmb=…, codec=IndexCodec())`` with the faster ``add_document`` and segment writing."""
 
     def __init__(self, ix: Any, **kwargs: Any) -> None:
         super().__init__(ix, **kwargs)
-        if any(field.column_type for _, field in self.schema.items()):
+        if any(field.column_type for _, field in self.schema.items()) or not isinstance(self.fieldwriter, TermWriter):
             self.cancel()
-            raise ValueError("BulkWriter does not write column (sortable) fields")
+            raise ValueError("BulkWriter writes with IndexCodec, and no column (sortable) fields")
+        self.pool = TermPool(self._tempstorage, kwargs.get("limitmb", 128))
 
     def add_document(self, **fields: Any) -> None:
         self._check_state()
         schema, docnum, perdoc = self.schema, self.docnum, self.perdocwriter
-        postings: list[tuple] = []
+        postings = []
         perdoc.start_doc(docnum)
         try:
             for name in sorted(fields):
@@ -156,23 +336,25 @@ class BulkWriter(SegmentWriter):
                 value = fields[name]
                 length = 0
                 if field.indexed:
-                    if isinstance(value, PreAnalysed) and isinstance(field.format, PreAnalysedPositions):
-                        items = field.format.postings(value)
-                    else:
-                        items = field.index(value)
-                    for tbytes, freq, weight, vbytes in items:
-                        postings.append((name, tbytes, docnum, weight, vbytes))
-                        length += freq
-                    self.pool.fieldnames.add(name)
-                perdoc.add_field(name, field, value if field.stored else None, length if field.scorable else 0)
+                    items = _postings(field, value)
+                    postings.append((name, items))
+                    if field.scorable:
+                        length = sum(item[1] for item in items)
+                perdoc.add_field(name, field, value if field.stored else None, length)
         except Exception:
             perdoc.cancel_doc()
             raise
         perdoc.finish_doc()
-        pool = self.pool
-        pool.current.extend(postings)
-        pool.currentsize += POSTING_BYTES * len(postings)
-        if pool.currentsize > pool.limit:
-            pool.save()
+        self.pool.add_document(docnum, postings)
         self._added = True
         self.docnum += 1
+
+    def _flush_segment(self) -> None:
+        self.perdocwriter.close()
+        lengths = self.per_document_reader() if self.codec.length_stats else None
+        try:
+            self.fieldwriter.add_terms(self.schema, lengths, self.pool.terms())
+            self.fieldwriter.close()
+        finally:
+            if lengths:
+                lengths.close()
