@@ -91,6 +91,17 @@ def _md5_hash(key: bytes) -> int:
     return int.from_bytes(hashlib.md5(key, usedforsecurity=False).digest()[12:], "big")
 
 
+def _block_stats(ids: list[int], weights: list[float],
+                 doc_lengths: list[int] | None) -> tuple[array, int | None, int, float]:
+    """What Whoosh's postings writer records of one block: its weights as 32-bit floats, the shortest and longest
+    field length of its documents (None and 0 without lengths; a length of 0 does not count) and its highest weight
+    (0 when none is above 0)."""
+    known = list(filter(None, map(doc_lengths.__getitem__, ids))) if doc_lengths is not None else None
+    top = max(weights)
+    return (array("f", weights), min(known) if known else None, max(known) if known else 0,
+            top if top > 0 else 0)
+
+
 class TermWriter(W3FieldWriter):
     def add_terms(self, schema: Any, lengths: LengthListReader | None,
                   terms: Iterable[tuple[tuple[str, bytes], list]]) -> None:
@@ -117,34 +128,27 @@ class TermWriter(W3FieldWriter):
                 doc_lengths = lengths.quantised(fieldname) if lengths else None
             ids, weights, values = postings[0::3], postings[1::3], postings[2::3]
             count = len(ids)
-            total_weight: float = 0
-            min_length: int | None = None
-            max_length = max_weight = 0
-            blocks = []
-            for start in range(0, count, blocklimit):
-                block_ids = ids[start:start + blocklimit] if count > blocklimit else ids
-                block_weights = weights[start:start + blocklimit] if count > blocklimit else weights
-                floats = array("f", block_weights)
-                if doc_lengths is None:
-                    low, high = None, 0
-                else:
-                    known = [x for x in map(doc_lengths.__getitem__, block_ids) if x]
-                    low, high = (min(known), max(known)) if known else (None, 0)
-                top = max(block_weights)
-                if not top > 0:
-                    top = 0
-                total_weight += sum(floats)
-                min_length = low if min_length is None else min(min_length, low)  # type: ignore[type-var]
-                max_length, max_weight = max(max_length, high), max(max_weight, top)
-                blocks.append((block_ids, floats, low, high, top))
+            if count <= blocklimit:  # one block: nearly every term
+                floats, min_length, max_length, max_weight = _block_stats(ids, weights, doc_lengths)
+                total_weight: float = sum(floats)
+                blocks = [(0, ids, floats, min_length, max_length, max_weight)]
+            else:
+                total_weight, min_length, max_length, max_weight, blocks = 0, None, 0, 0, []
+                for start in range(0, count, blocklimit):
+                    block_ids = ids[start:start + blocklimit]
+                    floats, low, high, top = _block_stats(block_ids, weights[start:start + blocklimit], doc_lengths)
+                    total_weight += sum(floats)  # Whoosh's term info, block by block
+                    min_length = low if min_length is None else min(min_length, low)  # type: ignore[type-var]
+                    max_length, max_weight = max(max_length, high), max(max_weight, top)
+                    blocks.append((start, block_ids, floats, low, high, top))
             if count < inlinelimit and count <= blocklimit and all(values):
-                tail = dumps((tuple(ids), tuple(blocks[0][1]), tuple(values)), 2)
+                tail = dumps((tuple(ids), tuple(blocks[0][2]), tuple(values)), 2)
                 inlined = True
             else:
                 out = [WHOOSH3_HEADER_MAGIC]
-                for start, (block_ids, floats, low, high, top) in zip(range(0, count, blocklimit), blocks, strict=True):
+                for start, block_ids, floats, low, high, top in blocks:
                     n = len(block_ids)
-                    kept = filter(None, values[start:start + n])
+                    kept = filter(None, values[start:start + n] if n < count else values)
                     weights_kept = None if floats.count(1.0) == n else floats[0] if floats.count(floats[0]) == n \
                         else tuple(floats)  # Whoosh's: None when all are 1, one number when all are equal
                     data = dumps(((block_ids[0], *map(operator.sub, block_ids[1:], block_ids)), weights_kept,
