@@ -62,6 +62,7 @@ from kb.search.analysis import PreAnalysed, PreAnalysedPositions
 
 POSTING_BYTES = 120  # the pool's memory estimate per posting (it spills to disk past the writer's ``limitmb``)
 TERM_BYTES = 200  # … and per term it holds
+_FREQUENCY = operator.itemgetter(1)  # of a (term, frequency, weight, value) posting
 _TERM_STRUCT = W3TermInfo._struct  # Whoosh's term info: flags, weight, doc freq, min/max length, max weight, ids
 
 
@@ -232,27 +233,31 @@ class IndexCodec(W3Codec):
 
 
 class TermPool:
-    """The postings of the segment being written, per term: (field, term as UTF-8) → [docnum, weight, value, …] in
-    document order (documents are added, and segments merged in, in document order). Past ``limitmb`` of estimated
-    memory the terms go, sorted, to a run file in ``tempstore``; :meth:`terms` merges the runs term by term."""
+    """The postings of the segment being written, per field and term: field → term as UTF-8 → [docnum, weight,
+    value, …] in document order (documents are added, and segments merged in, in document order). Past ``limitmb``
+    of estimated memory the terms go, sorted, to a run file in ``tempstore``; :meth:`terms` merges the runs term by
+    term."""
 
     def __init__(self, tempstore: Any, limitmb: int) -> None:
         self._tempstore = tempstore
         self._limit = limitmb << 20
         self._size = 0
-        self._terms: dict[tuple[str, bytes], list] = {}
+        self._fields: dict[str, dict[bytes, list]] = {}
         self._runs: list[str] = []
 
     def add_document(self, docnum: int, postings: list[tuple[str, list[tuple[bytes, int, float, bytes]]]]) -> None:
         """Add one document's postings: (field name, [(term, frequency, weight, value), …]) per field."""
-        terms, size = self._terms, 0
+        size = 0
         for name, items in postings:
+            terms = self._fields.get(name)
+            if terms is None:
+                terms = self._fields[name] = {}
+            get = terms.get
             size += POSTING_BYTES * len(items)
             for tbytes, _, weight, vbytes in items:
-                key = (name, tbytes)
-                found = terms.get(key)
+                found = get(tbytes)
                 if found is None:
-                    terms[key] = [docnum, weight, vbytes]
+                    terms[tbytes] = [docnum, weight, vbytes]
                     size += TERM_BYTES
                 else:
                     found += (docnum, weight, vbytes)
@@ -261,26 +266,25 @@ class TermPool:
     def add(self, item: tuple[str, bytes, int, float, bytes | None]) -> None:
         """Whoosh's pool interface, for the postings of a segment merged in: (field, term, docnum, weight, value)."""
         name, tbytes, docnum, weight, vbytes = item
-        found = self._terms.get((name, tbytes))
-        if found is None:
-            self._terms[(name, tbytes)] = [docnum, weight, vbytes or b""]
-            self._grew(POSTING_BYTES + TERM_BYTES)
-        else:
-            found += (docnum, weight, vbytes or b"")
-            self._grew(POSTING_BYTES)
+        self.add_document(docnum, [(name, [(tbytes, 0, weight, vbytes or b"")])])
 
     def _grew(self, size: int) -> None:
         self._size += size
         if self._size > self._limit:
             self._save()
 
+    def _sorted(self) -> Iterator[tuple[tuple[str, bytes], list]]:
+        for name, terms in sorted(self._fields.items()):
+            for tbytes in sorted(terms):
+                yield (name, tbytes), terms[tbytes]
+
     def _save(self) -> None:
         name = f"{random_name()}.run"
         with self._tempstore.create_file(name).raw_file() as f:
-            for item in sorted(self._terms.items()):
+            for item in self._sorted():
                 marshal.dump(item, f)
         self._runs.append(name)
-        self._terms, self._size = {}, 0
+        self._fields, self._size = {}, 0
 
     def _read(self, name: str) -> Iterator[tuple[tuple[str, bytes], list]]:
         with self._tempstore.open_file(name).raw_file() as f:
@@ -293,9 +297,9 @@ class TermPool:
     def terms(self) -> Iterator[tuple[tuple[str, bytes], list]]:
         """Every term with its postings, in (field, term) order."""
         if not self._runs:
-            yield from sorted(self._terms.items())
+            yield from self._sorted()
             return
-        if self._terms:
+        if self._fields:
             self._save()
         first = operator.itemgetter(0)
         for key, group in groupby(heapq.merge(*map(self._read, self._runs), key=first), key=first):
@@ -343,7 +347,7 @@ class BulkWriter(SegmentWriter):
                     items = _postings(field, value)
                     postings.append((name, items))
                     if field.scorable:
-                        length = sum(item[1] for item in items)
+                        length = sum(map(_FREQUENCY, items))
                 perdoc.add_field(name, field, value if field.stored else None, length)
         except Exception:
             perdoc.cancel_doc()
