@@ -103,6 +103,22 @@ def _block_stats(ids: list[int], weights: list[float],
             top if top > 0 else 0)
 
 
+def _encode_block(ids: list[int], floats: array, values: list[bytes], fixed: int | None, compression: int,
+                  low: int | None, high: int, top: float, last: bool) -> bytes:
+    """One block of postings as Whoosh's postings writer writes it: its length (negative for a term's last block),
+    its statistics and its pickled data (document number deltas, weights, values)."""
+    n = len(ids)
+    weights = None if floats.count(1.0) == n else floats[0] if floats.count(floats[0]) == n else tuple(floats)
+    kept = None if fixed == 0 else filter(None, values)  # Whoosh keeps only the values that are not empty
+    data = dumps(((ids[0], *map(operator.sub, ids[1:], ids)), weights,
+                  kept if kept is None else tuple(kept) if fixed is None or fixed < 0 else b"".join(kept)), 2)
+    if compression:
+        data = zlib.compress(data, compression)
+    info = dumps((n, ids[-1], top, compression, length_to_byte(low), length_to_byte(high)), 2)
+    size = len(info) + len(data)
+    return pack_int(-size if last else size) + info + data
+
+
 class TermWriter(W3FieldWriter):
     def add_terms(self, schema: Any, lengths: LengthListReader | None,
                   terms: Iterable[tuple[tuple[str, bytes], list]]) -> None:
@@ -113,13 +129,12 @@ class TermWriter(W3FieldWriter):
         ``OrderedHashWriter``, its entries written here)."""
         codec = self._codec
         blocklimit, inlinelimit, compression = codec._blocklimit, codec._inlinelimit, codec._compression
-        postfile, table = self._postfile, self._tindex
+        write, table = self._postfile.write, self._tindex
         table_file, buckets, positions = table.dbfile, table.buckets, table.index
         hashfn = _md5_hash if table.hashtype == 0 else table.hashfn
-        offset, table_offset = postfile.tell(), table_file.tell()
+        offset, table_offset = self._postfile.tell(), table_file.tell()
         lastfield: str | None = None
         prefix, doc_lengths, fixed = b"", None, None
-        key = table.lastkey
         for (fieldname, btext), postings in terms:
             if fieldname != lastfield:
                 if lastfield is not None:
@@ -132,39 +147,28 @@ class TermWriter(W3FieldWriter):
             if count <= blocklimit:  # one block: nearly every term
                 floats, min_length, max_length, max_weight = _block_stats(ids, weights, doc_lengths)
                 total_weight: float = sum(floats)
-                blocks = [(0, ids, floats, min_length, max_length, max_weight)]
+                inlined = count < inlinelimit and all(values)
+                if inlined:
+                    tail = dumps((tuple(ids), tuple(floats), tuple(values)), 2)
+                else:
+                    block = WHOOSH3_HEADER_MAGIC + _encode_block(ids, floats, values, fixed, compression,
+                                                                 min_length, max_length, max_weight, True)
             else:
-                total_weight, min_length, max_length, max_weight, blocks = 0, None, 0, 0, []
+                inlined, out = False, [WHOOSH3_HEADER_MAGIC]
+                total_weight, min_length, max_length, max_weight = 0, None, 0, 0
                 for start in range(0, count, blocklimit):
                     block_ids = ids[start:start + blocklimit]
                     floats, low, high, top = _block_stats(block_ids, weights[start:start + blocklimit], doc_lengths)
                     total_weight += sum(floats)  # Whoosh's term info, block by block
                     min_length = low if min_length is None else min(min_length, low)  # type: ignore[type-var]
                     max_length, max_weight = max(max_length, high), max(max_weight, top)
-                    blocks.append((start, block_ids, floats, low, high, top))
-            if count < inlinelimit and count <= blocklimit and all(values):
-                tail = dumps((tuple(ids), tuple(blocks[0][2]), tuple(values)), 2)
-                inlined = True
-            else:
-                out = [WHOOSH3_HEADER_MAGIC]
-                for start, block_ids, floats, low, high, top in blocks:
-                    n = len(block_ids)
-                    kept = filter(None, values[start:start + n] if n < count else values)
-                    weights_kept = None if floats.count(1.0) == n else floats[0] if floats.count(floats[0]) == n \
-                        else tuple(floats)  # Whoosh's: None when all are 1, one number when all are equal
-                    data = dumps(((block_ids[0], *map(operator.sub, block_ids[1:], block_ids)), weights_kept,
-                                  tuple(kept) if fixed is None or fixed < 0 else None if fixed == 0
-                                  else b"".join(kept)), 2)
-                    if compression:
-                        data = zlib.compress(data, compression)
-                    info = dumps((n, block_ids[-1], top, compression, length_to_byte(low), length_to_byte(high)), 2)
-                    size = len(info) + len(data)
-                    out += (pack_int(-size if start + n >= count else size), info, data)
+                    out.append(_encode_block(block_ids, floats, values[start:start + blocklimit], fixed, compression,
+                                             low, high, top, start + blocklimit >= count))
                 block = b"".join(out)
-                postfile.write(block)
+            if not inlined:
+                write(block)
                 tail = pack_long(offset) + pack_int(len(block))
                 offset += len(block)
-                inlined = False
             key = prefix + btext
             value = _TERM_STRUCT.pack(inlined, total_weight, count,
                                       0 if min_length is None else length_to_byte(min_length),
