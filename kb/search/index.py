@@ -23,7 +23,8 @@ dictionary being moved to (:data:`TRANSITION`) until every scope has moved, and 
 One document per node key (version, lang, id). Fields:
 
 - ``key`` — ``version\\tlang\\tid``, stored only (a hit is read from the store by it; an updated or removed
-  node's document is found by it); ``kind``, ``number`` — exact values;
+  node's document is found by it); ``kind`` — the exact value (a rule number is looked up in the current view's
+  table, :mod:`kb.search.view`, so it is not indexed);
 - ``title`` — title/term, aliases and English name, analysed by :func:`kb.search.analysis.text_analyzer`;
 - ``body`` — text and examples, same analyzer;
 - ``grams`` — the Japanese character bigrams of title, body and examples (:func:`kb.search.analysis.bigram_analyzer`);
@@ -80,8 +81,9 @@ STATE_FILE = "state.json"
 CHECKSUMS = "checksums.json"  # in each scope's folder: its files' sizes and SHA-256 as last written
 # 1: one index for everything (before state.json); 2: one index per scope; 3: the node key indexed (deleted by term),
 # each scope's node hashes in HASHES; 4: the identity's "analysis" is the digest of all of kb's code; 5: a long
-# article as its lead and one document per section (kb.search.sections), the section's anchor stored
-LAYOUT = 5
+# article as its lead and one document per section (kb.search.sections), the section's anchor stored; 6: no
+# ``number`` field (never searched: a rule number is found in the current view's table)
+LAYOUT = 6
 HASHES = "hashes.marshal"  # in each scope's folder: the content hash of each node indexed (its key → hash)
 FEW_CHANGES = 200  # up to this many changed nodes of a scope are read from the store one by one
 USER_DICTIONARY = "user dictionary"  # the identity's entry naming the user dictionary (kb.search.userdict digest)
@@ -146,7 +148,6 @@ def schema(splitter: JapaneseSplitter) -> Any:
     return Schema(
         key=ID(stored=True),
         kind=ID(),
-        number=ID(),
         title=_text_field(text_analyzer(splitter)),
         body=_text_field(text_analyzer(splitter)),
         grams=_text_field(bigram_analyzer()),
@@ -195,8 +196,6 @@ def node_fields(splitter: JapaneseSplitter, node: Node, content_hash: str) -> di
     grams = analysis.bigram_pairs("\n".join([*names, body]))
     if grams:
         fields["grams"] = grams
-    if node.number:
-        fields["number"] = node.number
     if names:
         fields["title"] = analysis.index_pairs(splitter, "\n".join(names))
         if node.kind == GLOSSARY:
