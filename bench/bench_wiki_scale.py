@@ -14,8 +14,8 @@ For each size: ``kb ingest`` of everything, ``kb build``; then, as new processes
 incremental link of one changed article (both rolled back: the link time alone), ``kb ingest`` of one changed
 article and ``kb build`` after it (with the pages it rendered), ``kb update`` of one changed article, and
 ``kb update`` of one new article whose title is a new compound noun; each with its share of ingest + build, in wall
-and in CPU time. ``--baseline DIR`` also times the full link with the kb of another checkout (e.g. /work/main, the code before
-the name indexes) on the same store.
+and in CPU time (``--no-link``: without the two link timings). ``--baseline DIR`` also times the full link with the
+kb of another checkout (e.g. /work/main, the code before the name indexes) on the same store.
 
 ``--ingest-only``: for each size only ``kb ingest`` of everything and then ``kb ingest`` of one new article whose
 title is a new compound noun (its cost as a share of the whole ingest: the index re-analyses only the texts that hold
