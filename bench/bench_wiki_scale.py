@@ -14,8 +14,8 @@ For each size: ``kb ingest`` of everything, ``kb build``; then, as new processes
 incremental link of one changed article (both rolled back: the link time alone), ``kb ingest`` of one changed
 article and ``kb build`` after it (with the pages it rendered), ``kb update`` of one changed article, and
 ``kb update`` of one new article whose title is a new compound noun; each with its share of ingest + build, in wall
-and in CPU time. ``--baseline DIR`` also times the full link with the kb of another checkout (e.g. /work/main, the code before
-the name indexes) on the same store.
+and in CPU time (``--no-link``: without the two link timings). ``--baseline DIR`` also times the full link with the
+kb of another checkout (e.g. /work/main, the code before the name indexes) on the same store.
 
 ``--ingest-only``: for each size only ``kb ingest`` of everything and then ``kb ingest`` of one new article whose
 title is a new compound noun (its cost as a share of the whole ingest: the index re-analyses only the texts that hold
@@ -23,7 +23,7 @@ the new word). ``--versions 1,30``: ``kb ingest`` of that many English rules ver
 $KB_CORPUS_DIR, redated) in one process, wall, CPU and peak RSS (memory bounded by the batch, not the corpus).
 
 Run: .venv/bin/python bench/bench_wiki_scale.py [--sizes 500,1000] [--english] [--baseline /work/main] [--keep DIR]
-     [--ingest-only] [--versions 1,30]
+     [--ingest-only] [--versions 1,30] [--no-link]
 """
 
 from __future__ import annotations
@@ -291,17 +291,18 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
     build = measure([*kb, "build", "--out", str(work / "site")], env)
     rows.append(("kb build", build))
     full = ingest.wall + build.wall
-    link_run, linked = time_link(python, work / "kb", env)
     one = articles[len(articles) // 2]
-    one_run, one_linked = time_link(python, work / "kb", env, one.name)
-    print(f"  stored references: {linked['refs']}; full link {linked['seconds']:.2f} s = "
-          f"{linked['seconds'] / n * 1000:.2f} ms per page; incremental link of one article "
-          f"{one_linked['seconds'] * 1000:.0f} ms")
-    if args.baseline:
-        _, old = time_link(python, work / "kb", env, code=Path(args.baseline))
-        print(f"  full link with the kb of {args.baseline}: {old['seconds']:.2f} s = {old['seconds'] / n * 1000:.2f} ms"
-              f" per page ({old['seconds'] / linked['seconds']:.1f}× this one)")
-    rows += [("link, whole store (process)", link_run), ("link, one article (process)", one_run)]
+    if not args.no_link:
+        link_run, linked = time_link(python, work / "kb", env)
+        one_run, one_linked = time_link(python, work / "kb", env, one.name)
+        print(f"  stored references: {linked['refs']}; full link {linked['seconds']:.2f} s = "
+              f"{linked['seconds'] / n * 1000:.2f} ms per page; incremental link of one article "
+              f"{one_linked['seconds'] * 1000:.0f} ms")
+        if args.baseline:
+            _, old = time_link(python, work / "kb", env, code=Path(args.baseline))
+            print(f"  full link with the kb of {args.baseline}: {old['seconds']:.2f} s = "
+                  f"{old['seconds'] / n * 1000:.2f} ms per page ({old['seconds'] / linked['seconds']:.1f}× this one)")
+        rows += [("link, whole store (process)", link_run), ("link, one article (process)", one_run)]
     path = wiki / page_file(one.name)
     path.write_bytes(pages.article(one, extra=link(articles[0].name)))
     rows.append(("kb ingest (one article changed)", measure([*kb, "ingest", str(path)], env)))
@@ -393,6 +394,7 @@ def main() -> None:
     parser.add_argument("--baseline", help="a checkout whose kb also times the full link (e.g. /work/main)")
     parser.add_argument("--keep", type=Path, help="work in this folder and keep it (default: a temporary one)")
     parser.add_argument("--ingest-only", action="store_true", help="only kb ingest, and of one new compound title")
+    parser.add_argument("--no-link", action="store_true", help="leave out the link timings (the build and update rows only)")
     parser.add_argument("--versions", help="comma-separated counts of rules versions to ingest in one process")
     args = parser.parse_args()
     if args.versions:

@@ -12,8 +12,11 @@ pointed at our pages) is a :class:`~kb.site.page.Deferred`: the hash names it by
 and the answers to the lookups its making did last time (kept in the manifest), so it is made only for the pages
 rendered — a build after one article changed makes the HTML of the pages that show or cite it, not of every
 article. Pages are rendered and written one by one as the producers yield them: none is held in memory.
-A :class:`~kb.site.page.PageGroup` (an archived version's pages) is recorded with the hash of the inputs it names
-and its files: when that is unchanged its pages are not even made. When the inputs fingerprint
+A :class:`~kb.site.page.PageGroup` (an archived version's pages; the rule pages, the redirect pages and the English
+redirect pages, each named by what it reads of the site: :func:`kb.site.pages.rule_inputs`,
+:func:`kb.site.pages.redirect_inputs`) is recorded with the hash of the inputs it names and its files: when that is
+unchanged its pages are not even made — a build after one article changed makes neither its 3,000 rule pages nor
+its redirects unless the article changed what they show. When the inputs fingerprint
 (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its files are all there, nothing is
 gathered or written at all: only the small stamp is read.
 
@@ -30,7 +33,9 @@ import hashlib
 import marshal
 import os
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
+from functools import partial
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -43,7 +48,7 @@ from kb.site.linkcheck import check_links, page_links, resolve_links
 from kb.site.manifest import MANIFEST, MANIFEST_FORMAT, STAMP, FileRecord, file_record, load_record
 from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
-from kb.site.pages import PAGE_PRODUCERS, Producer
+from kb.site.pages import PAGE_PRODUCERS, Producer, redirect_inputs
 from kb.site.records import SiteData
 from kb.site.redirects import english_redirect_pages
 from kb.site.render import TEMPLATES, Renderer
@@ -83,11 +88,17 @@ def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = Fals
     try:
         # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
         with writer_lock(store.kb_dir), output_lock(out):
-            producers = producers if producers is not None else [*PAGE_PRODUCERS, english_redirect_pages]
+            producers = producers if producers is not None else [*PAGE_PRODUCERS, english_redirect_group]
             return _build(store, Path(out).resolve(), strict, producers, templates, normalize_base_url(base_url), splitter,
                           progress or no_progress)
     finally:
         gc.unfreeze()
+
+
+def english_redirect_group(site: SiteData) -> Iterable[PageGroup]:
+    """Producer: :func:`kb.site.redirects.english_redirect_pages` as one group, named by what it reads
+    (:func:`kb.site.pages.redirect_inputs`)."""
+    yield PageGroup("english redirect pages", redirect_inputs(site), partial(english_redirect_pages, site))
 
 
 def _build(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,

@@ -13,6 +13,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 from functools import partial
+from itertools import groupby
+from operator import itemgetter
+from typing import Any
 from urllib.parse import quote
 
 from kb import rulenum
@@ -144,7 +147,7 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
 def _gather_others(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     """Every unversioned node (wiki articles, release notes, cards…), in the store's order, without its HTML (most of
     a wiki page's size: read by the page that shows it, through ``site.html``)."""
-    digests = {(key.lang, key.id): digest for key, digest in store.node_keys() if key.version == UNVERSIONED}
+    digests = {(lang, node_id): digest for lang, node_id, digest in store.version_hashes(UNVERSIONED)}
     for lang in sorted({lang for lang, _ in digests}):
         for node in store.light_nodes(UNVERSIONED, lang, None):
             entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or id_name(node.id), {node.lang: node})
@@ -179,55 +182,59 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                 if name:
                     by_title.setdefault((entry.kind, name.casefold()), entry)
     by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
-    # (source key, start, end) → its references (kind, target, resolved key or None), in the store's order. Tens of
-    # thousands of plain rows, nearly every span with one reference: held as that tuple, a list only when several
-    spans: dict[tuple, tuple | list] = {}
-    shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
-    for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
-        source_key: tuple | None = None
-        for s_lang, node_id, kind, target, start, end, r_version, r_lang, r_id in store.ref_rows(version, lang):
-            if source_key is None or source_key[2] != node_id or source_key[1] != s_lang:
-                source_key = (version, s_lang, node_id)
-                shown_source = source_key in by_key
-            if not shown_source:
-                continue
-            ref = (kind, target, (r_version, r_lang, r_id) if r_id is not None else None)
-            span = (source_key, start, end)
-            held = spans.get(span)
-            spans[span] = ref if held is None else [held, ref] if isinstance(held, tuple) else [*held, ref]
     cited: dict[int, dict[str, str]] = defaultdict(dict)
     mentions: dict[int, list[Mention]] = defaultdict(list)
-    for (source_key, start, end), held in spans.items():
-        source, source_lang = by_key[source_key], source_key[1]
-        refs = [held] if isinstance(held, tuple) else held
-        target = None
-        for ref_kind, ref_target, resolved in refs:
-            target = by_key.get(resolved) if resolved is not None else None
-            if target is None:
-                target = _target_entry(site, by_title, ref_kind, ref_target, resolved, source_key)
-            if target is not None:
-                break
-        ref_kind, ref_target, _ = refs[0]
-        if target is None:
-            if ref_kind not in REFS_OUTSIDE_SITE:
-                site.unresolved.append(f"{source.label} [{source_lang}] refers to {ref_kind} {ref_target}")
-            if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
+    shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
+    for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
+        # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another:
+        # each node's references are taken together, its spans (start, end) in order, each with its references
+        for (s_lang, node_id), rows in groupby(store.ref_rows(version, lang), key=itemgetter(0, 1)):
+            source_key = (version, s_lang, node_id)
+            source = by_key.get(source_key)
+            if source is None:
                 continue
-            outside = MTGWIKI + quote(ref_target.replace(" ", "_"), safe="/:()") if ref_kind in ("wiki", "redlink") else None
-            source.links.setdefault(source_lang, []).append(Link(start, end, outside, ref_kind))
-            continue
-        if target is not source:
-            cited[id(target)].setdefault(source.url, source.label)
-            if target.kind == CARD and start >= 0:
-                mentions[id(target)].append(_mention(source, source_lang, start, end))
-        if start >= 0:
-            kind = REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind  # terms found in the text look like parsed ones
-            source.links.setdefault(source_lang, []).append(Link(start, end, target.url, kind))
+            spans: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
+            for row in rows:
+                spans.setdefault((row[4], row[5]), []).append(row)
+            for (start, end), refs in spans.items():
+                _link_span(site, by_title, by_key, source_key, source, start, end, refs, cited, mentions)
     for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
         entry.cited_by = list(cited.get(id(entry), {}).items())
         entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions.get(id(entry), [])}.values())
         for links in entry.links.values():
             links.sort(key=_link_order)
+
+
+def _link_span(site: SiteData, by_title: dict, by_key: dict[tuple[str, str, str], Entry],
+               source_key: tuple[str, str, str], source: Entry, start: int, end: int, refs: list[tuple[Any, ...]],
+               cited: dict[int, dict[str, str]], mentions: dict[int, list[Mention]]) -> None:
+    """The references of one span of ``source`` (rows of :meth:`kb.store.Store.ref_rows`, in order): the first that
+    names an entry of the site is its link (and cites that entry); none, the span is an outside or unresolved link."""
+    source_lang = source_key[1]
+    target = None
+    for row in refs:
+        resolved = (row[6], row[7], row[8]) if row[8] is not None else None
+        target = by_key.get(resolved) if resolved is not None else None
+        if target is None:
+            target = _target_entry(site, by_title, row[2], row[3], resolved, source_key)
+        if target is not None:
+            break
+    ref_kind, ref_target = refs[0][2], refs[0][3]
+    if target is None:
+        if ref_kind not in REFS_OUTSIDE_SITE:
+            site.unresolved.append(f"{source.label} [{source_lang}] refers to {ref_kind} {ref_target}")
+        if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
+            return
+        outside = MTGWIKI + quote(ref_target.replace(" ", "_"), safe="/:()") if ref_kind in ("wiki", "redlink") else None
+        source.links.setdefault(source_lang, []).append(Link(start, end, outside, ref_kind))
+        return
+    if target is not source:
+        cited[id(target)].setdefault(source.url, source.label)
+        if target.kind == CARD and start >= 0:
+            mentions[id(target)].append(_mention(source, source_lang, start, end))
+    if start >= 0:
+        kind = REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind  # terms found in the text look like parsed ones
+        source.links.setdefault(source_lang, []).append(Link(start, end, target.url, kind))
 
 
 def _link_order(link: Link) -> tuple[int, int]:

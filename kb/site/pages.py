@@ -18,7 +18,7 @@ from typing import Any
 from kb import rulenum
 from kb.fold import fold
 from kb.ids import id_name
-from kb.model import CHAPTER, SECTION, SUBRULE, Node
+from kb.model import CHAPTER, GLOSSARY, SECTION, SUBRULE, Node
 from kb.site.changes import LANG_NAMES, change_pages, history_context
 from kb.site.chrome import CARDS_INDEX, CHANGES_INDEX, site_context
 from kb.site.contexts import (
@@ -565,6 +565,41 @@ def redirect_pages(site: SiteData) -> Iterable[Page]:
                        in_sitemap=False)
 
 
+def node_inputs(node: Node) -> tuple[Any, ...]:
+    """A node's fields a page shows (all but its references, HTML and meta), as plain data for a group's inputs."""
+    return (node.id, node.kind, node.lang, node.version, node.text, node.number, node.title, node.parent,
+            node.examples, node.aliases, node.english)
+
+
+def rule_inputs(site: SiteData) -> tuple[Any, ...]:
+    """Everything :func:`rule_pages` reads of the site, as plain data: the chrome, and each rule in order with its
+    nodes, links, children, citations, Japanese status and history. Unchanged (an article changed that cites no
+    rule, or cites the same ones under the same label), the rule pages are not even made."""
+    rules = [(number, e.id, e.kind, e.url, e.label, e.children, e.cited_by,
+              [(lang, node_inputs(node), [tuple(link) for link in e.links.get(lang, ())]) for lang, node in e.nodes.items()],
+              (e.ja.key.version, e.ja.key.lang, e.ja.key.id, e.ja.status, [(o.op, o.text) for o in e.ja.ops]) if e.ja else None,
+              history_context(site, {lang: node.number or node.id for lang, node in e.nodes.items()}))
+             for number, e in site.rules.items()]
+    return site_context(site), rules
+
+
+def rule_page_group(site: SiteData) -> Iterable[PageGroup]:
+    """Producer: :func:`rule_pages` as one group named by :func:`rule_inputs`."""
+    yield PageGroup("rule pages", rule_inputs(site), partial(rule_pages, site))
+
+
+def redirect_inputs(site: SiteData) -> list[tuple[Any, ...]]:
+    """Everything the redirect producers (:func:`redirect_pages`, :func:`kb.site.redirects.english_redirect_pages`)
+    read of the site: each term's and other entry's id, URL and label, and the names of a term's nodes."""
+    return [(e.id, e.url, e.label, [(n.lang, n.title, n.english) for n in e.nodes.values()] if e.kind == GLOSSARY
+             else None) for e in [*site.terms.values(), *site.others.values()]]
+
+
+def redirect_page_group(site: SiteData) -> Iterable[PageGroup]:
+    """Producer: :func:`redirect_pages` as one group named by :func:`redirect_inputs`."""
+    yield PageGroup("redirect pages", redirect_inputs(site), partial(redirect_pages, site))
+
+
 Producer = Callable[[SiteData], Iterable[Page | PageGroup]]
-PAGE_PRODUCERS: list[Producer] = [home_pages, rule_pages, glossary_pages, other_pages, change_pages, preview_pages,
-                                  redirect_pages, archive_pages]
+PAGE_PRODUCERS: list[Producer] = [home_pages, rule_page_group, glossary_pages, other_pages, change_pages, preview_pages,
+                                  redirect_page_group, archive_pages]

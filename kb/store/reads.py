@@ -264,6 +264,10 @@ class Reads(Connected):
         return [(id_, digest) for id_, digest in self._db.execute(
             "SELECT id, content_hash FROM nodes WHERE version=? AND lang=? ORDER BY id", (version, lang))]
 
+    def version_hashes(self, version: str) -> list[tuple[str, str, str]]:
+        """(lang, id, content hash) of every node of one version (``''``: the unversioned nodes). For kb.site.gather."""
+        return self._db.execute("SELECT lang, id, content_hash FROM nodes WHERE version=?", (version,)).fetchall()
+
     def keys_numbered(self, number: str, *, pattern: str | None = None, limit: int = 2000
                       ) -> list[tuple[NodeKey, str, int]]:
         """(key, kind, order) of the nodes with rule number ``number`` (or whose number matches the GLOB

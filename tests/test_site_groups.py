@@ -1,0 +1,66 @@
+"""The rule pages and the redirect pages are page groups named by what they read (:func:`kb.site.pages.rule_inputs`,
+:func:`kb.site.pages.redirect_inputs`): a build after one article changed without changing what they show does
+not even make them; when it changes what they show (a rule it cites, an article added) they are made, and the site
+equals a full build's byte for byte either way."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kb.pipeline import ingest_sources
+from kb.site import build_site, pages
+from kb.store import Store
+from kb.urls.paths import rule_page
+from tests.test_site_per_page import ARTICLES, assert_same_site, page_of, wiki_page, write_wiki
+
+JA_CR = Path(__file__).resolve().parent.parent / "data" / "JPN_CR_20231117_0.txt"
+
+
+def counting(monkeypatch: pytest.MonkeyPatch, name: str) -> list[int]:
+    """Count the calls of the real producer ``kb.site.pages.<name>`` (the groups call it through the module)."""
+    calls: list[int] = []
+    real = getattr(pages, name)
+
+    def producer(site):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(site)
+
+    monkeypatch.setattr(pages, name, producer)
+    return calls
+
+
+@pytest.mark.slow  # the Japanese CR and four builds
+def test_groups_are_made_only_when_what_they_read_changed(tmp_path, monkeypatch):
+    paths = write_wiki(tmp_path / "wiki", ARTICLES)
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(JA_CR), str(tmp_path / "wiki")], index=False).failed
+        build_site(store, site)
+        rules, redirects = counting(monkeypatch, "rule_pages"), counting(monkeypatch, "redirect_pages")
+        # its text changes, its citation (601.2f) and its title do not: neither group is made
+        paths["引用記事"].write_text(wiki_page("引用記事", [], "竜巻ミョルニルの説明。"), encoding="utf-8")
+        assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
+        quiet = build_site(store, site)
+        assert (rules, redirects) == ([], [])
+        assert page_of("引用記事") in quiet.rendered_pages
+        assert not [p for p in quiet.rendered_pages if p.startswith("cr/")], quiet.rendered_pages
+        build_site(store, tmp_path / "full1")
+        assert_same_site(tmp_path / "full1", site)
+        rules.clear()
+        redirects.clear()
+        # now it cites 601.3 too: the rule pages are made (601.3's page shows the new citation), the redirects not
+        paths["引用記事"].write_text(wiki_page("引用記事", [], "竜巻ミョルニルの説明。(CR:601.3)"), encoding="utf-8")
+        assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
+        cited = build_site(store, site)
+        assert rules == [1] and redirects == []
+        assert rule_page("601.3") in cited.rendered_pages
+        assert "引用記事" in (site / rule_page("601.3")).read_text(encoding="utf-8")
+        # a new article: the redirect pages are made again (a new entry may take or free a path)
+        new = write_wiki(tmp_path / "new", {"新しい記事": []})
+        assert not ingest_sources(store, [str(new["新しい記事"])], index=False).failed
+        build_site(store, site)
+        assert redirects
+        build_site(store, tmp_path / "full2")
+    assert_same_site(tmp_path / "full2", site, search=False)
