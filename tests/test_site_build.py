@@ -6,10 +6,12 @@ from __future__ import annotations
 import filecmp
 import json
 import os
+import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from conftest import copy_kb
 from lxml import html as lxml_html
 
 from kb.errors import KbError
@@ -48,21 +50,16 @@ def site_links(site: Path) -> tuple[list[str], int]:
 
 
 @pytest.fixture(scope="module")
-def sample_kb(tmp_path_factory) -> Path:
-    kb_dir = tmp_path_factory.mktemp("sample-kb")
-    with Store.open(kb_dir) as store:
-        report = ingest_sources(store, [str(DATA)], index=False)
-        assert not report.failed
-    return kb_dir
+def sample_kb(tmp_path_factory, data_kb) -> Path:
+    """data/ ingested, for this module (a copy of ``data_kb``)."""
+    return copy_kb(data_kb, tmp_path_factory.mktemp("sample") / "kb")
 
 
 @pytest.fixture(scope="module")
-def sample_site(sample_kb, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sample-site") / "site"
-    with Store.open(sample_kb) as store:
-        report = build_site(store, out)
-    assert report.broken == []
-    return out
+def sample_site(tmp_path_factory, data_site) -> Path:
+    """The site of ``sample_kb``, for this module (a copy of ``data_site``, built from ``sample_kb``'s original: no
+    broken link)."""
+    return Path(shutil.copytree(data_site, tmp_path_factory.mktemp("sample-site") / "site"))
 
 
 def test_sample_site_links_and_anchors_all_resolve(sample_site):
