@@ -26,7 +26,8 @@ JA_CR = DATA / "JPN_CR_20231117_0.txt"
 
 
 def site_links(site: Path) -> tuple[list[str], int]:
-    """Broken internal links of a built site, found by parsing every page; and how many links were checked."""
+    """Broken internal links of a built site, found by parsing every page; and how many links were checked. Each
+    (folder, path) is resolved and looked up once (the header's links repeat on every page of a folder)."""
     root = site.resolve()
     ids: dict[Path, set[str]] = {}
     links: list[tuple[Path, str]] = []
@@ -35,14 +36,21 @@ def site_links(site: Path) -> tuple[list[str], int]:
         ids[page] = set(tree.xpath("//@id"))
         links += [(page, link) for link in tree.xpath("//@href|//@src")]
     broken, checked = [], 0
+    targets: dict[tuple[Path, str], Path] = {}
+    inside: dict[Path, bool] = {}  # a file of the site
     for page, link in links:
         parts = urlsplit(link)
         if parts.scheme in ("http", "https", "mailto", "data"):
             continue
         checked += 1
         assert not link.startswith("/"), f"{page}: absolute link {link}"
-        target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-        if not target.is_file() or root not in target.parents:
+        if not parts.path:
+            target = page
+        elif (target := targets.get((page.parent, parts.path))) is None:
+            target = targets[page.parent, parts.path] = (page.parent / unquote(parts.path)).resolve()
+        if (found := inside.get(target)) is None:
+            found = inside[target] = target.is_file() and root in target.parents
+        if not found:
             broken.append(f"{page.relative_to(root)}: {link}")
         elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in ids[target]:
             broken.append(f"{page.relative_to(root)}: {link} (anchor)")
