@@ -111,6 +111,43 @@ def built_once(tmp_path_factory, name: str, build) -> Path:
 
 
 @pytest.fixture(scope="session")
+def data_built(tmp_path_factory) -> Path:
+    """data/ ingested with its search index into ``kb/`` and built into ``site/`` (once per run; nothing writes it
+    afterwards: ``data_kb`` and ``data_site``)."""
+    from kb.pipeline import ingest_sources
+    from kb.site import build_site
+    from kb.store import Store
+
+    def make(folder: Path) -> None:
+        with Store.open(folder / "kb") as store:
+            report = ingest_sources(store, [str(DATA)])
+            assert not report.failed and report.index.added == report.index.total > 0
+            assert build_site(store, folder / "site").broken == []
+
+    return built_once(tmp_path_factory, "data", make)
+
+
+@pytest.fixture(scope="session")
+def data_kb(data_built) -> Path:
+    """The knowledge base of ``data_built``: only to copy (:func:`copy_kb`), since even a search writes into a kb
+    folder (its search cache)."""
+    return data_built / "kb"
+
+
+@pytest.fixture(scope="session")
+def data_site(data_built) -> Path:
+    """The site of ``data_built``, read-only (copy it with ``shutil.copytree`` to change it)."""
+    return data_built / "site"
+
+
+def copy_kb(kb_dir: Path, to: Path) -> Path:
+    """A kb folder of one's own: a copy of ``kb_dir`` without its search cache (what a reader of the original wrote)."""
+    from kb.search.coldcache import CACHE_DIR
+
+    return Path(shutil.copytree(kb_dir, to, ignore=shutil.ignore_patterns(CACHE_DIR)))
+
+
+@pytest.fixture(scope="session")
 def bilingual_kb(corpus_dir, tmp_path_factory) -> Path:
     """data/ (the 2023-11-17 Japanese excerpt), the MTG Wiki page 接死/Deathtouch and the three English CRs
     (built once per run, read-only: the tests open it with ``create=False``, search and export it)."""
@@ -139,8 +176,10 @@ def bilingual_site(bilingual_kb, tmp_path_factory) -> Path:
     return built_once(tmp_path_factory, "bilingual-site", build) / "site"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def browser():
+    """One headless Chromium per test process (each pytest-xdist worker), shared by every browser test: each opens
+    its own pages (a new browser context each), which it closes."""
     if not Path(CHROMIUM).is_file() and not shutil.which("chromium"):
         if os.environ.get("CI") == "true":
             pytest.fail(f"Chromium not found at {CHROMIUM}")

@@ -22,7 +22,7 @@ from pathlib import Path
 import click
 import pytest
 from click.testing import CliRunner
-from conftest import DATA, REPO
+from conftest import DATA, REPO, copy_kb
 
 import kb
 from kb.cli import main
@@ -44,12 +44,9 @@ def run_process(kb_dir: Path, *args: str, cwd: Path = REPO) -> subprocess.Comple
 
 
 @pytest.fixture(scope="module")
-def sample_kb(tmp_path_factory) -> Path:
-    """The bundled sample (data/) ingested once for this module's readers."""
-    kb_dir = tmp_path_factory.mktemp("sample") / "kb"
-    result = run(kb_dir, "ingest", "--quiet", str(DATA))
-    assert result.exit_code == 0, result.output
-    return kb_dir
+def sample_kb(tmp_path_factory, data_kb) -> Path:
+    """The bundled sample (data/) ingested once for this module's readers (a copy of ``data_kb``)."""
+    return copy_kb(data_kb, tmp_path_factory.mktemp("sample") / "kb")
 
 
 def commands() -> list[tuple[str, click.Command]]:

@@ -40,6 +40,7 @@ def _everything(store: Store) -> dict[str, dict[str, dict[str, list[int]]]]:
     out: dict[str, dict[str, dict[str, list[int]]]] = defaultdict(lambda: defaultdict(dict))
     for version, lang in indexed_scopes(store):
         ix = open_index(store, version, lang)
+        schema = ix.schema  # read from the index's table of contents on every access: once per scope
         with ix.searcher() as searcher:
             reader = searcher.reader()
             keys = {docnum: stored["key"] for docnum, stored in reader.iter_docs()}
@@ -49,7 +50,7 @@ def _everything(store: Store) -> dict[str, dict[str, dict[str, list[int]]]]:
                 matcher = reader.postings(field, term)
                 while matcher.is_active():
                     if matcher.id() in keys:
-                        positions = (list(matcher.value_as("positions")) if ix.schema[field].format.supports("positions")
+                        positions = (list(matcher.value_as("positions")) if schema[field].format.supports("positions")
                                      else [])
                         out[field][keys[matcher.id()]][term.decode() if isinstance(term, bytes) else term] = positions
                     matcher.next()

@@ -46,8 +46,10 @@ def by_id(lines: list[str]) -> dict[tuple[str, str, str], dict]:
 
 
 def from_scratch(kb_dir: Path, sources: Path) -> list[str]:
+    """What ``kb export`` prints after one ingest of ``sources`` into a new kb folder (without the search index: the
+    export does not read it)."""
     with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(sources)])
+        ingest_sources(store, [str(sources)], index=False)
     return export_lines(kb_dir)
 
 

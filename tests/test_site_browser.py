@@ -14,20 +14,13 @@ from urllib.parse import quote
 import pytest
 from conftest import ARTIFACTS
 
-from kb.pipeline import ingest_sources
-from kb.site import build_site
-from kb.store import Store
-
 REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("browser")
-    with Store.open(base / "kb") as store:
-        ingest_sources(store, [str(REPO / "data")])
-        build_site(store, base / "site")
-    return base / "site"
+def site(tmp_path_factory, data_site) -> Path:
+    """The sample site (a copy of ``data_site``: ``sub_site`` is copied into it)."""
+    return Path(shutil.copytree(data_site, tmp_path_factory.mktemp("browser") / "site"))
 
 
 @pytest.fixture(scope="module")

@@ -6,10 +6,12 @@ from __future__ import annotations
 import filecmp
 import json
 import os
+import shutil
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 import pytest
+from conftest import copy_kb
 from lxml import html as lxml_html
 
 from kb.errors import KbError
@@ -24,7 +26,8 @@ JA_CR = DATA / "JPN_CR_20231117_0.txt"
 
 
 def site_links(site: Path) -> tuple[list[str], int]:
-    """Broken internal links of a built site, found by parsing every page; and how many links were checked."""
+    """Broken internal links of a built site, found by parsing every page; and how many links were checked. Each
+    (folder, path) is resolved and looked up once (the header's links repeat on every page of a folder)."""
     root = site.resolve()
     ids: dict[Path, set[str]] = {}
     links: list[tuple[Path, str]] = []
@@ -33,14 +36,21 @@ def site_links(site: Path) -> tuple[list[str], int]:
         ids[page] = set(tree.xpath("//@id"))
         links += [(page, link) for link in tree.xpath("//@href|//@src")]
     broken, checked = [], 0
+    targets: dict[tuple[Path, str], Path] = {}
+    inside: dict[Path, bool] = {}  # a file of the site
     for page, link in links:
         parts = urlsplit(link)
         if parts.scheme in ("http", "https", "mailto", "data"):
             continue
         checked += 1
         assert not link.startswith("/"), f"{page}: absolute link {link}"
-        target = (page.parent / unquote(parts.path)).resolve() if parts.path else page
-        if not target.is_file() or root not in target.parents:
+        if not parts.path:
+            target = page
+        elif (target := targets.get((page.parent, parts.path))) is None:
+            target = targets[page.parent, parts.path] = (page.parent / unquote(parts.path)).resolve()
+        if (found := inside.get(target)) is None:
+            found = inside[target] = target.is_file() and root in target.parents
+        if not found:
             broken.append(f"{page.relative_to(root)}: {link}")
         elif parts.fragment and target.suffix == ".html" and unquote(parts.fragment) not in ids[target]:
             broken.append(f"{page.relative_to(root)}: {link} (anchor)")
@@ -48,21 +58,16 @@ def site_links(site: Path) -> tuple[list[str], int]:
 
 
 @pytest.fixture(scope="module")
-def sample_kb(tmp_path_factory) -> Path:
-    kb_dir = tmp_path_factory.mktemp("sample-kb")
-    with Store.open(kb_dir) as store:
-        report = ingest_sources(store, [str(DATA)], index=False)
-        assert not report.failed
-    return kb_dir
+def sample_kb(tmp_path_factory, data_kb) -> Path:
+    """data/ ingested, for this module (a copy of ``data_kb``)."""
+    return copy_kb(data_kb, tmp_path_factory.mktemp("sample") / "kb")
 
 
 @pytest.fixture(scope="module")
-def sample_site(sample_kb, tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("sample-site") / "site"
-    with Store.open(sample_kb) as store:
-        report = build_site(store, out)
-    assert report.broken == []
-    return out
+def sample_site(tmp_path_factory, data_site) -> Path:
+    """The site of ``sample_kb``, for this module (a copy of ``data_site``, built from ``sample_kb``'s original: no
+    broken link)."""
+    return Path(shutil.copytree(data_site, tmp_path_factory.mktemp("sample-site") / "site"))
 
 
 def test_sample_site_links_and_anchors_all_resolve(sample_site):

@@ -11,24 +11,15 @@ from pathlib import Path
 import lxml.html
 import pytest
 
-from kb.pipeline import ingest_sources
-from kb.site import build_site
 from kb.site.changes import context_ops
 from kb.site.pages import _nearest
-from kb.store import Store
 from kb.versions.diff import inline_ops
-
-DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("nav")
-    with Store.open(base / "kb") as store:
-        ingest_sources(store, [str(DATA)], index=False)
-        report = build_site(store, base / "site")
-    assert report.broken == []
-    return base / "site"
+def site(data_site) -> Path:
+    """The sample site (no broken link; read-only)."""
+    return data_site
 
 
 def page(site: Path, path: str) -> lxml.html.HtmlElement:

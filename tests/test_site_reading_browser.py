@@ -8,27 +8,17 @@ from __future__ import annotations
 import functools
 import http.server
 import threading
-from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 from conftest import ARTIFACTS
 
-from kb.pipeline import ingest_sources
-from kb.site import build_site
-from kb.store import Store
-
-REPO = Path(__file__).resolve().parent.parent
 WIDTHS = [375, 1280]
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    base = tmp_path_factory.mktemp("reading")
-    with Store.open(base / "kb") as store:
-        ingest_sources(store, [str(REPO / "data")])
-        report = build_site(store, base / "site")
-    assert report.broken == []
+def served(data_site):
+    """``data_site`` (the sample's site, no broken link) served read-only; what was asked and is not there."""
     missing: list[str] = []
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -39,7 +29,7 @@ def served(tmp_path_factory):
             missing.append(self.path)
             super().send_error(code, message, explain)
 
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(base / "site")))
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(data_site)))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     yield f"http://127.0.0.1:{srv.server_address[1]}", missing
     srv.shutdown()

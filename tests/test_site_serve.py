@@ -5,26 +5,22 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import shutil
 import threading
-from pathlib import Path
 
 import pytest
+from conftest import copy_kb
 
-from kb.pipeline import ingest_sources
-from kb.site import build_site
 from kb.site.serve import make_server
-from kb.store import Store
-
-DATA = Path(__file__).resolve().parent.parent / "data"
 
 
 @pytest.fixture(scope="module")
-def server(tmp_path_factory):
+def server(tmp_path_factory, data_kb, data_site):
+    """data/ ingested and built (copies of ``data_kb`` and ``data_site``), served with a file and a folder outside the
+    site linked into it."""
     base = tmp_path_factory.mktemp("serve")
-    kb_dir = base / "kb"
-    with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(DATA)])
-        build_site(store, base / "site")
+    kb_dir = copy_kb(data_kb, base / "kb")
+    shutil.copytree(data_site, base / "site")
     (base / "secret.txt").write_text("outside the site")
     os.symlink(base / "secret.txt", base / "site" / "link-out.txt")
     os.symlink(base, base / "site" / "dir-out")

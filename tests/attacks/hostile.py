@@ -51,20 +51,18 @@ def wait_for(path: Path, proc: subprocess.Popen, timeout: float = 120) -> None:
 
 
 @contextmanager
-def serving_sample(base: Path):
-    """The sample ingested into ``base/kb``, built into ``base/site`` and served by ``kb serve``'s server on a free
-    port of 127.0.0.1: yields (server, kb folder)."""
+def serving_sample(base: Path, data_kb: Path, data_site: Path):
+    """The sample ingested and built (conftest's ``data_kb`` and ``data_site``, copied into ``base/kb`` and
+    ``base/site``) and served by ``kb serve``'s server on a free port of 127.0.0.1: yields (server, kb folder)."""
+    import shutil
     import threading
 
-    from kb.pipeline import ingest_sources
-    from kb.site import build_site
-    from kb.site.serve import make_server
-    from kb.store import Store
+    from conftest import copy_kb
 
-    kb_dir = base / "kb"
-    with Store.open(kb_dir) as store:
-        ingest_sources(store, [str(DATA)])
-        build_site(store, base / "site")
+    from kb.site.serve import make_server
+
+    kb_dir = copy_kb(data_kb, base / "kb")
+    shutil.copytree(data_site, base / "site")
     srv = make_server(base / "site", host="127.0.0.1", port=0, kb_dir=str(kb_dir))
     threading.Thread(target=srv.serve_forever, daemon=True).start()
     try:

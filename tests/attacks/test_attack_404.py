@@ -14,12 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.pipeline import ingest_sources
-from kb.site import build_site
 from kb.site.serve import make_server
-from kb.store import Store
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def _serve(srv):
@@ -28,12 +23,9 @@ def _serve(srv):
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("attack404")
-    with Store.open(base / "kb") as store:
-        ingest_sources(store, [str(REPO / "data")], index=False)
-        build_site(store, base / "site")
-    return base / "site"
+def site(data_site) -> Path:
+    """The sample site, built without ``--base-url`` (read-only)."""
+    return data_site
 
 
 @pytest.fixture(scope="module")

@@ -17,6 +17,7 @@ import sys
 from contextlib import closing
 
 import pytest
+from conftest import copy_kb
 from hostile import DATA, REPO, SAMPLE_CR, kb, wait_for
 
 
@@ -27,10 +28,9 @@ def _search_ids(kb_dir, query="唱えた"):
 
 
 @pytest.fixture(scope="module")
-def whole(tmp_path_factory):
-    """The sample ingested once, and what a search finds in it."""
-    kb_dir = tmp_path_factory.mktemp("whole") / "kb"
-    assert kb(kb_dir, "ingest", "--quiet", str(DATA)).returncode == 0
+def whole(tmp_path_factory, data_kb):
+    """The sample ingested once (a copy of ``data_kb``), and what a search finds in it."""
+    kb_dir = copy_kb(data_kb, tmp_path_factory.mktemp("whole") / "kb")
     return kb_dir, _search_ids(kb_dir)
 
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import json
 
-from conftest import CORPUS_FILES
+import pytest
+from conftest import CORPUS_FILES, copy_kb
 from hostile import kb
 
 from kb.model import RULE, Diagnostic, Document, Node
@@ -38,9 +39,16 @@ def _site_pages(site) -> set[str]:
     return {str(p.relative_to(site)) for p in site.rglob("*.html")}
 
 
-def test_a_cut_newer_release_is_refused_by_update_and_the_site_kept(corpus_dir, tmp_path):
-    kb_dir, site = tmp_path / "kb", tmp_path / "site"
+@pytest.fixture(scope="module")
+def old_kb(corpus_dir, tmp_path_factory):
+    """The 2025-11-14 English rules ingested by ``kb ingest`` once; each test works on a copy of its own."""
+    kb_dir = tmp_path_factory.mktemp("old") / "kb"
     assert kb(kb_dir, "ingest", "-q", str(corpus_dir / OLD)).returncode == 0
+    return kb_dir
+
+
+def test_a_cut_newer_release_is_refused_by_update_and_the_site_kept(corpus_dir, tmp_path, old_kb):
+    kb_dir, site = copy_kb(old_kb, tmp_path / "kb"), tmp_path / "site"
     assert kb(kb_dir, "build", "--out", str(site)).returncode == 0
     before_versions, before_pages = _versions(kb_dir), _site_pages(site)
     cut = tmp_path / NEW
@@ -60,9 +68,8 @@ def test_a_cut_newer_release_is_refused_by_update_and_the_site_kept(corpus_dir, 
     assert [v for v, _ in _versions(kb_dir)] == ["20260116", "20251114"]
 
 
-def test_a_fake_newer_file_is_refused_by_a_quiet_ingest_which_still_says_why(corpus_dir, tmp_path):
-    kb_dir = tmp_path / "kb"
-    assert kb(kb_dir, "ingest", "-q", str(corpus_dir / OLD)).returncode == 0
+def test_a_fake_newer_file_is_refused_by_a_quiet_ingest_which_still_says_why(tmp_path, old_kb):
+    kb_dir = copy_kb(old_kb, tmp_path / "kb")
     fake = tmp_path / "MagicCompRules-2026-03-27.txt"
     fake.write_bytes(FAKE)
     refused = kb(kb_dir, "ingest", "-q", str(fake))
@@ -73,9 +80,8 @@ def test_a_fake_newer_file_is_refused_by_a_quiet_ingest_which_still_says_why(cor
     assert [v for v, _ in _versions(kb_dir)] == ["20251114"]
 
 
-def test_a_whole_newer_release_replaces_the_old_one(corpus_dir, tmp_path):
-    kb_dir = tmp_path / "kb"
-    assert kb(kb_dir, "ingest", "-q", str(corpus_dir / OLD)).returncode == 0
+def test_a_whole_newer_release_replaces_the_old_one(corpus_dir, tmp_path, old_kb):
+    kb_dir = copy_kb(old_kb, tmp_path / "kb")
     taken = kb(kb_dir, "ingest", "-q", str(corpus_dir / NEW))
     assert taken.returncode == 0, taken.stderr
     assert [v for v, _ in _versions(kb_dir)] == ["20260116", "20251114"]

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import copy_kb
 from hostile import DATA, SAMPLE_CR, kb, wiki_page
 
 pytestmark = pytest.mark.slow  # processes, servers or several ingests each: out of the quick suite
@@ -26,9 +27,8 @@ def _search(kb_dir, query: str, limit: int = 10) -> list[str]:
     return sorted(h["id"] for h in json.loads(result.stdout))
 
 
-def test_a_search_after_one_new_wiki_page_finds_it_and_everything_else(tmp_path):
-    kb_dir = tmp_path / "kb"
-    assert kb(kb_dir, "ingest", "--quiet", str(DATA)).returncode == 0
+def test_a_search_after_one_new_wiki_page_finds_it_and_everything_else(tmp_path, data_kb):
+    kb_dir = copy_kb(data_kb, tmp_path / "kb")  # data/ ingested
     before = {q: _search(kb_dir, q, 100) for q in QUERIES}
     page = tmp_path / "new" / "新しい記事.html"
     page.parent.mkdir()

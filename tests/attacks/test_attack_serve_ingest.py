@@ -14,8 +14,8 @@ from hostile import kb, kb_process, served_search, serving_sample, wiki_page
 
 
 @pytest.fixture()
-def served(tmp_path):
-    with serving_sample(tmp_path) as served:
+def served(tmp_path, data_kb, data_site):
+    with serving_sample(tmp_path, data_kb, data_site) as served:
         yield served
 
 

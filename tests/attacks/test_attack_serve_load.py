@@ -28,8 +28,8 @@ QUERIES = ["唱えた", "呪文", "マナ・コスト", "601.2f", "６０１．�
 
 
 @pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with serving_sample(tmp_path_factory.mktemp("served")) as served:
+def served(tmp_path_factory, data_kb, data_site):
+    with serving_sample(tmp_path_factory.mktemp("served"), data_kb, data_site) as served:
         yield served
 
 

@@ -16,16 +16,16 @@ import threading
 import time
 
 import pytest
-from hostile import DATA, kb, kb_process, wait_for
+from conftest import copy_kb
+from hostile import kb, kb_process, wait_for
 
 from kb.site.serve import make_server
 
 
 @pytest.fixture(scope="module")
-def sample(tmp_path_factory):
-    kb_dir = tmp_path_factory.mktemp("site") / "kb"
-    assert kb(kb_dir, "ingest", "--quiet", str(DATA)).returncode == 0
-    return kb_dir
+def sample(tmp_path_factory, data_kb):
+    """data/ ingested (a copy of ``data_kb``)."""
+    return copy_kb(data_kb, tmp_path_factory.mktemp("site") / "kb")
 
 
 def test_a_killed_build_leaves_nothing_behind(sample, tmp_path):
@@ -103,10 +103,9 @@ def test_a_good_query_still_answers(server):
 
 
 @pytest.mark.slow
-def test_no_index_is_a_503(tmp_path):
-    kb_dir = tmp_path / "kb"
-    assert kb(kb_dir, "ingest", "--quiet", str(DATA)).returncode == 0
-    assert kb(kb_dir, "build", "--out", str(tmp_path / "site")).returncode == 0
+def test_no_index_is_a_503(tmp_path, data_kb, data_site):
+    kb_dir = copy_kb(data_kb, tmp_path / "kb")  # data/ ingested and built
+    shutil.copytree(data_site, tmp_path / "site")
     shutil.rmtree(kb_dir / "index")
     srv = make_server(tmp_path / "site", host="127.0.0.1", port=0, kb_dir=str(kb_dir))
     threading.Thread(target=srv.serve_forever, daemon=True).start()

@@ -13,25 +13,18 @@ import time
 from pathlib import Path
 
 import pytest
-from hostile import DATA
 
-from kb.pipeline import ingest_sources
 from kb.search.query import MAX_QUERY_CHARS
-from kb.site import build_site
 from kb.site.search_export import MAX_LOOKUPS, MAX_VOCAB_SHARDS, browser_constants
-from kb.store import Store
 
 SITE_JS = Path(__file__).resolve().parents[2] / "site_templates" / "static" / "site.js"
 SCRIPTS = "() => document.querySelectorAll('script[src]').length"
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory) -> Path:
-    base = tmp_path_factory.mktemp("static-search")
-    with Store.open(base / "kb") as store:
-        ingest_sources(store, [str(DATA)])
-        build_site(store, base / "site")
-    return base / "site"
+def site(data_site) -> Path:
+    """The sample site (read-only)."""
+    return data_site
 
 
 @pytest.fixture()

@@ -25,6 +25,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import copy_kb
 from hostile import DATA, REPO, SAMPLE_CR, kb
 
 from kb.store import DB_NAME, Store
@@ -191,10 +192,17 @@ def read_only_mounts(tmp_path_factory) -> None:
 READERS = [["export", "--format", "jsonl"], ["versions"], ["links", "601.2f"], ["history", "601.2f"], ["search", "唱える"]]
 
 
-@pytest.mark.parametrize("command", READERS, ids=[" ".join(c) for c in READERS])
-def test_readers_work_in_a_read_only_kb_folder(tmp_path, read_only_mounts, command):
-    kb_dir = tmp_path / "kb"
+@pytest.fixture(scope="module")
+def ingested(tmp_path_factory) -> Path:
+    """The Japanese sample CR ingested by ``kb ingest`` once; each test works on a copy of its own (``copy_kb``)."""
+    kb_dir = tmp_path_factory.mktemp("ingested") / "kb"
     assert kb(kb_dir, "ingest", str(SAMPLE_CR)).returncode == 0
+    return kb_dir
+
+
+@pytest.mark.parametrize("command", READERS, ids=[" ".join(c) for c in READERS])
+def test_readers_work_in_a_read_only_kb_folder(tmp_path, read_only_mounts, ingested, command):
+    kb_dir = copy_kb(ingested, tmp_path / "kb")
     assert not (kb_dir / f"{DB_NAME}-wal").exists()  # the last writer folded its log in: nothing to recover
     writable = kb(kb_dir, *command)
     assert writable.returncode == 0, writable.stderr
@@ -205,11 +213,10 @@ def test_readers_work_in_a_read_only_kb_folder(tmp_path, read_only_mounts, comma
     assert {p.name: p.read_bytes() for p in kb_dir.iterdir() if p.is_file()} == files
 
 
-def test_a_read_only_folder_with_a_log_still_open_is_read_whole(tmp_path, read_only_mounts):
+def test_a_read_only_folder_with_a_log_still_open_is_read_whole(tmp_path, read_only_mounts, ingested):
     """A kb folder copied (or mounted read-only) while its write-ahead log still held the last ingest: the reader
     reads through the log (an immutable open would miss it)."""
-    kb_dir = tmp_path / "kb"
-    assert kb(kb_dir, "ingest", str(SAMPLE_CR)).returncode == 0
+    kb_dir = copy_kb(ingested, tmp_path / "kb")
     keeper = subprocess.Popen([sys.executable, "-c", textwrap.dedent("""
         import sqlite3, sys
         db = sqlite3.connect(sys.argv[1], isolation_level=None)
@@ -230,9 +237,8 @@ def test_a_read_only_folder_with_a_log_still_open_is_read_whole(tmp_path, read_o
     assert texts["cr:601.2f"] == "changed in the log"
 
 
-def test_a_writer_in_a_read_only_kb_folder_fails_in_one_line(tmp_path, read_only_mounts):
-    kb_dir = tmp_path / "kb"
-    assert kb(kb_dir, "ingest", str(SAMPLE_CR)).returncode == 0
+def test_a_writer_in_a_read_only_kb_folder_fails_in_one_line(tmp_path, read_only_mounts, ingested):
+    kb_dir = copy_kb(ingested, tmp_path / "kb")
     result = _read_only(kb_dir, sys.executable, "-m", "kb.cli", "--kb-dir", str(kb_dir), "ingest", str(WG_PAGE))
     _one_error_line(result, str(kb_dir), "read-only", "writable")
 
