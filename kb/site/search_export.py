@@ -5,15 +5,16 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 - ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
   "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
-  "s": the names of the v/ and n/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
-  search and previews share with
-  Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
-  defined here or below, never copied into ``site.js``.
-- ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
-  point is ``<hex>``) that the index analysis turned into a term, mapped to that term (``1`` when the same). The
-  browser segments a Japanese query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える`` exactly as
-  :func:`kb.search.analysis.query_terms` does; Latin words are folded and stemmed in the browser (a port of
-  :func:`~kb.search.analysis.light_stem`).
+  "s": the names of the n/ shards there are, "langs": the language of document ``2k + i`` at ``i``, "vb":
+  vocabulary buckets, "v": the vocabulary when "vb" is 0}``: ``k`` (:func:`browser_constants`) is everything the
+  browser's search and previews share with Python — stop words, the rule-number grammar, kind labels, preview shard
+  prefixes and the query's bounds — defined here or below, never copied into ``site.js``.
+- the vocabulary for query segmentation (:func:`_vocabulary`: in ``meta.js`` when small, so a query waits for no
+  file more before its postings; else ``v/<b>.js``, the surfaces whose first character's FNV-1a hash modulo "vb"
+  is ``b``): every folded surface that the index analysis turned into a term, mapped to that term (``1`` when the
+  same). The browser segments a Japanese query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える``
+  exactly as :func:`kb.search.analysis.query_terms` does; Latin words are folded and stemmed in the browser (a port
+  of :func:`~kb.search.analysis.light_stem`).
 - ``p/<i>.js`` — postings ``{term: [doc gap, weight, doc gap, weight, …]}`` (doc ids ascending, each written as the
   gap from the previous one) for the terms whose FNV-1a hash (of the UTF-8 bytes) modulo ``p`` is ``i``; weight:
   :func:`kb.search.ranking.term_weight` (fixed reference lengths, so one document's change rewrites only the shards
@@ -65,6 +66,8 @@ from kb.splitter import JapaneseSplitter
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
 LANG_SLOT = {"ja": 0, "en": 1}
 POSTINGS_PER_SHARD = 700
+VOCAB_INLINE_BYTES = 48 * 1024  # a vocabulary up to this size is written into meta.js (one round trip less per query)
+VOCAB_BUCKET_BYTES = 16 * 1024  # else it is split in buckets of about this size
 SNIPPET_CHARS = 70
 
 
@@ -220,7 +223,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     # for the documents that changed)
     ids: dict[str, int] = dict(previous.get("ids", {}))
     old_keys = {int(i): k for i, k in previous.get("keys", {}).items()}
-    incremental = bool(previous.get("p")) and all(k in cache for k in old_keys.values())
+    incremental = bool(previous.get("p")) and "vb" in previous and all(k in cache for k in old_keys.values())
     old_chunks: dict[int, bytes] = previous.get("chunks", {}) if incremental else {}
     next_id = max(ids.values(), default=-1) + 1
     slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
@@ -281,11 +284,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                 else:
                     coded.pop(term, None)
             files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
-    for hex_code, surfaces in vocab.items():
-        name = f"v/{hex_code}"
-        merged = _read_shard(read_old, name) if incremental else {}
-        if not incremental or any(merged.get(s) != t for s, t in surfaces.items()):
-            files[f"search/{name}.js"] = _script(name, dict(sorted({**merged, **surfaces}.items())))
+    v_count, inline = _vocabulary(vocab, previous["vb"] if incremental else None, read_old, files)
     names, name_cache = _names(site, ids, previous.get("names", {}))
     if incremental:  # a name shard that lost its last name stays, empty
         names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
@@ -309,15 +308,44 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
-                                               "k": browser_constants(), "s": _listed(every_file)})
-    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "files": every_file,
+                                               "k": browser_constants(), "s": _listed(every_file),
+                                               "langs": sorted(LANG_SLOT, key=LANG_SLOT.__getitem__), "vb": v_count,
+                                               **({"v": inline} if inline is not None else {})})
+    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "vb": v_count,
+                   "files": every_file,
                    "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity}
 
 
 def _listed(paths: list[str]) -> dict[str, list[str]]:
-    """The vocabulary and name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's
-    first character without a shard would be a request for a missing file, a 404 in the console)."""
-    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")] for prefix in ("v", "n")}
+    """The name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's first character
+    without a shard would be a request for a missing file, a 404 in the console)."""
+    return {"n": [p[len("search/n/"):-3] for p in paths if p.startswith("search/n/")]}
+
+
+def _vocabulary(vocab: dict[str, dict[str, str | int]], count: int | None, read_old: Callable[[str], str | None],
+                files: dict[str, str]) -> tuple[int, dict[str, str | int] | None]:
+    """The vocabulary's files: ``(bucket count, the vocabulary written into meta.js or None)``; bucket files are
+    added to ``files``. ``vocab`` holds the changed documents' surfaces (by first character; every document's when
+    ``count`` is None, a full build, which chooses the count: 0, in meta.js, when the whole vocabulary is at most
+    :data:`VOCAB_INLINE_BYTES`, so a query needs no round trip for it; else buckets of about
+    :data:`VOCAB_BUCKET_BYTES`, a surface in bucket ``fnv1a(its first character) % count``). An incremental build
+    keeps the count and merges the new surfaces into the old files."""
+    surfaces = {s: t for table in vocab.values() for s, t in table.items()}
+    full = count is None
+    if count is None:
+        size = len(json.dumps(surfaces, ensure_ascii=False, separators=(",", ":")).encode())
+        count = 0 if size <= VOCAB_INLINE_BYTES else -(-size // VOCAB_BUCKET_BYTES)
+    if count == 0:
+        old = {} if full else _read_shard(read_old, "meta").get("v", {})
+        return 0, dict(sorted({**old, **surfaces}.items()))
+    buckets: dict[int, dict[str, str | int]] = {b: {} for b in range(count)} if full else defaultdict(dict)
+    for surface, term in surfaces.items():
+        buckets[fnv1a(surface[0]) % count][surface] = term
+    for b, table in buckets.items():
+        merged = {} if full else _read_shard(read_old, f"v/{b}")
+        if full or any(merged.get(s) != t for s, t in table.items()):
+            files[f"search/v/{b}.js"] = _script(f"v/{b}", dict(sorted({**merged, **table}.items())))
+    return count, None
 
 
 def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:

@@ -193,8 +193,8 @@
   };
   function load(name) {
     if (Object.prototype.hasOwnProperty.call(loaded, name)) { return Promise.resolve(loaded[name]); }
-    var listed = loaded.meta && loaded.meta.s;  // the vocabulary and name shards there are: never ask for another
-    if (listed && /^[vn]\//.test(name) && listed[name[0]].indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
+    var listed = loaded.meta && loaded.meta.s;  // the name shards there are: never ask for another
+    if (listed && /^n\//.test(name) && listed.n.indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
     return new Promise(function (resolve) {
       if (waiting[name]) { waiting[name].push(resolve); return; }
       waiting[name] = [resolve];
@@ -204,6 +204,11 @@
       s.onerror = function () { window.__kbSearch(name, null); };
       document.head.appendChild(s);
     });
+  }
+
+  function vocabulary(c) {  // the vocabulary of the surfaces starting with c: meta.js's own, or its bucket's
+    var meta = loaded.meta;
+    return meta.vb ? load("v/" + fnv1a(c) % meta.vb) : Promise.resolve(meta.v || null);
   }
 
   function own(obj, key) { return obj && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined; }
@@ -362,7 +367,7 @@
       if (p[0] === "ja") { p[1].forEach(function (c) { if (firsts.length < K.maxVocab && firsts.indexOf(c) < 0) { firsts.push(c); } }); }
     });
     var firstChars = firsts;
-    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })).then(function (got) {
+    return Promise.all(firstChars.map(function (c) { return vocabulary(c); })).then(function (got) {
       var vocabs = {}, terms = [], grams = [], marks = [];
       firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
       pieces.forEach(function (p) {
@@ -394,12 +399,19 @@
     if (q.kind && d[3] !== q.kind) { return false; }
     return !q.lang || d[4] === q.lang;
   }
-  function docs(meta, ids, q, limit, partial) {  // the first `limit` URLs of the documents `ids` that pass the filters, loading
-    var out = [], at = 0, urls = {};  // chunks as needed (a rule and its translation: one URL, one result)
-    function next() {
+  function docs(meta, ids, q, limit, partial) {  // the first `limit` URLs of the documents `ids` that pass the filters,
+    var out = [], at = 0, urls = {}, entries = {};  // a rule and its translation (one entry: one URL) one result;
+    var slot = q.lang ? (meta.langs || []).indexOf(q.lang) : -1;  // document 2k + slot is entry k's in langs[slot]
+    function next() {  // loading only the chunks of the next documents that may be shown (one round trip, mostly)
       if (out.length >= limit || at >= ids.length) { return Promise.resolve(out); }
-      var batch = ids.slice(at, at + Math.max(limit * 2, 16));
-      at += batch.length;
+      var batch = [], fresh = 0;
+      for (; at < ids.length && fresh < limit - out.length; at++) {
+        var entry = Math.floor(ids[at] / 2);
+        if (own(entries, entry) || (slot >= 0 && ids[at] % 2 !== slot)) { continue; }
+        entries[entry] = 1;
+        batch.push(ids[at]);
+        fresh++;
+      }
       var chunks = batch.map(function (id) { return Math.floor(id / meta.c); }).filter(function (c, i, all) { return all.indexOf(c) === i; });
       return Promise.all(chunks.map(function (c) { return load("d/" + c); })).then(function () {
         batch.forEach(function (id) {
@@ -466,6 +478,7 @@
         var termLookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
         termLookups.slice(0, K.maxLookups).forEach(function (l) { load(l[0]); });  // fetched beside the names: one round trip less
         return named(forms, english).then(function (first) {
+          docs(meta, first, q, limit);  // the names' documents come first: their chunks fetched beside the postings
           var lookups = termLookups.slice();
           english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
             nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
@@ -603,11 +616,14 @@
   var form = document.querySelector(".search-form");
   if (form) {
     var input = form.querySelector(".search-input"), box = form.querySelector(".search-results");
-    var timer = 0, serial = 0, SHOWN = 8;
+    var timer = 0, serial = 0, busy = 0, SHOWN = 8;
     var run = function () {
       var q = input.value, mine = ++serial;
+      timer = 0;
       if (!q.trim()) { box.hidden = true; box.textContent = ""; return; }
+      busy++;
       search(q, SHOWN + 1).then(function (r) {  // one more than shown: whether the search page has more
+        busy--;
         if (mine !== serial) { return; }
         box.textContent = "";
         r.results.slice(0, SHOWN).forEach(function (x) { box.appendChild(resultLink(x, r.marks)); });
@@ -621,8 +637,16 @@
         box.hidden = false;
       });
     };
-    input.addEventListener("input", function () { constants(); clearTimeout(timer); timer = setTimeout(run, 40); });
+    /* a keystroke is searched at once when no search is under way (a first query waits for nothing); while one is,
+       40 ms after the last keystroke (its shards load meanwhile) */
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      if (busy || timer) { timer = setTimeout(run, 40); } else { run(); }
+    });
+    /* what every query needs (meta.js: the constants, the vocabulary) is fetched when the box is focused or the
+       pointer comes into the header, never with the page */
     input.addEventListener("focus", function () { constants(); if (box.childNodes.length) { box.hidden = false; } });
+    (header || form).addEventListener("pointerenter", function () { constants(); });
     input.addEventListener("keydown", function (e) {
       var links = Array.prototype.slice.call(box.querySelectorAll("a"));
       var at = links.indexOf(document.activeElement);
