@@ -1,5 +1,6 @@
 """The static search's loading (issue 23, item 4: first results fast on a cold cache, bytes below Pagefind's): the
-vocabulary written into ``search/meta.js`` when small and in buckets when not, both answering alike in real Chromium;
+vocabulary (with the English names of Japanese names) written into ``search/meta.js`` when small and in buckets
+when not, both answering alike in real Chromium;
 an incremental build rewriting only the buckets of new surfaces; a keystroke searched at once when no search is under
 way; ``meta.js`` fetched on focus or with the pointer in the header, not with the page; and only the document chunks
 of the results shown loaded. Sites are built from ``data/`` into real folders and opened from disk."""
@@ -67,6 +68,10 @@ def test_a_small_vocabulary_is_in_meta_and_a_large_one_in_buckets(sites):
         assert all(fnv1a(surface[0]) % count == b for surface in table)
         union.update(table)
     assert union == small["v"]  # the same vocabulary, only placed elsewhere
+    # a Japanese name's English names are in the vocabulary (known with the terms), in no name shard
+    assert any(key.endswith("\t") and names for key, names in small["v"].items())
+    shards = list((inline / "search" / "n").iterdir())
+    assert shards and not [p for p in shards if any(k.endswith("\t") for k in _data(p, f"n/{p.stem}"))]
 
 
 def test_an_edit_rewrites_only_the_buckets_of_its_new_surfaces(tmp_path, monkeypatch):

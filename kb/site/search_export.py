@@ -5,16 +5,18 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 - ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "c": document ids per chunk,
   "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
-  "s": the names of the n/ shards there are, "langs": the language of document ``2k + i`` at ``i``, "vb":
+  "s": the names of the v/ and n/ shards there are, "langs": the language of document ``2k + i`` at ``i``, "vb":
   vocabulary buckets, "v": the vocabulary when "vb" is 0}``: ``k`` (:func:`browser_constants`) is everything the
   browser's search and previews share with Python — stop words, the rule-number grammar, kind labels, preview shard
   prefixes and the query's bounds — defined here or below, never copied into ``site.js``.
 - the vocabulary for query segmentation (:func:`_vocabulary`: in ``meta.js`` when small, so a query waits for no
-  file more before its postings; else ``v/<b>.js``, the surfaces whose first character's FNV-1a hash modulo "vb"
-  is ``b``): every folded surface that the index analysis turned into a term, mapped to that term (``1`` when the
-  same). The browser segments a Japanese query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える``
-  exactly as :func:`kb.search.analysis.query_terms` does; Latin words are folded and stemmed in the browser (a port
-  of :func:`~kb.search.analysis.light_stem`).
+  file more before its postings; else ``v/<b>.js``, the keys whose first character's FNV-1a hash modulo "vb" is
+  ``b``): every folded surface that the index analysis turned into a term, mapped to that term (``1`` when the
+  same), and each Japanese name form followed by a tab → its English names
+  (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too). The browser segments a Japanese
+  query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える`` exactly as
+  :func:`kb.search.analysis.query_terms` does; Latin words are folded and stemmed in the browser (a port of
+  :func:`~kb.search.analysis.light_stem`).
 - ``p/<i>.js`` — postings ``{term: [doc gap, weight, doc gap, weight, …]}`` (doc ids ascending, each written as the
   gap from the previous one) for the terms whose FNV-1a hash (of the UTF-8 bytes) modulo ``p`` is ``i``; weight:
   :func:`kb.search.ranking.term_weight` (fixed reference lengths, so one document's change rewrites only the shards
@@ -22,8 +24,7 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 - ``g/<i>.js`` — the same for character bigrams (:func:`~kb.search.analysis.bigram_terms`), the fallback for query
   text the vocabulary does not cover; weight :func:`kb.search.ranking.gram_weight`.
 - ``n/<hex>.js`` — whole-query lookups: glossary names (folded, spaces and middle dots removed, or the query terms
-  joined) → [the rule the entry cites first, the entry]; a Japanese name's form followed by a tab → its English
-  names (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too); rule numbers
+  joined) → [the rule the entry cites first, the entry]; rule numbers
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
@@ -284,8 +285,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                 else:
                     coded.pop(term, None)
             files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
-    v_count, inline = _vocabulary(vocab, previous["vb"] if incremental else None, read_old, files)
     names, name_cache = _names(site, ids, previous.get("names", {}))
+    english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
+    v_count, inline = _vocabulary(vocab, english, previous["vb"] if incremental else None, read_old, files)
     if incremental:  # a name shard that lost its last name stays, empty
         names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
                       if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
@@ -317,34 +319,39 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
 
 def _listed(paths: list[str]) -> dict[str, list[str]]:
-    """The name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's first character
-    without a shard would be a request for a missing file, a 404 in the console)."""
-    return {"n": [p[len("search/n/"):-3] for p in paths if p.startswith("search/n/")]}
+    """The vocabulary and name shards there are (``meta.js``'s ``s``): the browser asks only for those (a query's
+    first character without a shard would be a request for a missing file, a 404 in the console)."""
+    return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")] for prefix in ("v", "n")}
 
 
-def _vocabulary(vocab: dict[str, dict[str, str | int]], count: int | None, read_old: Callable[[str], str | None],
-                files: dict[str, str]) -> tuple[int, dict[str, str | int] | None]:
+def _vocabulary(vocab: dict[str, dict[str, str | int]], english: dict[str, list[str]], count: int | None,
+                read_old: Callable[[str], str | None], files: dict[str, str]) -> tuple[int, dict[str, Any] | None]:
     """The vocabulary's files: ``(bucket count, the vocabulary written into meta.js or None)``; bucket files are
     added to ``files``. ``vocab`` holds the changed documents' surfaces (by first character; every document's when
     ``count`` is None, a full build, which chooses the count: 0, in meta.js, when the whole vocabulary is at most
     :data:`VOCAB_INLINE_BYTES`, so a query needs no round trip for it; else buckets of about
-    :data:`VOCAB_BUCKET_BYTES`, a surface in bucket ``fnv1a(its first character) % count``). An incremental build
-    keeps the count and merges the new surfaces into the old files."""
+    :data:`VOCAB_BUCKET_BYTES`, a key in bucket ``fnv1a(its first character) % count``). ``english``: each Japanese
+    name form followed by a tab → its English names (:func:`_names`), so a query's English names are known with its
+    terms and their postings fetched with the terms'. An incremental build keeps the count and merges the new
+    surfaces into the old files (the vocabulary only grows); the English names replace the old ones."""
+    def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        return dict(sorted({**{k: v for k, v in old.items() if not k.endswith("\t")}, **new}.items()))
+
     surfaces = {s: t for table in vocab.values() for s, t in table.items()}
     full = count is None
     if count is None:
-        size = len(json.dumps(surfaces, ensure_ascii=False, separators=(",", ":")).encode())
+        size = len(json.dumps({**surfaces, **english}, ensure_ascii=False, separators=(",", ":")).encode())
         count = 0 if size <= VOCAB_INLINE_BYTES else -(-size // VOCAB_BUCKET_BYTES)
     if count == 0:
-        old = {} if full else _read_shard(read_old, "meta").get("v", {})
-        return 0, dict(sorted({**old, **surfaces}.items()))
-    buckets: dict[int, dict[str, str | int]] = {b: {} for b in range(count)} if full else defaultdict(dict)
-    for surface, term in surfaces.items():
-        buckets[fnv1a(surface[0]) % count][surface] = term
+        return 0, merged({} if full else _read_shard(read_old, "meta").get("v", {}), {**surfaces, **english})
+    buckets: dict[int, dict[str, Any]] = {b: {} for b in range(count)}
+    for key, value in [*surfaces.items(), *english.items()]:
+        buckets[fnv1a(key[0]) % count][key] = value
     for b, table in buckets.items():
-        merged = {} if full else _read_shard(read_old, f"v/{b}")
-        if full or any(merged.get(s) != t for s, t in table.items()):
-            files[f"search/v/{b}.js"] = _script(f"v/{b}", dict(sorted({**merged, **table}.items())))
+        old = {} if full else _read_shard(read_old, f"v/{b}")
+        new = merged(old, table)
+        if full or new != old:
+            files[f"search/v/{b}.js"] = _script(f"v/{b}", new)
     return count, None
 
 

@@ -193,8 +193,8 @@
   };
   function load(name) {
     if (Object.prototype.hasOwnProperty.call(loaded, name)) { return Promise.resolve(loaded[name]); }
-    var listed = loaded.meta && loaded.meta.s;  // the name shards there are: never ask for another
-    if (listed && /^n\//.test(name) && listed.n.indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
+    var listed = loaded.meta && loaded.meta.s;  // the vocabulary and name shards there are: never ask for another
+    if (listed && /^[vn]\//.test(name) && listed[name[0]].indexOf(name.slice(2)) < 0) { return Promise.resolve(null); }
     return new Promise(function (resolve) {
       if (waiting[name]) { waiting[name].push(resolve); return; }
       waiting[name] = [resolve];
@@ -426,12 +426,18 @@
     }
     return next();
   }
-  function named(forms, english) {  // whole-query lookups (names, readings, rule numbers): document ids in order;
+  function named(forms) {  // whole-query lookups (names, readings, rule numbers): document ids in order
     return Promise.all(forms.map(function (f) { return load(firstShard(f)); })).then(function (tables) {
-      var ids = [];  // `english`: also the English names the forms stand for (the key: the form and a tab)
+      var ids = [];
       forms.forEach(function (f, k) { (own(tables[k], f) || []).forEach(function (id) { if (ids.indexOf(id) < 0) { ids.push(id); } }); });
-      if (english) { forms.forEach(function (f, k) { (own(tables[k], f + "\t") || []).forEach(function (e) { english.push(e); }); }); }
       return ids;
+    });
+  }
+  function englishNames(forms) {  // the English names the forms stand for: the vocabulary's form and a tab
+    return Promise.all(forms.map(function (f) { return vocabulary(Array.from(f)[0]); })).then(function (vocabs) {
+      var english = [];
+      forms.forEach(function (f, k) { (own(vocabs[k], f + "\t") || []).forEach(function (e) { if (english.indexOf(e) < 0) { english.push(e); } }); });
+      return english;
     });
   }
   function nameTerms(name) {  // the index terms of an English name, each once (as query_terms)
@@ -472,58 +478,60 @@
       return analyseQuery(q.text).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
         var forms = [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
-        var english = [];
         var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
         var question = asked.length >= K.minContent && asked.length < a.terms.length;
         var termLookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
         termLookups.slice(0, K.maxLookups).forEach(function (l) { load(l[0]); });  // fetched beside the names: one round trip less
-        return named(forms, english).then(function (first) {
-          docs(meta, first, q, limit);  // the names' documents come first: their chunks fetched beside the postings
+        return englishNames(forms).then(function (english) {
           var lookups = termLookups.slice();
-          english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
+          english.forEach(function (e, n) {  // name n + 1
             nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
           });
           a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length, 0]); }); });
           lookups = lookups.slice(0, K.maxLookups);
-          return Promise.all([first].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
-            var first = tables[0], scores = {}, names = {};  // the whole query is a name: its rule, then its entry, first
-            lookups.forEach(function (l, k) {  // kb/search/ranking.py, in integers as there
-              var post = own(tables[k + 1], l[1]), name = l[3];
-              if (!Array.isArray(post)) { return; }
-              var df = post.length / 2, idf = Math.round(K.idfScale * Math.log(1 + (meta.n - df + 0.5) / (df + 0.5)));
-              var gram = l[0].charAt(0) === "g", id = 0, into = scores;
-              if (name) { into = names[name] || (names[name] = {}); }
-              var cover = name ? 1 : gram ? Math.floor(K.cover / l[2]) : K.cover, weight = idf * (gram ? K.gramShare : K.termShare);
-              for (var i = 0; i < post.length; i += 2) {
-                id += post[i];  // doc ids are stored as gaps
-                var e = into[id] || (into[id] = [0, 0]);
-                e[0] += cover;
-                e[1] += weight * post[i + 1];
-              }
-            });
-            Object.keys(names).forEach(function (name) {  // an English name counts where all its words are
-              var size = lookups.filter(function (l) { return String(l[3]) === name; }).length;
-              Object.keys(names[name]).forEach(function (id) {
-                var held = names[name][id];
-                if (held[0] !== size) { return; }
-                var e = scores[id] || (scores[id] = [0, 0]);
-                e[0] += K.cover;
-                e[1] += held[1];
+          lookups.forEach(function (l) { load(l[0]); });  // all postings fetched beside the names: one round trip
+          return named(forms).then(function (first) {
+            docs(meta, first, q, limit);  // the names' documents come first: their chunks fetched beside the postings
+            return Promise.all([first].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
+              var first = tables[0], scores = {}, names = {};  // the whole query is a name: its rule, then its entry, first
+              lookups.forEach(function (l, k) {  // kb/search/ranking.py, in integers as there
+                var post = own(tables[k + 1], l[1]), name = l[3];
+                if (!Array.isArray(post)) { return; }
+                var df = post.length / 2, idf = Math.round(K.idfScale * Math.log(1 + (meta.n - df + 0.5) / (df + 0.5)));
+                var gram = l[0].charAt(0) === "g", id = 0, into = scores;
+                if (name) { into = names[name] || (names[name] = {}); }
+                var cover = name ? 1 : gram ? Math.floor(K.cover / l[2]) : K.cover, weight = idf * (gram ? K.gramShare : K.termShare);
+                for (var i = 0; i < post.length; i += 2) {
+                  id += post[i];  // doc ids are stored as gaps
+                  var e = into[id] || (into[id] = [0, 0]);
+                  e[0] += cover;
+                  e[1] += weight * post[i + 1];
+                }
               });
+              Object.keys(names).forEach(function (name) {  // an English name counts where all its words are
+                var size = lookups.filter(function (l) { return String(l[3]) === name; }).length;
+                Object.keys(names[name]).forEach(function (id) {
+                  var held = names[name][id];
+                  if (held[0] !== size) { return; }
+                  var e = scores[id] || (scores[id] = [0, 0]);
+                  e[0] += K.cover;
+                  e[1] += held[1];
+                });
+              });
+              var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
+              if (question) { (meta.sections || []).forEach(function (k) { parts[k] = 1; }); }
+              var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
+              var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
+                return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
+              }));
+              var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
+              lookups.forEach(function (l) {
+                if (l[3]) { nameSet[l[3]] = 1; } else { full += l[0].charAt(0) === "g" ? Math.floor(K.cover / l[2]) : K.cover; }
+              });
+              full += K.cover * Object.keys(nameSet).length;
+              Object.keys(scores).forEach(function (id) { if (scores[id][0] < full && first.indexOf(Number(id)) < 0) { partial[id] = 1; } });
+              return docs(meta, ranked, q, limit, partial).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
             });
-            var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
-            if (question) { (meta.sections || []).forEach(function (k) { parts[k] = 1; }); }
-            var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
-            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0; }).sort(function (x, y) {
-              return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
-            }));
-            var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
-            lookups.forEach(function (l) {
-              if (l[3]) { nameSet[l[3]] = 1; } else { full += l[0].charAt(0) === "g" ? Math.floor(K.cover / l[2]) : K.cover; }
-            });
-            full += K.cover * Object.keys(nameSet).length;
-            Object.keys(scores).forEach(function (id) { if (scores[id][0] < full && first.indexOf(Number(id)) < 0) { partial[id] = 1; } });
-            return docs(meta, ranked, q, limit, partial).then(function (results) { return {jump: null, results: results, marks: a.marks}; });
           });
         });
       });
