@@ -5,13 +5,16 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
 - ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "q": pair shards, "c": document ids per chunk,
   "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
-  "s": the names of the v/, n/ and r/ shards there are}``: ``k`` (:func:`browser_constants`) is everything the browser's
-  search and previews share with
-  Python — stop words, the rule-number grammar, kind labels, preview shard prefixes and the query's bounds —
-  defined here or below, never copied into ``site.js``.
-- ``v/<hex>.js`` — vocabulary for query segmentation: every folded surface (starting with the character whose code
-  point is ``<hex>``) that the index analysis turned into a term, mapped to that term (``1`` when the same). The
-  browser segments a Japanese query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える`` exactly as
+  "s": the names of the v/, n/ and r/ shards there are, "langs": the language of document ``2k + i`` at ``i``, "vb":
+  vocabulary buckets, "v": the vocabulary when "vb" is 0}``: ``k`` (:func:`browser_constants`) is everything the
+  browser's search and previews share with Python — stop words, the rule-number grammar, kind labels, preview shard
+  prefixes and the query's bounds — defined here or below, never copied into ``site.js``.
+- the vocabulary for query segmentation (:func:`_vocabulary`: in ``meta.js`` when small, so a query waits for no
+  file more before its postings; else ``v/<b>.js``, the keys whose first character's FNV-1a hash modulo "vb" is
+  ``b``): every folded surface that the index analysis turned into a term, mapped to that term (``1`` when the
+  same), and each Japanese name form followed by a tab → its English names
+  (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too). The browser segments a Japanese
+  query by longest match against it, so ``唱えた`` → ``唱え`` → ``唱える`` exactly as
   :func:`kb.search.analysis.query_terms` does; Latin words are folded and stemmed in the browser (a port of
   :func:`~kb.search.analysis.light_stem`).
 - ``p/<i>.js`` — postings ``{term: [doc gap, weight, doc gap, weight, …]}`` (doc ids ascending, each written as the
@@ -21,8 +24,7 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 - ``g/<i>.js`` — the same for character bigrams (:func:`~kb.search.analysis.bigram_terms`), the fallback for query
   text the vocabulary does not cover; weight :func:`kb.search.ranking.gram_weight`.
 - ``n/<hex>.js`` — whole-query lookups: glossary names (folded, spaces and middle dots removed, or the query terms
-  joined) → [the rule the entry cites first, the entry]; a Japanese name's form followed by a tab → its English
-  names (:meth:`kb.search.names.NameTable.english_names`: their words are looked up too); rule numbers
+  joined) → [the rule the entry cites first, the entry]; rule numbers
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
 - ``q/<i>.js`` — where adjacent term pairs stand (:mod:`kb.site.search_phrases`), for quoted phrases.
@@ -76,6 +78,8 @@ from kb.splitter import JapaneseSplitter
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
 LANG_SLOT = {"ja": 0, "en": 1}
 POSTINGS_PER_SHARD = 700
+VOCAB_INLINE_BYTES = 48 * 1024  # a vocabulary up to this size is written into meta.js (one round trip less per query)
+VOCAB_BUCKET_BYTES = 16 * 1024  # else it is split in buckets of about this size
 SNIPPET_CHARS = 70
 
 
@@ -242,7 +246,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     # for the documents that changed)
     ids: dict[str, int] = dict(previous.get("ids", {}))
     old_keys = {int(i): k for i, k in previous.get("keys", {}).items()}
-    incremental = bool(previous.get("p")) and all(k in cache for k in old_keys.values())
+    incremental = bool(previous.get("p")) and "vb" in previous and all(k in cache for k in old_keys.values())
     old_chunks: dict[int, bytes] = previous.get("chunks", {}) if incremental else {}
     again = {k for k in set(old_keys.values()) if _may_hold(cache[k], words)} if words and incremental else set()
     forced = {i // (2 * CHUNK) for i, k in old_keys.items() if k in again}  # chunks with a document to analyse again
@@ -314,20 +318,13 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     old_pairs = (lambda n: _read_shard(read_old, n)) if incremental else None
     files.update({f"search/{name}.js": _script(name, table) for name, table
                   in export_pairs(fields_by_id, old_fields, changed, q_count, fnv1a, old_pairs).items()})
-    old_vocab = {f[len("search/v/"):-3] for f in previous.get("files", []) if f.startswith("search/v/")}
-    for hex_code in sorted(vocab.keys() | (old_vocab if words and incremental else set())):
-        surfaces = vocab.get(hex_code, {})
-        name = f"v/{hex_code}"
-        merged = _read_shard(read_old, name) if incremental else {}
-        kept = {s: t for s, t in merged.items() if not text_holds(s, words)} if words else merged  # the old
-        # dictionary's word, or a surface made of it: as a full build, only what the new one reads
-        if not incremental or len(kept) < len(merged) or any(merged.get(s) != t for s, t in surfaces.items()):
-            files[f"search/{name}.js"] = _script(name, dict(sorted({**kept, **surfaces}.items())))
     names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
                                            if not (words and text_holds(name, words))})
     for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
         table = names[f"{ord(form[0]):x}"]
         table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
+    english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
+    v_count, inline = _vocabulary(vocab, english, previous["vb"] if incremental else None, read_old, files, words)
     if incremental:  # a name shard that lost its last name stays, empty
         names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
                       if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
@@ -354,10 +351,12 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
-                                               "k": browser_constants(), "s": _listed(every_file)})
-    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "q": q_count, "files": every_file,
-                   "names": name_cache, "chunks": chunks, "name_digests": name_digests, "identity": identity,
-                   "readings": readings}
+                                               "k": browser_constants(), "s": _listed(every_file),
+                                               "langs": sorted(LANG_SLOT, key=LANG_SLOT.__getitem__), "vb": v_count,
+                                               **({"v": inline} if inline is not None else {})})
+    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "q": q_count, "vb": v_count,
+                   "files": every_file, "names": name_cache, "chunks": chunks, "name_digests": name_digests,
+                   "identity": identity, "readings": readings}
 
 
 def _dictionary_move(site: SiteData, recorded: dict, identity: dict) -> frozenset[str] | None:
@@ -386,6 +385,40 @@ def _listed(paths: list[str]) -> dict[str, list[str]]:
     query's first character without a shard would be a request for a missing file, a 404 in the console)."""
     return {prefix: [p[len(f"search/{prefix}/"):-3] for p in paths if p.startswith(f"search/{prefix}/")]
             for prefix in ("v", "n", "r")}
+
+
+def _vocabulary(vocab: dict[str, dict[str, str | int]], english: dict[str, list[str]], count: int | None,
+                read_old: Callable[[str], str | None], files: dict[str, str],
+                words: frozenset[str] | None) -> tuple[int, dict[str, Any] | None]:
+    """The vocabulary's files: ``(bucket count, the vocabulary written into meta.js or None)``; bucket files are
+    added to ``files``. ``vocab`` holds the changed documents' surfaces (by first character; every document's when
+    ``count`` is None, a full build, which chooses the count: 0, in meta.js, when the whole vocabulary is at most
+    :data:`VOCAB_INLINE_BYTES`, so a query needs no round trip for it; else buckets of about
+    :data:`VOCAB_BUCKET_BYTES`, a key in bucket ``fnv1a(its first character) % count``). ``english``: each Japanese
+    name form followed by a tab → its English names (:func:`_names`), so a query's English names are known with its
+    terms and their postings fetched with the terms'. An incremental build keeps the count and merges the new
+    surfaces into the old files (the vocabulary only grows, but for ``words``: a changed user dictionary's words, whose
+    old surfaces, and surfaces made of them, go, as in a full build); the English names replace the old ones."""
+    def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+        kept = {k: v for k, v in old.items() if not k.endswith("\t") and not (words and text_holds(k, words))}
+        return dict(sorted({**kept, **new}.items()))
+
+    surfaces = {s: t for table in vocab.values() for s, t in table.items()}
+    full = count is None
+    if count is None:
+        size = len(json.dumps({**surfaces, **english}, ensure_ascii=False, separators=(",", ":")).encode())
+        count = 0 if size <= VOCAB_INLINE_BYTES else -(-size // VOCAB_BUCKET_BYTES)
+    if count == 0:
+        return 0, merged({} if full else _read_shard(read_old, "meta").get("v", {}), {**surfaces, **english})
+    buckets: dict[int, dict[str, Any]] = {b: {} for b in range(count)}
+    for key, value in [*surfaces.items(), *english.items()]:
+        buckets[fnv1a(key[0]) % count][key] = value
+    for b, table in buckets.items():
+        old = {} if full else _read_shard(read_old, f"v/{b}")
+        new = merged(old, table)
+        if full or new != old:
+            files[f"search/v/{b}.js"] = _script(f"v/{b}", new)
+    return count, None
 
 
 def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:

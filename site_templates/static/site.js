@@ -208,6 +208,11 @@
     });
   }
 
+  function vocabulary(c) {  // the vocabulary of the surfaces starting with c: meta.js's own, or its bucket's
+    var meta = loaded.meta;
+    return meta.vb ? load("v/" + fnv1a(c) % meta.vb) : Promise.resolve(meta.v || null);
+  }
+
   function own(obj, key) { return obj && Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined; }
 
   /* -- the constants shared with Python, from search/meta.js -------------------------------------------- */
@@ -395,7 +400,7 @@
       if (p[0] === "ja") { p[1].forEach(function (c) { if (firsts.length < K.maxVocab && firsts.indexOf(c) < 0) { firsts.push(c); } }); }
     });
     var firstChars = firsts, kana = firsts.some(function (c) { return HIRAGANA.test(c); });
-    return Promise.all(firstChars.map(function (c) { return load("v/" + c.codePointAt(0).toString(16)); })
+    return Promise.all(firstChars.map(function (c) { return vocabulary(c); })
                        .concat(kana ? [load("f")] : [])).then(function (got) {
       var vocabs = {}, terms = [], grams = [], marks = [], dropped = null;
       firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
@@ -434,12 +439,19 @@
     if (q.kind && d[3] !== q.kind) { return false; }
     return !q.lang || d[4] === q.lang;
   }
-  function docs(meta, ids, q, limit, partial) {  // the first `limit` URLs of the documents `ids` that pass the filters, loading
-    var out = [], at = 0, urls = {};  // chunks as needed (a rule and its translation: one URL, one result)
-    function next() {
+  function docs(meta, ids, q, limit, partial) {  // the first `limit` URLs of the documents `ids` that pass the filters,
+    var out = [], at = 0, urls = {}, entries = {};  // a rule and its translation (one entry: one URL) one result;
+    var slot = q.lang ? (meta.langs || []).indexOf(q.lang) : -1;  // document 2k + slot is entry k's in langs[slot]
+    function next() {  // loading only the chunks of the next documents that may be shown (one round trip, mostly)
       if (out.length >= limit || at >= ids.length) { return Promise.resolve(out); }
-      var batch = ids.slice(at, at + Math.max(limit * 2, 16));
-      at += batch.length;
+      var batch = [], fresh = 0;
+      for (; at < ids.length && fresh < limit - out.length; at++) {
+        var entry = Math.floor(ids[at] / 2);
+        if (own(entries, entry) || (slot >= 0 && ids[at] % 2 !== slot)) { continue; }
+        entries[entry] = 1;
+        batch.push(ids[at]);
+        fresh++;
+      }
       var chunks = batch.map(function (id) { return Math.floor(id / meta.c); }).filter(function (c, i, all) { return all.indexOf(c) === i; });
       return Promise.all(chunks.map(function (c) { return load("d/" + c); })).then(function () {
         batch.forEach(function (id) {
@@ -454,12 +466,18 @@
     }
     return next();
   }
-  function named(forms, english) {  // whole-query lookups (names, readings, rule numbers): document ids in order;
+  function named(forms) {  // whole-query lookups (names, readings, rule numbers): document ids in order
     return Promise.all(forms.map(function (f) { return load(firstShard(f)); })).then(function (tables) {
-      var ids = [];  // `english`: also the English names the forms stand for (the key: the form and a tab)
+      var ids = [];
       forms.forEach(function (f, k) { (own(tables[k], f) || []).forEach(function (id) { if (ids.indexOf(id) < 0) { ids.push(id); } }); });
-      if (english) { forms.forEach(function (f, k) { (own(tables[k], f + "\t") || []).forEach(function (e) { english.push(e); }); }); }
       return ids;
+    });
+  }
+  function englishNames(forms) {  // the English names the forms stand for: the vocabulary's form and a tab
+    return Promise.all(forms.map(function (f) { return vocabulary(Array.from(f)[0]); })).then(function (vocabs) {
+      var english = [];
+      forms.forEach(function (f, k) { (own(vocabs[k], f + "\t") || []).forEach(function (e) { if (english.indexOf(e) < 0) { english.push(e); } }); });
+      return english;
     });
   }
   function nameTerms(name) {  // the index terms of an English name, each once (as query_terms)
@@ -501,59 +519,62 @@
       return analyseQuery([q.text].concat(q.phrases || []).join(" ")).then(function (a) {
         var plain = a.folded.replace(/[\s・･]/g, "");
         var forms = held ? [] : [plain, katakana(plain), a.terms.join("")].filter(function (f, i, all) { return f && all.indexOf(f) === i; });
-        var english = [];
         var asked = a.terms.filter(function (t) { return K.question.indexOf(t) < 0; });  // kb/search/questions.py
         var question = asked.length >= K.minContent && asked.length < a.terms.length;
         var termLookups = (asked.length >= K.minContent ? asked : a.terms).map(function (t) { return ["p/" + (fnv1a(t) % meta.p), t, 1, 0]; });
         termLookups.slice(0, K.maxLookups).forEach(function (l) { load(l[0]); });  // fetched beside the names: one round trip less
-        return named(forms, english).then(function (first) {
+        return englishNames(forms).then(function (english) {
           var lookups = termLookups.slice();
-          english.filter(function (e, i) { return english.indexOf(e) === i; }).forEach(function (e, n) {  // name n + 1
+          english.forEach(function (e, n) {  // name n + 1
             nameTerms(e).forEach(function (t) { lookups.push(["p/" + (fnv1a(t) % meta.p), t, 1, n + 1]); });
           });
           a.grams.forEach(function (g) { g.forEach(function (t) { lookups.push(["g/" + (fnv1a(t) % meta.g), t, g.length, 0]); }); });
           lookups = lookups.slice(0, K.maxLookups);
-          return Promise.all([first].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
-            var first = tables[0], scores = {}, names = {};  // the whole query is a name: its rule, then its entry, first
-            lookups.forEach(function (l, k) {  // kb/search/ranking.py, in integers as there
-              var post = own(tables[k + 1], l[1]), name = l[3];
-              if (!Array.isArray(post)) { return; }
-              var df = post.length / 2, idf = Math.round(K.idfScale * Math.log(1 + (meta.n - df + 0.5) / (df + 0.5)));
-              var gram = l[0].charAt(0) === "g", id = 0, into = scores;
-              if (name) { into = names[name] || (names[name] = {}); }
-              var cover = name ? 1 : gram ? Math.floor(K.cover / l[2]) : K.cover, weight = idf * (gram ? K.gramShare : K.termShare);
-              for (var i = 0; i < post.length; i += 2) {
-                id += post[i];  // doc ids are stored as gaps
-                var e = into[id] || (into[id] = [0, 0]);
-                e[0] += cover;
-                e[1] += weight * post[i + 1];
-              }
-            });
-            Object.keys(names).forEach(function (name) {  // an English name counts where all its words are
-              var size = lookups.filter(function (l) { return String(l[3]) === name; }).length;
-              Object.keys(names[name]).forEach(function (id) {
-                var held = names[name][id];
-                if (held[0] !== size) { return; }
-                var e = scores[id] || (scores[id] = [0, 0]);
-                e[0] += K.cover;
-                e[1] += held[1];
+          lookups.forEach(function (l) { load(l[0]); });  // all postings fetched beside the names: one round trip
+          return named(forms).then(function (first) {
+            docs(meta, first, q, limit);  // the names' documents come first: their chunks fetched beside the postings
+            return Promise.all([first].concat(lookups.map(function (l) { return load(l[0]); }))).then(function (tables) {
+              var first = tables[0], scores = {}, names = {};  // the whole query is a name: its rule, then its entry, first
+              lookups.forEach(function (l, k) {  // kb/search/ranking.py, in integers as there
+                var post = own(tables[k + 1], l[1]), name = l[3];
+                if (!Array.isArray(post)) { return; }
+                var df = post.length / 2, idf = Math.round(K.idfScale * Math.log(1 + (meta.n - df + 0.5) / (df + 0.5)));
+                var gram = l[0].charAt(0) === "g", id = 0, into = scores;
+                if (name) { into = names[name] || (names[name] = {}); }
+                var cover = name ? 1 : gram ? Math.floor(K.cover / l[2]) : K.cover, weight = idf * (gram ? K.gramShare : K.termShare);
+                for (var i = 0; i < post.length; i += 2) {
+                  id += post[i];  // doc ids are stored as gaps
+                  var e = into[id] || (into[id] = [0, 0]);
+                  e[0] += cover;
+                  e[1] += weight * post[i + 1];
+                }
               });
-            });
-            var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
-            if (question) { (meta.sections || []).forEach(function (k) { parts[k] = 1; }); }
-            var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
-            var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0 && (!held || own(held, id)); }).sort(function (x, y) {
-              return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
-            }));
-            var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
-            lookups.forEach(function (l) {
-              if (l[3]) { nameSet[l[3]] = 1; } else { full += l[0].charAt(0) === "g" ? Math.floor(K.cover / l[2]) : K.cover; }
-            });
-            full += K.cover * Object.keys(nameSet).length;
-            Object.keys(scores).forEach(function (id) { if (scores[id][0] < full && first.indexOf(Number(id)) < 0) { partial[id] = 1; } });
-            return docs(meta, ranked, q, limit, partial).then(function (results) {
-              results.forEach(function (r) { r.named = first.indexOf(r.id) >= 0; });  // a name's, not the words'
-              return {jump: null, results: results, marks: a.marks};
+              Object.keys(names).forEach(function (name) {  // an English name counts where all its words are
+                var size = lookups.filter(function (l) { return String(l[3]) === name; }).length;
+                Object.keys(names[name]).forEach(function (id) {
+                  var held = names[name][id];
+                  if (held[0] !== size) { return; }
+                  var e = scores[id] || (scores[id] = [0, 0]);
+                  e[0] += K.cover;
+                  e[1] += held[1];
+                });
+              });
+              var parts = {};  // a long article's sections answering a question: after the rest (ranking.rank_key)
+              if (question) { (meta.sections || []).forEach(function (k) { parts[k] = 1; }); }
+              var behind = function (id) { return own(parts, Math.floor(id / 2)) ? 1 : 0; };
+              var ranked = first.concat(Object.keys(scores).map(Number).filter(function (id) { return first.indexOf(id) < 0 && (!held || own(held, id)); }).sort(function (x, y) {
+                return (behind(x) - behind(y)) || (scores[y][0] - scores[x][0]) || (scores[y][1] - scores[x][1]) || (x - y);
+              }));
+              var full = 0, partial = {}, nameSet = {};  // "some words": below the coverage of every lookup
+              lookups.forEach(function (l) {
+                if (l[3]) { nameSet[l[3]] = 1; } else { full += l[0].charAt(0) === "g" ? Math.floor(K.cover / l[2]) : K.cover; }
+              });
+              full += K.cover * Object.keys(nameSet).length;
+              Object.keys(scores).forEach(function (id) { if (scores[id][0] < full && first.indexOf(Number(id)) < 0) { partial[id] = 1; } });
+              return docs(meta, ranked, q, limit, partial).then(function (results) {
+                results.forEach(function (r) { r.named = first.indexOf(r.id) >= 0; });  // a name's, not the words'
+                return {jump: null, results: results, marks: a.marks};
+              });
             });
           });
         });
@@ -742,11 +763,14 @@
   var form = document.querySelector(".search-form");
   if (form) {
     var input = form.querySelector(".search-input"), box = form.querySelector(".search-results");
-    var timer = 0, serial = 0, SHOWN = 8;
+    var timer = 0, serial = 0, busy = 0, SHOWN = 8;
     var run = function () {
       var q = input.value, mine = ++serial;
+      timer = 0;
       if (!q.trim()) { box.hidden = true; box.textContent = ""; return; }
+      busy++;
       search(q, SHOWN + 1).then(function (r) {  // one more than shown: whether the search page has more
+        busy--;
         if (mine !== serial) { return; }
         box.textContent = "";
         r.results.slice(0, SHOWN).forEach(function (x) { box.appendChild(resultLink(x, r.marks)); });
@@ -760,8 +784,16 @@
         box.hidden = false;
       });
     };
-    input.addEventListener("input", function () { constants(); clearTimeout(timer); timer = setTimeout(run, 40); });
+    /* a keystroke is searched at once when no search is under way (a first query waits for nothing); while one is,
+       40 ms after the last keystroke (its shards load meanwhile) */
+    input.addEventListener("input", function () {
+      clearTimeout(timer);
+      if (busy || timer) { timer = setTimeout(run, 40); } else { run(); }
+    });
+    /* what every query needs (meta.js: the constants, the vocabulary) is fetched when the box is focused or the
+       pointer comes into the header, never with the page */
     input.addEventListener("focus", function () { constants(); if (box.childNodes.length) { box.hidden = false; } });
+    (header || form).addEventListener("pointerenter", function () { constants(); });
     input.addEventListener("keydown", function (e) {
       var links = Array.prototype.slice.call(box.querySelectorAll("a"));
       var at = links.indexOf(document.activeElement);

@@ -1,0 +1,23 @@
+"""Comparing an incremental build's files with a full build's: byte for byte, but for the static search's
+vocabulary, which only grows between full builds (:func:`kb.site.search_export._vocabulary`)."""
+
+from __future__ import annotations
+
+import filecmp
+import json
+from pathlib import Path
+
+
+def same_built_file(full: Path, incremental: Path, rel: Path) -> bool:
+    """Whether ``incremental`` (the file ``rel`` of an incremental build) is as ``full``: ``search/meta.js`` is
+    compared without its vocabulary ("v"), whose keys in the full build must all be in the incremental one's."""
+    if rel.as_posix() != "search/meta.js":
+        return filecmp.cmp(full, incremental, shallow=False)
+    a, b = (_meta(p) for p in (full, incremental))
+    rest = [{k: v for k, v in m.items() if k != "v"} for m in (a, b)]
+    return rest[0] == rest[1] and a.get("v", {}).keys() <= b.get("v", {}).keys()
+
+
+def _meta(path: Path) -> dict:
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text[len('window.__kbSearch("meta",'):].rstrip().removesuffix(");"))
