@@ -157,7 +157,8 @@ def _static_search(site: Path) -> dict[str, dict]:
     def merged(prefix: str) -> dict:
         return {k: v for path in (site / "search" / prefix).iterdir() for k, v in _shard(path).items()}
 
-    per_chunk = _shard(site / "search" / "meta.js")["c"]
+    meta = _shard(site / "search" / "meta.js")
+    per_chunk = meta["c"]
     docs = {int(p.stem) * per_chunk + row: tuple(doc) for p in (site / "search" / "d").iterdir()
             for row, doc in enumerate(_shard(p)) if doc}
 
@@ -168,14 +169,14 @@ def _static_search(site: Path) -> dict[str, dict]:
             ids.append(at)
         return sorted((docs[i][0], docs[i][4], w) for i, w in zip(ids, coded[1::2], strict=True))
 
-    names = {form: sorted(map(str, value)) if form.endswith("\t") else sorted(docs[i][:1] + docs[i][4:] for i in value)
-             for form, value in merged("n").items()}
+    names = {form: sorted(docs[i][:1] + docs[i][4:] for i in value) for form, value in merged("n").items()}
     postings = {t: named(c) for t, c in merged("p").items()}
     grams = {t: named(c) for t, c in merged("g").items()}
     found = {(url, lang) for table in (postings, grams) for hits in table.values() for url, lang, _ in hits}
     # the documents a search can find (a chunk whose every document went away keeps its file, never read)
     return {"docs": {(d[0], d[4]): d for d in docs.values() if (d[0], d[4]) in found}, "p": postings, "g": grams,
-            "n": {f: v for f, v in names.items() if v}, "l": _shard(site / "search" / "l.js"), "v": merged("v")}
+            "n": {f: v for f, v in names.items() if v}, "l": _shard(site / "search" / "l.js"),
+            "v": merged("v") if meta["vb"] else meta["v"]}  # the vocabulary: in buckets, or in meta.js when small
 
 
 def _same_static_search(incremental: Path, full: Path, word: str) -> None:
