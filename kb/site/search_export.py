@@ -3,11 +3,13 @@ any static server), built from the same analysis as ``kb search`` (:mod:`kb.sear
 
 Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 
-- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "q": pair shards, "c": document ids per chunk,
-  "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k": constants,
-  "s": the names of the v/, n/ and r/ shards there are, "langs": the language of document ``2k + i`` at ``i``, "vb":
-  vocabulary buckets, "v": the vocabulary when "vb" is 0}``: ``k`` (:func:`browser_constants`) is everything the
-  browser's search and previews share with Python — stop words, the rule-number grammar, kind labels, preview shard
+- ``meta.js``   — ``{"n": documents, "p": posting shards, "g": bigram shards, "q": pair shards, "c": document ids per
+  chunk, "sections": the entries that are a long article's sections (:func:`kb.search.ranking.rank_key`), "k":
+  constants, "s": the names of the v/ buckets and the n/ and r/ shards there are, "langs": the language of document
+  ``2k + i`` at ``i``, "vb": vocabulary buckets, "v": the vocabulary when "vb" is 0, "f": the kana the analysis
+  dropped (:mod:`kb.site.search_readings`; here, not a file, as every query with hiragana wants it)}``: ``k``
+  (:func:`browser_constants`) is everything the browser's search and previews share with Python — stop words, the
+  rule-number grammar, kind labels, preview shard
   prefixes and the query's bounds — defined here or below, never copied into ``site.js``.
 - the vocabulary for query segmentation (:func:`_vocabulary`: in ``meta.js`` when small, so a query waits for no
   file more before its postings; else ``v/<b>.js``, the keys whose first character's FNV-1a hash modulo "vb" is
@@ -31,7 +33,6 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 - ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
   reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
-- ``f.js`` — the kana the analysis dropped (:mod:`kb.site.search_readings`).
 - ``l.js`` — the typo lexicon ``{term: frequency}`` (:func:`_latin_lexicon`), loaded only when a Latin word of the
   query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
 
@@ -347,12 +348,13 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites, the dropped kana
         site.splitter, site.names, previous.get("readings", {}) if incremental else {},
         (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
-    files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
+    files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items() if name != "f"})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
                                                "k": browser_constants(), "s": _listed(every_file),
                                                "langs": sorted(LANG_SLOT, key=LANG_SLOT.__getitem__), "vb": v_count,
+                                               "f": sorted(readings["dropped"]),
                                                **({"v": inline} if inline is not None else {})})
     return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "q": q_count, "vb": v_count,
                    "files": every_file, "names": name_cache, "chunks": chunks, "name_digests": name_digests,

@@ -8,7 +8,7 @@ read so (:func:`kb.search.names.reading_form`, else :func:`kb.search.names.readi
 first (title documents plus body documents, as the lexicon counts), then the first in code point order. The browser
 loads a shard only for a kana run of the query that the vocabulary does not cover.
 
-``search/f.js`` — ``[kana, …]``: the hiragana the analysis dropped (particles, auxiliaries, stop forms:
+``meta.js``'s ``f`` — ``[kana, …]``: the hiragana the analysis dropped (particles, auxiliaries, stop forms:
 :func:`dropped_kana`) between or around the terms of a Japanese run of the documents, each stretch whole (``を``,
 ``られない``, ``された``). The browser drops a kana leftover of the query only when it is one of them (else it is a
 word the index lacks, looked up as bigrams), and reads a kana word the vocabulary knows (``ない`` → 無い) as dropped

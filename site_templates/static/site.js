@@ -303,7 +303,7 @@
     return out;
   }
   var HIRAGANA = /^[\u3041-\u3096\u30fc]+$/;
-  function segment(chars, vocabs, dropped) {  // dropped: the kana of search/f.js (null: none loaded)
+  function segment(chars, vocabs, dropped) {  // dropped: the kana of meta.js "f" (null: none)
     var terms = [], rest = [], buf = "", i = 0;
     while (i < chars.length) {
       var vocab = own(vocabs, chars[i]), found = 0, term = null, s = "";
@@ -401,7 +401,7 @@
     });
     var firstChars = firsts, kana = firsts.some(function (c) { return HIRAGANA.test(c); });
     return Promise.all(firstChars.map(function (c) { return vocabulary(c); })
-                       .concat(kana ? [load("f")] : [])).then(function (got) {
+                       .concat(kana ? [loaded.meta.f || null] : [])).then(function (got) {
       var vocabs = {}, terms = [], grams = [], marks = [], dropped = null;
       firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
       if (kana && got[firstChars.length]) {
@@ -421,7 +421,7 @@
           var vocab = own(vocabs, Array.from(t)[0]) || {};
           Object.keys(vocab).forEach(function (s) { if ((vocab[s] === 1 ? s : vocab[s]) === t) { marks.push(s); } });
         });
-        seg.rest.forEach(function (r, k) {  // endings and particles: the kana the analysis drops (search/f.js), and any
+        seg.rest.forEach(function (r, k) {  // endings and particles: the kana the analysis drops (meta.js "f"), and any
           var ending = seg.terms.length && HIRAGANA.test(r) && (!dropped || (k === seg.rest.length - 1 && r === seg.trailing));
           if (ending || own(dropped, r)) { return; }  // kana ending a run after a term (多人数|せん, 唱え|た)
           if (Array.from(r).length > 1 || (!seg.terms.length && pieces.length === 1)) { grams.push(bigrams(r)); marks.push(r); }
