@@ -12,15 +12,18 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
-from conftest import ARTIFACTS
+from conftest import ARTIFACTS, copy_kb
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory, data_site) -> Path:
-    """The sample site (a copy of ``data_site``: ``sub_site`` is copied into it)."""
-    return Path(shutil.copytree(data_site, tmp_path_factory.mktemp("browser") / "site"))
+def site(tmp_path_factory, data_kb, data_site) -> Path:
+    """The sample site in ``site/`` and its knowledge base in ``kb/`` beside it (copies of ``data_site`` and
+    ``data_kb``: ``sub_site`` is copied into the site)."""
+    base = tmp_path_factory.mktemp("browser")
+    copy_kb(data_kb, base / "kb")
+    return Path(shutil.copytree(data_site, base / "site"))
 
 
 @pytest.fixture(scope="module")
