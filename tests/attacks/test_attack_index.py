@@ -126,9 +126,16 @@ def test_a_damaged_index_names_its_remedy_and_kb_index_rebuilds_it(tmp_path, who
         assert searched.stderr.rstrip().endswith("run 'kb index' to rebuild it")
     checked = kb(kb_dir, "index")
     assert checked.returncode == 0, checked.stderr
-    assert checked.stderr.startswith("index: damaged (") and checked.stderr.rstrip().endswith("rebuilt")
+    said = _said(checked.stderr)
+    assert said[0].startswith("index: damaged (") and said[-1].endswith("rebuilt"), checked.stderr
     assert _search_ids(kb_dir) == whole[1]
-    assert kb(kb_dir, "index").stderr == ""  # whole again
+    assert _said(kb(kb_dir, "index").stderr) == []  # whole again
+
+
+def _said(stderr: str) -> list[str]:
+    """The lines of ``stderr`` but the progress lines a stage that runs long writes for a log (``kb index: …``,
+    kb.cli.terminal.StageProgress: on a loaded machine a rebuild takes long enough to have them)."""
+    return [line for line in stderr.splitlines() if not line.startswith("kb index: ")]
 
 
 READERS = (["search", "唱えた"], ["export"], ["links", "601.2f"])
