@@ -347,7 +347,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         files["search/l.js"] = _script("l", latin)
     changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites, the dropped kana
         site.splitter, site.names, previous.get("readings", {}) if incremental else {},
-        (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
+        lambda: (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
     files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items() if name != "f"})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from kb.search.analysis import JAPANESE_RUN, Term, fold, runs
@@ -79,20 +79,20 @@ def reading_table(splitter: JapaneseSplitter, names: NameTable | None, counts: C
 
 
 def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previous: dict[str, Any],
-                    every: Iterable[dict], added: Iterable[dict], removed: Iterable[dict]
+                    every: Callable[[], Iterable[dict]], added: Iterable[dict], removed: Iterable[dict]
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the shards to write, ``r/<hex>`` → their table and ``f`` → the dropped kana; the state to keep) from
-    ``previous`` (a state this returned, or empty: then counted from ``every`` document's fields) and the fields of
-    the documents ``added`` and ``removed`` since. A shard that lost its last reading is written empty (it stays
+    ``previous`` (a state this returned, or empty: then counted from ``every`` document's fields, read twice, one
+    document at a time: all of them at once were a third of a full build's memory) and the fields of the documents
+    ``added`` and ``removed`` since. A shard that lost its last reading is written empty (it stays
     listed)."""
     added, removed = list(added), list(removed)
     if "counts" in previous and "dropped" in previous:
         counts = japanese_counts(Counter(previous["counts"]), added, removed)
         dropped = _dropped_counts(Counter(previous["dropped"]), added, removed)
     else:
-        every = list(every)
-        counts = japanese_counts(Counter(), every, ())
-        dropped = _dropped_counts(Counter(), every, ())
+        counts = japanese_counts(Counter(), every(), ())
+        dropped = _dropped_counts(Counter(), every(), ())
     known = {t: r for t, r in previous.get("known", {}).items() if t in counts}
     table = reading_table(splitter, names, counts, known)
     shards: dict[str, dict[str, str]] = defaultdict(dict)
