@@ -517,6 +517,9 @@ def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) 
             grams[gram] += [doc_id, ranking.entry_weight(weight, doc_id in glossary)]
         for surface, term in fields["v"].items():
             vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
+        for term in title.keys() | body.keys():  # a Japanese term as typed in its own form (積む, where the texts
+            if len(term) > 1 and not term.isascii():  # have only 積み, 積まれた): the analysis reads it so
+                vocab[f"{ord(term[0]):x}"].setdefault(term, 1)
     return postings, grams, vocab
 
 
