@@ -55,11 +55,11 @@ def test_names_join_the_reading_table(splitter):
 def test_the_reading_shards_are_updated_from_the_changed_documents(splitter):
     old = {"t": ["予示"], "b": ["予示", "混成"], "f": ["を", "された"]}
     first, state = export_readings(splitter, None, {}, lambda: [old, {"t": [], "b": [], "f": ["を"]}], (), ())
-    assert first == {"r/30e8": {"ヨジ": "予示"}, "r/30b3": {"コンセイ": "混成"}, "f": ["された", "を"]}
-    assert state["counts"] == {"予示": 2, "混成": 1}
+    assert first == {"r/30e8": {"ヨジ": "予示"}, "r/30b3": {"コンセイ": "混成"}}
+    assert state["counts"] == {"予示": 2, "混成": 1} and state["dropped"] == {"を": 2, "された": 1}
     changed, state = export_readings(splitter, None, state, lambda: (), [{"t": [], "b": ["混声", "混声"], "f": []}], [old])
-    assert changed == {"r/30e8": {}, "r/30b3": {"コンセイ": "混声"}, "f": ["を"]}  # 予示 gone: its shard empty
-    assert state["counts"] == {"混声": 1}
+    assert changed == {"r/30e8": {}, "r/30b3": {"コンセイ": "混声"}}  # 予示 gone: its shard empty
+    assert state["counts"] == {"混声": 1} and state["dropped"] == {"を": 1}
     unchanged, _ = export_readings(splitter, None, state, lambda: (), [{"t": [], "b": [], "f": ["を"]}],
                                    [{"t": [], "b": [], "f": ["を"]}])
     assert unchanged == {}  # as a full build of the same documents: nothing to write

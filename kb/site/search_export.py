@@ -73,7 +73,7 @@ from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, export_pairs, field_pairs, shard_count
-from kb.site.search_readings import dropped_kana, export_readings
+from kb.site.search_readings import document_counts, dropped_kana, export_readings
 from kb.splitter import JapaneseSplitter
 
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
@@ -348,7 +348,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites, the dropped kana
         site.splitter, site.names, previous.get("readings", {}) if incremental else {},
         lambda: (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
-    files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items() if name != "f"})
+    files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
@@ -389,11 +389,11 @@ def _listed(paths: list[str]) -> dict[str, list[str]]:
             for prefix in ("v", "n", "r")}
 
 
-def _vocabulary(vocab: dict[str, dict[str, str | int]], english: dict[str, list[str]], count: int | None,
+def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], count: int | None,
                 read_old: Callable[[str], str | None], files: dict[str, str],
                 words: frozenset[str] | None) -> tuple[int, dict[str, Any] | None]:
     """The vocabulary's files: ``(bucket count, the vocabulary written into meta.js or None)``; bucket files are
-    added to ``files``. ``vocab`` holds the changed documents' surfaces (by first character; every document's when
+    added to ``files``. ``surfaces``: the changed documents' vocabulary (every document's when
     ``count`` is None, a full build, which chooses the count: 0, in meta.js, when the whole vocabulary is at most
     :data:`VOCAB_INLINE_BYTES`, so a query needs no round trip for it; else buckets of about
     :data:`VOCAB_BUCKET_BYTES`, a key in bucket ``fnv1a(its first character) % count``). ``english``: each Japanese
@@ -405,7 +405,6 @@ def _vocabulary(vocab: dict[str, dict[str, str | int]], english: dict[str, list[
         kept = {k: v for k, v in old.items() if not k.endswith("\t") and not (words and text_holds(k, words))}
         return dict(sorted({**kept, **new}.items()))
 
-    surfaces = {s: t for table in vocab.values() for s, t in table.items()}
     full = count is None
     if count is None:
         size = len(json.dumps({**surfaces, **english}, ensure_ascii=False, separators=(",", ":")).encode())
@@ -451,9 +450,6 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         old = table.get(form)
         table[form] = docs if old is None else list(dict.fromkeys([*old, *docs]))
 
-    def docs_of(entry: Entry) -> list[int]:
-        return entry_docs(ids, entry)
-
     by_url = {entry.url: entry for entry in [*site.rules.values(), *site.terms.values()]}
     by_form: dict[str, list[int]] = {}
     for entry in site.terms.values():
@@ -461,8 +457,8 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         for lang in ("ja", "en"):
             rule = next((link.target for link in entry.links.get(lang, []) if link.kind == "rule" and link.target), None)
             if rule and rule in by_url and rule in ids:
-                docs += [d for d in docs_of(by_url[rule]) if d not in docs]
-        docs += docs_of(entry)
+                docs += [d for d in entry_docs(ids, by_url[rule]) if d not in docs]
+        docs += entry_docs(ids, entry)
         for node in entry.nodes.values():
             for name in (node.title, node.english, *node.aliases):
                 if name:
@@ -489,7 +485,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         tables[f"{ord(form[0]):x}"][form + "\t"] = names_of_form
     for number, entry in site.rules.items():  # in rule order
         for asked in asked_by(number):
-            add(asked, docs_of(entry))
+            add(asked, entry_docs(ids, entry))
     return tables, used
 
 
@@ -499,16 +495,17 @@ def entry_docs(ids: dict[str, int], entry: Entry) -> list[int]:
 
 
 def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) -> tuple[dict, dict, dict]:
-    """Postings, bigram postings and vocabulary (by first character) of the given documents (``parts``: those that
-    are a long article's sections, :func:`kb.search.ranking.section_weight`; ``glossary``: glossary entries,
-    :func:`kb.search.ranking.entry_weight`)."""
+    """Postings, bigram postings and vocabulary (surface → term, ``1`` when the same) of the given documents
+    (``parts``: those that are a long article's sections, :func:`kb.search.ranking.section_weight`; ``glossary``:
+    glossary entries, :func:`kb.search.ranking.entry_weight`)."""
     postings: dict[str, list] = defaultdict(list)
     grams: dict[str, list] = defaultdict(list)
-    vocab: dict[str, dict[str, str | int]] = defaultdict(dict)
+    vocab: dict[str, str | int] = {}
     for doc_id in sorted(fields_by_id):
         fields = fields_by_id[doc_id]
         title, body = Counter(fields["t"]), Counter(fields["b"])
-        for term in title.keys() | body.keys():
+        terms = title.keys() | body.keys()
+        for term in terms:
             weight = ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))
             postings[term] += [doc_id, ranking.entry_weight(ranking.section_weight(weight, doc_id in parts),
                                                             doc_id in glossary)]
@@ -516,10 +513,10 @@ def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) 
             weight = ranking.section_weight(ranking.gram_weight(tf, len(fields["g"])), doc_id in parts)
             grams[gram] += [doc_id, ranking.entry_weight(weight, doc_id in glossary)]
         for surface, term in fields["v"].items():
-            vocab[f"{ord(surface[0]):x}"].setdefault(surface, 1 if surface == term else term)
-        for term in title.keys() | body.keys():  # a Japanese term as typed in its own form (積む, where the texts
-            if len(term) > 1 and not term.isascii():  # have only 積み, 積まれた): the analysis reads it so
-                vocab[f"{ord(term[0]):x}"].setdefault(term, 1)
+            vocab.setdefault(surface, 1 if surface == term else term)
+        for term in terms:  # a Japanese term as typed in its own form (積む, where the texts have only 積み, 積まれた):
+            if len(term) > 1 and not term.isascii():  # the analysis reads it so
+                vocab.setdefault(term, 1)
     return postings, grams, vocab
 
 
@@ -530,13 +527,7 @@ def _latin_lexicon(counts: Counter[str], added: Iterable[dict], removed: Iterabl
     fields counted in and those of the ``removed`` ones counted out."""
     from kb.search.fuzzy import is_latin_candidate
 
-    for fields, sign in ((added, 1), (removed, -1)):
-        for f in fields:
-            for name in ("t", "b"):
-                for term in set(f[name]):
-                    if is_latin_candidate(term):
-                        counts[term] += sign
-    return {term: n for term, n in sorted(counts.items()) if n > 0}
+    return dict(sorted(document_counts(counts, added, removed, wanted=is_latin_candidate).items()))
 
 
 def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:

@@ -49,16 +49,22 @@ def dropped_kana(text: str, terms: list[Term]) -> set[str]:
     return out
 
 
-def japanese_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> Counter[str]:
-    """``counts`` of the Japanese terms of two or more characters (title documents plus body documents) with the
-    ``added`` documents' analysed fields (``t``, ``b``) counted in and the ``removed`` ones counted out."""
+def document_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict], names: tuple[str, ...] = ("t", "b"),
+                    wanted: Callable[[str], bool] = lambda term: True) -> Counter[str]:
+    """``counts`` of the documents holding each ``wanted`` term of the analysed fields ``names`` (a title document and
+    a body document counted apart), with the ``added`` documents counted in and the ``removed`` ones counted out."""
     for fields, sign in ((added, 1), (removed, -1)):
         for f in fields:
-            for name in ("t", "b"):
-                for term in set(f[name]):
-                    if not term.isascii() and len(term) >= 2:
+            for name in names:
+                for term in set(f.get(name, ())):
+                    if wanted(term):
                         counts[term] += sign
     return +counts
+
+
+def japanese_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> Counter[str]:
+    """:func:`document_counts` of the Japanese terms of two or more characters."""
+    return document_counts(counts, added, removed, wanted=lambda term: not term.isascii() and len(term) >= 2)
 
 
 def reading_table(splitter: JapaneseSplitter, names: NameTable | None, counts: Counter[str],
@@ -81,7 +87,8 @@ def reading_table(splitter: JapaneseSplitter, names: NameTable | None, counts: C
 def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previous: dict[str, Any],
                     every: Callable[[], Iterable[dict]], added: Iterable[dict], removed: Iterable[dict]
                     ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """(the shards to write, ``r/<hex>`` → their table and ``f`` → the dropped kana; the state to keep) from
+    """(the shards to write, ``r/<hex>`` → their table; the state to keep, its ``dropped``: the dropped kana, each →
+    the documents holding it, for ``meta.js``'s ``f``) from
     ``previous`` (a state this returned, or empty: then counted from ``every`` document's fields, read twice, one
     document at a time: all of them at once were a third of a full build's memory) and the fields of the documents
     ``added`` and ``removed`` since. A shard that lost its last reading is written empty (it stays
@@ -89,10 +96,10 @@ def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previou
     added, removed = list(added), list(removed)
     if "counts" in previous and "dropped" in previous:
         counts = japanese_counts(Counter(previous["counts"]), added, removed)
-        dropped = _dropped_counts(Counter(previous["dropped"]), added, removed)
+        dropped = document_counts(Counter(previous["dropped"]), added, removed, ("f",))
     else:
         counts = japanese_counts(Counter(), every(), ())
-        dropped = _dropped_counts(Counter(), every(), ())
+        dropped = document_counts(Counter(), every(), (), ("f",))
     known = {t: r for t, r in previous.get("known", {}).items() if t in counts}
     table = reading_table(splitter, names, counts, known)
     shards: dict[str, dict[str, str]] = defaultdict(dict)
@@ -104,15 +111,4 @@ def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previou
         old_shards[f"{ord(reading[0]):x}"][reading] = term
     changed: dict[str, Any] = {f"r/{code}": shard for code, shard in shards.items() if shard != old_shards.get(code)}
     changed.update({f"r/{code}": {} for code in old_shards if code not in shards})
-    if sorted(dropped) != sorted(previous.get("dropped", ())) or "dropped" not in previous:
-        changed["f"] = sorted(dropped)
     return changed, {"counts": dict(counts), "known": known, "table": table, "dropped": dict(dropped)}
-
-
-def _dropped_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> Counter[str]:
-    """``counts`` of the documents holding each dropped stretch (``f``), the ``added`` counted in, the ``removed`` out."""
-    for fields, sign in ((added, 1), (removed, -1)):
-        for f in fields:
-            for kana in f.get("f", ()):
-                counts[kana] += sign
-    return +counts
