@@ -399,15 +399,14 @@
     pieces.forEach(function (p) {  // the first characters whose vocabulary is loaded: at most K.maxVocab of them
       if (p[0] === "ja") { p[1].forEach(function (c) { if (firsts.length < K.maxVocab && firsts.indexOf(c) < 0) { firsts.push(c); } }); }
     });
-    var firstChars = firsts, kana = firsts.some(function (c) { return HIRAGANA.test(c); });
-    return Promise.all(firstChars.map(function (c) { return vocabulary(c); })
-                       .concat(kana ? [loaded.meta.f || null] : [])).then(function (got) {
-      var vocabs = {}, terms = [], grams = [], marks = [], dropped = null;
-      firstChars.forEach(function (c, k) { vocabs[c] = got[k]; });
-      if (kana && got[firstChars.length]) {
-        dropped = {};
-        got[firstChars.length].forEach(function (d) { dropped[d] = 1; });
-      }
+    var dropped = null;  // the kana the analysis drops (meta.js "f"), wanted by a query with hiragana
+    if (firsts.some(function (c) { return HIRAGANA.test(c); }) && loaded.meta.f) {
+      dropped = {};
+      loaded.meta.f.forEach(function (d) { dropped[d] = 1; });
+    }
+    return Promise.all(firsts.map(function (c) { return vocabulary(c); })).then(function (got) {
+      var vocabs = {}, terms = [], grams = [], marks = [];
+      firsts.forEach(function (c, k) { vocabs[c] = got[k]; });
       pieces.forEach(function (p) {
         if (p[0] === "latin") {
           terms = terms.concat(latinTerms(p[1]));
