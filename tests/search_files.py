@@ -1,11 +1,14 @@
 """Comparing an incremental build's files with a full build's: byte for byte, but for the static search's
-vocabulary, which only grows between full builds (:func:`kb.site.search_export._vocabulary`)."""
+vocabulary, which only grows between full builds (:func:`kb.site.search_export._vocabulary`); and the files a
+build's static search export returned."""
 
 from __future__ import annotations
 
 import filecmp
 import json
 from pathlib import Path
+
+from kb.site import search_export
 
 
 def same_built_file(full: Path, incremental: Path, rel: Path) -> bool:
@@ -21,3 +24,18 @@ def same_built_file(full: Path, incremental: Path, rel: Path) -> bool:
 def _meta(path: Path) -> dict:
     text = path.read_text(encoding="utf-8")
     return json.loads(text[len('window.__kbSearch("meta",'):].rstrip().removesuffix(");"))
+
+
+def exported_files(monkeypatch) -> list[str]:
+    """The list every later call of :func:`kb.site.search_export.export_search` adds the files it returns to (the
+    test clears it between builds)."""
+    returned: list[str] = []
+    real = search_export.export_search
+
+    def export(*args, **kwargs):
+        files, state = real(*args, **kwargs)
+        returned.extend(files)
+        return files, state
+
+    monkeypatch.setattr(search_export, "export_search", export)
+    return returned

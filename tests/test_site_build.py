@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import copy_kb
 from lxml import html as lxml_html
-from search_files import same_built_file
+from search_files import exported_files, same_built_file
 
 from kb.errors import KbError
 from kb.pipeline import ingest_sources
@@ -426,16 +426,9 @@ def test_static_search_remakes_only_the_changed_documents_chunk_and_its_shards(t
     from kb.site import search_export
 
     made: list[str] = []
-    returned: list[str] = []
-    real_doc, real_export = search_export.search_doc, search_export.export_search
+    real_doc = search_export.search_doc
     monkeypatch.setattr(search_export, "search_doc", lambda entry: made.append(entry.url) or real_doc(entry))
-
-    def export(*args, **kwargs):
-        files, state = real_export(*args, **kwargs)
-        returned.extend(files)
-        return files, state
-
-    monkeypatch.setattr(search_export, "export_search", export)
+    returned = exported_files(monkeypatch)
     source = tmp_path / JA_CR.name
     text = JA_CR.read_text(encoding="utf-8-sig")
     source.write_text(text, encoding="utf-8")

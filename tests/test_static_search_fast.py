@@ -12,6 +12,7 @@ import marshal
 from pathlib import Path
 
 import pytest
+from search_files import exported_files
 
 from kb.pipeline import ingest_sources
 from kb.site import build_site, search_export
@@ -77,15 +78,7 @@ def test_a_small_vocabulary_is_in_meta_and_a_large_one_in_buckets(sites):
 def test_an_edit_rewrites_only_the_buckets_of_its_new_surfaces(tmp_path, monkeypatch):
     """Bucketed, a rule edited with a new word: the next build returns the buckets whose surfaces changed and no other;
     the vocabulary only grows. Inline, the new surfaces are in meta.js and no v/ file is written."""
-    returned: list[str] = []
-    real = search_export.export_search
-
-    def export(*args, **kwargs):
-        files, state = real(*args, **kwargs)
-        returned.extend(files)
-        return files, state
-
-    monkeypatch.setattr(search_export, "export_search", export)
+    returned = exported_files(monkeypatch)
     source = tmp_path / JA_CR.name
     text = JA_CR.read_text(encoding="utf-8-sig")
     source.write_text(text, encoding="utf-8")
