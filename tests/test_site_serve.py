@@ -33,7 +33,7 @@ def server(tmp_path_factory, data_kb, data_site):
 
 
 def get(srv, path: str) -> tuple[int, bytes]:
-    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=10)
+    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=60)
     conn.putrequest("GET", path, skip_host=False, skip_accept_encoding=True)  # the path goes out exactly as given
     conn.endheaders()
     resp = conn.getresponse()

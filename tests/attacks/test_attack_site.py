@@ -82,7 +82,8 @@ def server(sample, tmp_path_factory):
 def _search(srv, query: str) -> tuple[int, dict]:
     from urllib.parse import quote
 
-    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=10)
+    # a long timeout: the first search of a process loads the dictionaries and the index (seconds on a loaded machine)
+    conn = http.client.HTTPConnection("127.0.0.1", srv.server_address[1], timeout=60)
     conn.request("GET", "/_search?q=" + quote(query))
     resp = conn.getresponse()
     body = json.loads(resp.read())
