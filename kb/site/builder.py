@@ -328,7 +328,7 @@ def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: 
     from kb.site.search_export import export_search
 
     old_files = previous.get("files", {})
-    cache = AnalysisCache(out, output.write, output.keep)  # its chunk files are written (or kept) as it goes
+    cache = AnalysisCache(out, output.write, lambda rel: rel in old_files and output.keep(rel))  # written as it goes
 
     def read_old(rel: str) -> str | None:
         if rel not in old_files:
@@ -354,6 +354,6 @@ def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: 
         else:
             raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
         files[rel] = file_record(digest)
-    files.update({rel: file_record(digest) for rel, digest in cache.files.items()})
+    files.update({rel: file_record(digest) if digest else old_files[rel] for rel, digest in cache.files.items()})
     report.search_files = len(state["files"])
     return state

@@ -1,85 +1,66 @@
-"""The static search's analysis cache: per document chunk (:data:`kb.site.search_export.CHUNK` entries), one file
-``.kb-build/search/<sha1>.marshal`` holding ``{text key: marshalled analysis}`` of that chunk's documents
-(:func:`kb.site.search_export.analyse`), named by the hash of its bytes. The export's state (in the manifest) keeps
-only each chunk's file name, so a build reads the files of the chunks it touches, and a full pass (a first build's
-counts, a dictionary move's check) reads them one at a time.
+"""The static search's analysis cache: one file per document text, ``.kb-build/search/<text key>.marshal`` (the text
+key: :func:`kb.site.search_export._text_key`, a hash of the title and body), holding the SHA-1 of its payload, then
+the payload: the text's analysis (:func:`kb.site.search_export.analyse`), marshalled in format 2 (no back-references,
+so equal analyses give equal bytes, and an incremental build's files equal a full build's). The export's state (in
+the manifest) keeps only each document's text key, so a build reads and writes the files of the documents it
+touches, and a full pass (a dictionary move's check, a count over every document) reads them one at a time.
 
 The files go through the build's :class:`kb.site.output.Output` like its pages: a build killed before its commit
 leaves the previous build's files and manifest as they were; one killed while applying its journal is completed by
-the next. A file missing, or whose bytes do not match its name, reads as None ("export those documents again").
+the next. A file missing, or whose payload does not match its hash, reads as None ("analyse that text again").
 
-Contract: :meth:`AnalysisCache.load` reads a previous build's chunk file; :meth:`AnalysisCache.put` writes a
-chunk's file and returns its name, :meth:`AnalysisCache.keep` keeps one of the previous build;
-:attr:`AnalysisCache.files` lists every file of this build's cache with its hash, for the build's file records.
+Contract: :meth:`AnalysisCache.read` reads a previous build's file; :meth:`AnalysisCache.put` writes a text's
+analysis, :meth:`AnalysisCache.keep` keeps the previous build's; :attr:`AnalysisCache.files` lists every file of
+this build's cache (with the payload's hash when written, None when kept), for the build's file records.
 """
 
 from __future__ import annotations
 
 import hashlib
-import marshal
-from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
 CACHE_DIR = ".kb-build/search/"
-LOADED_CHUNKS = 16  # chunk files kept loaded (a changed document's old analysis and its neighbours' are read together)
+_HASH_BYTES = 20  # SHA-1
 
 
 class AnalysisCache:
-    """The chunk files of the previous build (read from ``out``) and of this one (``write(rel, bytes)`` stages a new
-    file, ``keep(rel)`` keeps an old one and says whether it is there)."""
+    """The analysis files of the previous build (read from ``out``) and of this one (``write(rel, bytes)`` stages a
+    new file, ``keep(rel)`` keeps an old one and says whether it is there)."""
 
     def __init__(self, out: Path, write: Callable[[str, bytes], None], keep: Callable[[str], bool]):
         self.out = out
         self._write = write
         self._keep = keep
-        self.files: dict[str, str] = {}  # this build's chunk files → their hash
-        self._loaded: OrderedDict[str, dict[str, bytes] | None] = OrderedDict()
+        self.files: dict[str, str | None] = {}  # this build's files → the payload's hash (None: kept)
 
-    def load(self, rel: str) -> dict[str, bytes] | None:
-        """The analyses in the previous build's chunk file ``rel`` (text key → marshalled analysis); None when the
-        file is missing or damaged."""
-        if rel in self._loaded:
-            self._loaded.move_to_end(rel)
-            return self._loaded[rel]
-        found = self._read(rel)
-        self._loaded[rel] = found
-        if len(self._loaded) > LOADED_CHUNKS:
-            self._loaded.popitem(last=False)
-        return found
+    @staticmethod
+    def path(key: str) -> str:
+        return f"{CACHE_DIR}{key}.marshal"
 
-    def _read(self, rel: str) -> dict[str, bytes] | None:
-        if not (rel.startswith(CACHE_DIR) and rel.endswith(".marshal")):
-            return None
+    def read(self, key: str) -> bytes | None:
+        """The marshalled analysis of the text ``key`` the previous build kept; None when missing or damaged."""
         try:
-            data = (self.out / rel).read_bytes()
+            data = (self.out / self.path(key)).read_bytes()
         except OSError:
             return None
-        if hashlib.sha1(data).hexdigest() != rel[len(CACHE_DIR):-len(".marshal")]:
-            return None
-        try:
-            found = marshal.loads(data)
-        except (EOFError, ValueError, TypeError):
-            return None
-        if not isinstance(found, dict) or not all(isinstance(v, bytes) for v in found.values()):
-            return None
-        return found
+        payload = data[_HASH_BYTES:]
+        return payload if hashlib.sha1(payload).digest() == data[:_HASH_BYTES] else None
 
-    def put(self, analyses: dict[str, bytes]) -> str:
-        """Write the chunk file of ``analyses`` (text key → marshalled analysis); its name."""
-        data = marshal.dumps(dict(sorted(analyses.items())), 2)
-        digest = hashlib.sha1(data).hexdigest()
-        rel = f"{CACHE_DIR}{digest}.marshal"
-        if rel not in self.files:
-            self._write(rel, data)
-        self.files[rel] = digest
-        return rel
+    def put(self, key: str, analysis: bytes) -> None:
+        """Write the marshalled analysis of the text ``key`` (once per build)."""
+        rel = self.path(key)
+        if self.files.get(rel) is None:
+            digest = hashlib.sha1(analysis)
+            self._write(rel, digest.digest() + analysis)
+            self.files[rel] = digest.hexdigest()
 
-    def keep(self, rel: str) -> bool:
-        """Keep the previous build's chunk file ``rel``; False when it is missing (or not this cache's)."""
+    def keep(self, key: str) -> bool:
+        """Keep the previous build's file of the text ``key``; False when it is not there."""
+        rel = self.path(key)
         if rel in self.files:
             return True
-        if not (rel.startswith(CACHE_DIR) and self._keep(rel)):
+        if not self._keep(rel):
             return False
-        self.files[rel] = rel[len(CACHE_DIR):-len(".marshal")]
+        self.files[rel] = None
         return True

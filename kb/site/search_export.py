@@ -64,7 +64,6 @@ from typing import Any
 
 from ingest.wikititle import element_id
 from kb import rulenum
-from kb.errors import KbError
 from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
@@ -249,7 +248,7 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
     identity = index_identity(site.splitter)
     words: frozenset[str] = frozenset()  # of another user dictionary: a document holding one is analysed again
-    if previous and "caches" not in previous:
+    if "cache" in previous:
         previous = dropped("its analyses are in the manifest of an older kb's build")
     if previous and (reason := stale_reason(previous.get("identity", {}), identity)):
         move = _dictionary_move(site, previous.get("identity", {}), identity)
@@ -265,30 +264,21 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None], cache: AnalysisCache,
             identity: dict, words: frozenset[str]) -> tuple[dict[str, str], dict]:
     """:func:`export_search` from a state of this analysis (``words``: those of a changed user dictionary); raises
-    _StaleCache, before writing anything, when a cache file it needs is missing or damaged."""
+    _StaleCache when the previous analysis of a document it must know is missing or damaged (the files it wrote to
+    ``cache`` until then are of this build's texts, and written again by the full export that follows)."""
     per_chunk = 2 * CHUNK
     entries = search_entries(site)
     ids: dict[str, int] = dict(previous.get("ids", {}))
-    old_keys = {int(i): k for i, k in previous.get("keys", {}).items()}
-    old_caches: dict[int, str] = previous.get("caches", {})
-    incremental = (bool(previous.get("p")) and "vb" in previous
-                   and all(i // per_chunk in old_caches for i in old_keys))
-    if not incremental:
-        old_keys, old_caches = {}, {}
-    old_by_chunk: dict[int, dict[int, str]] = defaultdict(dict)
-    for i, k in old_keys.items():
-        old_by_chunk[i // per_chunk][i] = k
+    old_keys = {int(i): k for i, k in previous.get("keys", {}).items()} if previous.get("p") and "vb" in previous else {}
+    incremental = bool(old_keys)
 
-    def old_chunk(chunk: int) -> dict[str, bytes]:  # the previous analyses of a chunk's documents, every one there
-        found = cache.load(old_caches[chunk])
-        if found is None or not all(k in found for k in old_by_chunk[chunk].values()):
-            raise _StaleCache(f"{old_caches[chunk]}: missing or damaged")
+    def old_analysis(k: str) -> bytes:
+        found = cache.read(k)
+        if found is None:
+            raise _StaleCache(f"{cache.out / cache.path(k)}: missing or damaged")
         return found
 
-    again: set[str] = set()  # analysed by the old user dictionary and may hold one of its changed words
-    if words:
-        for chunk in sorted(old_by_chunk):  # one chunk file at a time
-            again.update(k for k, data in old_chunk(chunk).items() if _may_hold(data, words))
+    again = {k for k in set(old_keys.values()) if _may_hold(old_analysis(k), words)} if words else set()
     forced = {i // per_chunk for i, k in old_keys.items() if k in again}  # chunks with a document to analyse again
     next_id = max(ids.values(), default=-1) + 1
     slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
@@ -304,37 +294,27 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     old_readings = previous.get("readings", {}) if incremental else {}
     every_again = incremental and (old_latin is None or not {"counts", "dropped"} <= old_readings.keys())
     old_chunks: dict[int, bytes] = previous.get("chunks", {}) if incremental else {}
-    chunks = {chunk: _inputs_digest(chunk_entries) for chunk, chunk_entries in slots.items()}
-    caches: dict[int, str] = {}  # chunk → its cache file
+    old_by_chunk: dict[int, dict[int, str]] = defaultdict(dict)
+    for i, k in old_keys.items():
+        old_by_chunk[i // per_chunk][i] = k
+    chunks: dict[int, bytes] = {}
     keys: dict[int, str] = {}  # document id → its text's hash
-    refill: set[int] = set()  # chunks of the same documents whose cache file is gone: analysed again for it
-    for chunk, digest in chunks.items():  # chunks of the same documents as last time keep their cache file
-        rel = old_caches.get(chunk)
-        if digest != old_chunks.get(chunk) or chunk in forced or rel is None:
-            continue
-        if (not every_again or cache.load(rel) is not None) and cache.keep(rel):
-            caches[chunk] = rel
+    for chunk, chunk_entries in slots.items():  # a chunk of the same documents as last time keeps their files
+        chunks[chunk] = digest = _inputs_digest(chunk_entries)  # (one whose file is gone is made again)
+        if (digest == old_chunks.get(chunk) and chunk not in forced
+                and all(cache.keep(k) for k in old_by_chunk[chunk].values())):
             keys.update(old_by_chunk[chunk])
-        else:
-            refill.add(chunk)
-    for chunk in old_by_chunk.keys() - caches.keys() - refill:  # the chunks whose previous analyses are read
-        old_chunk(chunk)
+    same = {i // per_chunk for i in keys}
+    reuse = set(old_keys.values())  # the texts whose analysis the previous build kept
 
     tables = _Tables(parts, glossary)  # of the new and changed documents (every one in a first build)
     counts = None if every_again else DocumentCounts(
         Counter(old_latin or {}), Counter(old_readings.get("counts", {})), Counter(old_readings.get("dropped", {})))
-    reuse = {k: i // per_chunk for i, k in old_keys.items()}  # text key → a previous chunk holding its analysis
-
-    def known(k: str) -> bytes | None:
-        found = cache.load(old_caches[reuse[k]]) if k in reuse else None
-        return found.get(k) if found else None
-
     files: dict[str, str] = {}
-    made: dict[int, dict[str, bytes]] = {}  # the chunks made again, when incremental (for a full pass)
+    made: dict[str, bytes] = {}  # the analyses written, when incremental (for a full pass)
     changed: set[int] = set()
-    for chunk in sorted(chunks.keys() - caches.keys()):  # in document order, each document analysed at most once
+    for chunk in sorted(chunks.keys() - same):  # in document order, each document analysed at most once
         rows: list[list[str] | None] = [None] * per_chunk
-        analyses: dict[str, bytes] = {}
         for j, slot in enumerate(slots[chunk]):
             for doc in search_doc(slot) if slot else ():
                 row = 2 * j + LANG_SLOT[doc.lang]
@@ -342,24 +322,24 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
                 k = keys[i] = _text_key(doc)
                 moved = k in again and text_holds(doc.title + "\n" + doc.body, words)  # read otherwise now
-                data = None if moved else known(k)
-                fields = None
+                if k == old_keys.get(i) and not moved and cache.keep(k):
+                    continue
+                data = cache.read(k) if k in reuse and not moved else None
+                fields = marshal.loads(data) if data is not None else analyse(site.splitter, doc)
+                if data is None or not cache.keep(k):
+                    data = data if data is not None else marshal.dumps(fields, 2)
+                    cache.put(k, data)
+                if incremental:
+                    made[k] = data
                 if k != old_keys.get(i) or moved:
-                    fields = marshal.loads(data) if data is not None else analyse(site.splitter, doc)
                     tables.add(i, fields)
                     if counts is not None:
                         counts.add(fields)
                     changed.add(i)
-                if data is None:  # a new text, or an unchanged one whose cache file was gone
-                    data = marshal.dumps(fields if fields is not None else analyse(site.splitter, doc), 2)
-                analyses[k] = data
         files[f"search/d/{chunk}.js"] = _script(f"d/{chunk}", rows)
-        caches[chunk] = cache.put(analyses)
-        if incremental:
-            made[chunk] = analyses
     ids = {url: i for url, i in ids.items() if 2 * i in keys or 2 * i + 1 in keys}
     changed |= set(old_keys) - set(keys)
-    old_fields = {i: marshal.loads(old_chunk(i // per_chunk)[old_keys[i]]) for i in sorted(changed) if i in old_keys}
+    old_fields = {i: marshal.loads(old_analysis(old_keys[i])) for i in sorted(changed) if i in old_keys}
     if counts is not None:
         for fields in old_fields.values():
             counts.add(fields, -1)
@@ -414,17 +394,10 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         name_digests[hex_code] = digest = _digest(items)
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
-    if counts is None:  # a site from before the lexicons' counts: every document's analysis, one chunk at a time
+    if counts is None:  # a site from before the lexicons' counts: every document's analysis, one at a time
         counts = DocumentCounts()
-        by_chunk: dict[int, list[str]] = defaultdict(list)
-        for i, k in keys.items():
-            by_chunk[i // per_chunk].append(k)
-        for chunk, chunk_keys in sorted(by_chunk.items()):
-            found = made.get(chunk) or cache.load(caches[chunk])
-            if found is None:  # checked above: only a file changed during the build
-                raise KbError(f"{cache.out / caches[chunk]}: changed during the build; build again")
-            for k in chunk_keys:
-                counts.add(marshal.loads(found[k]))
+        for k in keys.values():
+            counts.add(marshal.loads(made[k] if k in made else old_analysis(k)))
     latin = dict(sorted((+counts.latin).items()))  # the typo lexicon
     if old_latin is None or old_latin != latin:
         files["search/l.js"] = _script("l", latin)
@@ -437,7 +410,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                "langs": sorted(LANG_SLOT, key=LANG_SLOT.__getitem__), "vb": v_count,
                                                "f": sorted(readings["dropped"]),
                                                **({"v": inline} if inline is not None else {})})
-    return files, {"ids": ids, "keys": keys, "caches": caches, "p": p_count, "g": g_count, "q": q_count,
+    return files, {"ids": ids, "keys": keys, "p": p_count, "g": g_count, "q": q_count,
                    "vb": v_count, "files": every_file, "names": name_cache, "chunks": chunks,
                    "name_digests": name_digests, "identity": identity, "readings": readings}
 
