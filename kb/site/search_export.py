@@ -41,14 +41,20 @@ ranks, scored by :mod:`kb.search.ranking`): entry ``k`` (``ids[url]``) has the d
 ``2k+1`` (English); a first build numbers the entries in :func:`kb.search.ranking.doc_order`, the tie-break.
 
 Entry ids are stable across builds (kept in the build manifest), and the analysis of each document is cached by
-its text's hash, so an incremental build analyses only changed documents (each once) and rewrites only changed
-shards; a hash of each document chunk's inputs and of each name shard, also kept, spares making the documents of
-an unchanged chunk and encoding unchanged chunks and name shards. The state records the analysis and dictionary
-that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again, with a
-notice — but for another user dictionary alone (a glossary term or wiki title added or removed) whose words and the
-old one's are known: then only the documents whose texts hold a word it changed are analysed again (found through
-the bigrams of their cached analyses, :func:`_may_hold`), and the vocabulary surfaces and name forms holding one are
-dropped, as a full build would not have them. Public entry: :func:`export_search`.
+its text's hash — one file per text under the site's ``.kb-build/search/`` (:mod:`kb.site.search_cache`), not in
+the manifest, which keeps only each document's text hash — so an incremental build analyses only changed documents
+(each once), reads and writes the cache files of those alone and rewrites only changed shards; a hash of each
+document chunk's inputs and of each name shard, also kept, spares making the documents of an unchanged chunk and
+encoding unchanged chunks and name shards. A first build (or any full export) analyses the documents chunk by
+chunk, in id order, into compact tables (:class:`_Tables`: arrays of ints) and the lexicons' counts, writing each
+text's cache file as it goes: it never holds every document's analysis. The state records the analysis and
+dictionary that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again,
+with a notice (as does a state whose analyses are in the manifest, from an older kb, or one whose cache file of a
+changed document is missing or damaged) — but for another user dictionary alone (a glossary term or wiki title added
+or removed) whose words and the old one's are known: then only the documents whose texts hold a word it changed are
+analysed again (found through the bigrams of their cached analyses, read one file at a time, :func:`_may_hold`), and
+the vocabulary surfaces and name forms holding one are dropped, as a full build would not have them. Public
+entry: :func:`export_search`.
 """
 
 from __future__ import annotations
@@ -219,7 +225,8 @@ def _text_key(doc: SearchDoc) -> str:
 
 
 class _StaleCache(Exception):
-    """A chunk file of the previous build's analysis cache that an incremental export needs is missing or damaged."""
+    """The previous build's cache file of a text an incremental export must know the analysis of is missing or
+    damaged."""
 
 
 def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str | None], cache: AnalysisCache,
@@ -228,16 +235,16 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     for the next build. Files of the previous build not returned are unchanged and kept.
 
     ``previous`` is the state the last build returned (empty for a first build): stable document ids, each
-    document's text hash, the name of each document chunk's analysis cache file (in ``cache``,
-    :mod:`kb.site.search_cache`), a hash of each document chunk's inputs and of each name shard, the shard counts
+    document's text hash (its analysis is that text's file in ``cache``, :mod:`kb.site.search_cache`, which this
+    reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the shard counts
     and the list of files (the state's ``files`` lists every file of the index, written or kept); ``read_old(path)``
     returns a file of the previous build. Only the documents of chunks whose inputs changed are made again; only
     shards whose content changes are returned, and of the posting shards only those holding a term of a changed
     document are read and patched. (The vocabulary only grows between full builds: a surface whose last document
     went away still maps to its term.) A previous state made by another analysis or dictionary, kept by an older kb
-    (its analyses in the manifest), or whose cache files a changed chunk needs are missing or damaged, is dropped
-    (``notify`` is told why). A first build analyses the documents chunk by chunk, adding each to compact tables
-    and writing its chunk's cache file: no build holds every document's analysis.
+    (its analyses in the manifest), or whose cache file of a changed document is missing or damaged, is dropped
+    (``notify`` is told why). A full export analyses the documents chunk by chunk, adding each to compact tables
+    and writing its text's cache file: no build holds every document's analysis.
     """
     from kb.search.index import index_identity, stale_reason
 
