@@ -17,8 +17,8 @@ from kb.pipeline import ingest_sources
 from kb.search import Searcher, analysis
 from kb.search.names import NameTable
 from kb.site.search_export import browser_constants, fnv1a
-from kb.site.search_phrases import BODY, TITLE, _decode, export_pairs, field_pairs
-from kb.site.search_readings import dropped_kana, export_readings, reading_table
+from kb.site.search_phrases import BODY, TITLE, PairTable, _decode, export_pairs, field_pairs
+from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings, reading_table
 from kb.splitter import JapaneseSplitter
 from kb.store import Store
 
@@ -52,17 +52,38 @@ def test_names_join_the_reading_table(splitter):
     assert reading_table(splitter, names, Counter({"マナ": 2}), {})["マナコスト"] == "マナ・コスト"
 
 
+def counted(state: dict, added: list[dict], removed: list[dict]) -> DocumentCounts:
+    """The document counts of a previous state (its Japanese terms and dropped kana) with ``added`` counted in and
+    ``removed`` out, as ``kb.site.search_export`` keeps them."""
+    counts = DocumentCounts(Counter(), Counter(state.get("counts", {})), Counter(state.get("dropped", {})))
+    for fields in added:
+        counts.add(fields)
+    for fields in removed:
+        counts.add(fields, -1)
+    return counts
+
+
 def test_the_reading_shards_are_updated_from_the_changed_documents(splitter):
     old = {"t": ["予示"], "b": ["予示", "混成"], "f": ["を", "された"]}
-    first, state = export_readings(splitter, None, {}, lambda: [old, {"t": [], "b": [], "f": ["を"]}], (), ())
+    first, state = export_readings(splitter, None, {}, counted({}, [old, {"t": [], "b": [], "f": ["を"]}], []))
     assert first == {"r/30e8": {"ヨジ": "予示"}, "r/30b3": {"コンセイ": "混成"}}
     assert state["counts"] == {"予示": 2, "混成": 1} and state["dropped"] == {"を": 2, "された": 1}
-    changed, state = export_readings(splitter, None, state, lambda: (), [{"t": [], "b": ["混声", "混声"], "f": []}], [old])
+    changed, state = export_readings(splitter, None, state,
+                                     counted(state, [{"t": [], "b": ["混声", "混声"], "f": []}], [old]))
     assert changed == {"r/30e8": {}, "r/30b3": {"コンセイ": "混声"}}  # 予示 gone: its shard empty
     assert state["counts"] == {"混声": 1} and state["dropped"] == {"を": 1}
-    unchanged, _ = export_readings(splitter, None, state, lambda: (), [{"t": [], "b": [], "f": ["を"]}],
-                                   [{"t": [], "b": [], "f": ["を"]}])
+    unchanged, _ = export_readings(splitter, None, state, counted(state, [{"t": [], "b": [], "f": ["を"]}],
+                                                                  [{"t": [], "b": [], "f": ["を"]}]))
     assert unchanged == {}  # as a full build of the same documents: nothing to write
+
+
+def test_document_counts_count_latin_candidates_japanese_terms_and_dropped_kana_per_document():
+    counts = DocumentCounts()
+    counts.add({"t": ["cast"], "b": ["cast", "cast", "casting", "唱える", "唱"], "f": ["を", "を"]})
+    counts.add({"t": [], "b": ["唱える"], "f": ["を"]})
+    assert counts.latin == {"cast": 2} and counts.japanese == {"唱える": 2} and counts.dropped == {"を": 2}
+    counts.add({"t": [], "b": ["唱える"], "f": ["を"]}, -1)
+    assert counts.japanese == {"唱える": 1} and counts.dropped == {"を": 1}
 
 
 def test_the_dropped_kana_are_the_stretches_no_term_covers(splitter):
@@ -83,14 +104,26 @@ def test_pairs_keep_the_place_of_their_first_term(splitter):
     assert {"マナ\t支払う", "コスト\t支払う", "マナコスト\t支払う"} <= set(joined)  # one position, three terms
 
 
+def pair_table(fields_by_id: dict[int, dict]) -> PairTable:
+    table = PairTable()
+    for doc_id in sorted(fields_by_id):
+        table.add(doc_id, fields_by_id[doc_id]["q"])
+    return table
+
+
 def test_pair_shards_are_patched_for_the_changed_documents():
     def shard_of(pair):
         return fnv1a(pair)
-    built = export_pairs({0: {"q": {"a\tb": [1]}}, 1: {"q": {"a\tb": [3, 5]}}}, {}, {0, 1}, 1, shard_of, None)
+    built = export_pairs(pair_table({0: {"q": {"a\tb": [1]}}, 1: {"q": {"a\tb": [3, 5]}}}), PairTable(), {0, 1}, 1,
+                         shard_of, None)
+    assert built["q/0"]["a\tb"] == [0, 1, 1, 1, 2, 3, 5]  # gap-coded: doc 0, 1 place; doc 0 + 1, 2 places
     assert {d: p for d, p in _decode(built["q/0"]["a\tb"]).items()} == {0: [1], 1: [3, 5]}
-    patched = export_pairs({1: {"q": {"b\tc": [7]}}}, {1: {"q": {"a\tb": [3, 5]}}}, {1}, 1, shard_of,
-                           lambda name: dict(built[name]))
+    patched = export_pairs(pair_table({1: {"q": {"b\tc": [7]}}}), pair_table({1: {"q": {"a\tb": [3, 5]}}}), {1}, 1,
+                           shard_of, lambda name: dict(built[name]))
     assert _decode(patched["q/0"]["a\tb"]) == {0: [1]} and _decode(patched["q/0"]["b\tc"]) == {1: [7]}
+    same = export_pairs(pair_table({1: {"q": {"a\tb": [3, 5]}}}), pair_table({1: {"q": {"a\tb": [3, 5]}}}), {1}, 1,
+                        shard_of, lambda name: dict(built[name]))
+    assert same == {}  # the changed document's pairs are as they were: no shard to write
 
 
 # -- the range grammar the browser shares ---------------------------------------------------------------------------

@@ -324,9 +324,11 @@ class _StaleSite(Exception):
 
 def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: Output, files: dict[str, FileRecord],
                    report: BuildReport) -> dict[str, Any]:
+    from kb.site.search_cache import AnalysisCache
     from kb.site.search_export import export_search
 
     old_files = previous.get("files", {})
+    cache = AnalysisCache(out, output.write, lambda rel: rel in old_files and output.keep(rel))  # written as it goes
 
     def read_old(rel: str) -> str | None:
         if rel not in old_files:
@@ -337,9 +339,9 @@ def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: 
             raise _StaleSite(rel) from None
 
     try:
-        written, state = export_search(site, previous.get("search", {}), read_old, report.notices.append)
+        written, state = export_search(site, previous.get("search", {}), read_old, cache, report.notices.append)
     except _StaleSite:
-        written, state = export_search(site, {}, read_old)
+        written, state = export_search(site, {}, read_old, cache)
     for rel in state["files"]:
         old = old_files.get(rel)
         if rel in written:
@@ -352,5 +354,6 @@ def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: 
         else:
             raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
         files[rel] = file_record(digest)
+    files.update({rel: file_record(digest) if digest else old_files[rel] for rel, digest in cache.files.items()})
     report.search_files = len(state["files"])
     return state

@@ -14,6 +14,7 @@ from pathlib import PurePosixPath
 from urllib.parse import SplitResult, unquote, urlsplit
 
 from kb.site.manifest import FileRecord
+from kb.site.search_cache import CACHE_DIR
 
 _ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')
 
@@ -70,8 +71,9 @@ def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] |
 
 
 def _files_only_grew(files: dict[str, FileRecord], old_files: dict[str, FileRecord]) -> bool:
-    """No file of the previous build is gone, and none rewritten lost an id."""
-    return all(rel in files for rel in old_files) and all(
+    """No file of the previous build is gone (but the static search's analysis files, no link's target), and none
+    rewritten lost an id."""
+    return all(rel in files or rel.startswith(CACHE_DIR) for rel in old_files) and all(
         old["ids"] == info["ids"] or set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"]))
         for rel, info in files.items()
         if (old := old_files.get(rel)) is not None and old is not info)

@@ -33,22 +33,28 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 - ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
   reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
-- ``l.js`` — the typo lexicon ``{term: frequency}`` (:func:`_latin_lexicon`), loaded only when a Latin word of the
-  query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
+- ``l.js`` — the typo lexicon ``{term: frequency}`` (:class:`kb.site.search_readings.DocumentCounts`), loaded only
+  when a Latin word of the query is no index term: the browser rewrites it as :func:`kb.search.fuzzy.corrected` does.
 
 A document is one node at the URL the site shows it on (:mod:`kb.search.view`, the same documents as ``kb search``
 ranks, scored by :mod:`kb.search.ranking`): entry ``k`` (``ids[url]``) has the documents ``2k`` (Japanese) and
 ``2k+1`` (English); a first build numbers the entries in :func:`kb.search.ranking.doc_order`, the tie-break.
 
 Entry ids are stable across builds (kept in the build manifest), and the analysis of each document is cached by
-its text's hash, so an incremental build analyses only changed documents (each once) and rewrites only changed
-shards; a hash of each document chunk's inputs and of each name shard, also kept, spares making the documents of
-an unchanged chunk and encoding unchanged chunks and name shards. The state records the analysis and dictionary
-that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again, with a
-notice — but for another user dictionary alone (a glossary term or wiki title added or removed) whose words and the
-old one's are known: then only the documents whose texts hold a word it changed are analysed again (found through
-the bigrams of their cached analyses, :func:`_may_hold`), and the vocabulary surfaces and name forms holding one are
-dropped, as a full build would not have them. Public entry: :func:`export_search`.
+its text's hash — one file per text under the site's ``.kb-build/search/`` (:mod:`kb.site.search_cache`), not in
+the manifest, which keeps only each document's text hash — so an incremental build analyses only changed documents
+(each once), reads and writes the cache files of those alone and rewrites only changed shards; a hash of each
+document chunk's inputs and of each name shard, also kept, spares making the documents of an unchanged chunk and
+encoding unchanged chunks and name shards. A first build (or any full export) analyses the documents chunk by
+chunk, in id order, into compact tables (:class:`_Tables`: arrays of ints) and the lexicons' counts, writing each
+text's cache file as it goes: it never holds every document's analysis. The state records the analysis and
+dictionary that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again,
+with a notice (as does a state whose analyses are in the manifest, from an older kb, or one whose cache file of a
+changed document is missing or damaged) — but for another user dictionary alone (a glossary term or wiki title added
+or removed) whose words and the old one's are known: then only the documents whose texts hold a word it changed are
+analysed again (found through the bigrams of their cached analyses, read one file at a time, :func:`_may_hold`), and
+the vocabulary surfaces and name forms holding one are dropped, as a full build would not have them. Public
+entry: :func:`export_search`.
 """
 
 from __future__ import annotations
@@ -56,8 +62,9 @@ from __future__ import annotations
 import hashlib
 import json
 import marshal
+from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
@@ -71,9 +78,10 @@ from kb.search.userdict import collapsed, text_holds
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
+from kb.site.search_cache import AnalysisCache
 from kb.site.search_learned import learned_rules
-from kb.site.search_phrases import BODY, TITLE, export_pairs, field_pairs, shard_count
-from kb.site.search_readings import document_counts, dropped_kana, export_readings
+from kb.site.search_phrases import BODY, TITLE, PairTable, export_pairs, field_pairs, shard_count
+from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings
 from kb.splitter import JapaneseSplitter
 
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
@@ -216,41 +224,69 @@ def _text_key(doc: SearchDoc) -> str:
     return hashlib.sha1((doc.title + "\0" + doc.body).encode()).hexdigest()
 
 
-def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str | None],
+class _StaleCache(Exception):
+    """The previous build's cache file of a text an incremental export must know the analysis of is missing or
+    damaged."""
+
+
+def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str | None], cache: AnalysisCache,
                   notify: Callable[[str], None] | None = None) -> tuple[dict[str, str], dict]:
     """Files of the static index that must be (re)written (path under the site → content), and the state to keep
     for the next build. Files of the previous build not returned are unchanged and kept.
 
     ``previous`` is the state the last build returned (empty for a first build): stable document ids, each
-    document's text hash, the per-document analysis cache, a hash of each document chunk's inputs and of each name
-    shard, the shard counts and the list of files (the state's ``files`` lists every file of the index, written or
-    kept); ``read_old(path)`` returns a file of the previous build. Only the documents of chunks whose inputs
-    changed are made again; only shards whose content changes are returned, and of the posting shards only those
-    holding a term of a changed document are read and patched. (The vocabulary only grows between full builds: a
-    surface whose last document went away still maps to its term.) A previous state made by another analysis or
-    dictionary is dropped (``notify`` is told why).
+    document's text hash (its analysis is that text's file in ``cache``, :mod:`kb.site.search_cache`, which this
+    reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the shard counts
+    and the list of files (the state's ``files`` lists every file of the index, written or kept); ``read_old(path)``
+    returns a file of the previous build. Only the documents of chunks whose inputs changed are made again; only
+    shards whose content changes are returned, and of the posting shards only those holding a term of a changed
+    document are read and patched. (The vocabulary only grows between full builds: a surface whose last document
+    went away still maps to its term.) A previous state made by another analysis or dictionary, kept by an older kb
+    (its analyses in the manifest), or whose cache file of a changed document is missing or damaged, is dropped
+    (``notify`` is told why). A full export analyses the documents chunk by chunk, adding each to compact tables
+    and writing its text's cache file: no build holds every document's analysis.
     """
     from kb.search.index import index_identity, stale_reason
 
+    def dropped(reason: str) -> dict:
+        if notify:
+            notify(f"static search: exporting every document again ({reason})")
+        return {}
+
     identity = index_identity(site.splitter)
     words: frozenset[str] = frozenset()  # of another user dictionary: a document holding one is analysed again
+    if "cache" in previous:
+        previous = dropped("its analyses are in the manifest of an older kb's build")
     if previous and (reason := stale_reason(previous.get("identity", {}), identity)):
         move = _dictionary_move(site, previous.get("identity", {}), identity)
         if move is None:
-            if notify:
-                notify(f"static search: exporting every document again ({reason})")
-            previous = {}
+            previous = dropped(reason)
         words = move or frozenset()
+    try:
+        return _export(site, previous, read_old, cache, identity, words)
+    except _StaleCache as stale:
+        return _export(site, dropped(str(stale)), read_old, cache, identity, frozenset())
+
+
+def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None], cache: AnalysisCache,
+            identity: dict, words: frozenset[str]) -> tuple[dict[str, str], dict]:
+    """:func:`export_search` from a state of this analysis (``words``: those of a changed user dictionary); raises
+    _StaleCache when the previous analysis of a document it must know is missing or damaged (the files it wrote to
+    ``cache`` until then are of this build's texts, and written again by the full export that follows)."""
+    per_chunk = 2 * CHUNK
     entries = search_entries(site)
-    cache: dict[str, bytes] = previous.get("cache", {})  # text key → that text's analysis, kept marshalled (as
-    # Python objects the analyses of 5,000 articles took 545 MiB; carried from build to build, they are read only
-    # for the documents that changed)
     ids: dict[str, int] = dict(previous.get("ids", {}))
-    old_keys = {int(i): k for i, k in previous.get("keys", {}).items()}
-    incremental = bool(previous.get("p")) and "vb" in previous and all(k in cache for k in old_keys.values())
-    old_chunks: dict[int, bytes] = previous.get("chunks", {}) if incremental else {}
-    again = {k for k in set(old_keys.values()) if _may_hold(cache[k], words)} if words and incremental else set()
-    forced = {i // (2 * CHUNK) for i, k in old_keys.items() if k in again}  # chunks with a document to analyse again
+    old_keys = {int(i): k for i, k in previous.get("keys", {}).items()} if previous.get("p") and "vb" in previous else {}
+    incremental = bool(old_keys)
+
+    def old_analysis(k: str) -> bytes:
+        found = cache.read(k)
+        if found is None:
+            raise _StaleCache(f"{cache.out / cache.path(k)}: missing or damaged")
+        return found
+
+    again = {k for k in set(old_keys.values()) if _may_hold(old_analysis(k), words)} if words else set()
+    forced = {i // per_chunk for i, k in old_keys.items() if k in again}  # chunks with a document to analyse again
     next_id = max(ids.values(), default=-1) + 1
     slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
     for entry in entries:
@@ -261,53 +297,80 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         slots[doc_id // CHUNK][doc_id % CHUNK] = entry
     parts = {2 * ids[e.url] + slot for e in entries if split_section_id(e.id)[1] for slot in LANG_SLOT.values()}
     glossary = {2 * ids[e.url] + slot for e in entries if e.kind == GLOSSARY for slot in LANG_SLOT.values()}
-    files: dict[str, str] = {}
-    keys: dict[int, str] = {}  # document id → its text's hash
-    docs: dict[int, SearchDoc] = {}
+    old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
+    old_readings = previous.get("readings", {}) if incremental else {}
+    every_again = incremental and (old_latin is None or not {"counts", "dropped"} <= old_readings.keys())
+    old_chunks: dict[int, bytes] = previous.get("chunks", {}) if incremental else {}
+    old_by_chunk: dict[int, dict[int, str]] = defaultdict(dict)
+    for i, k in old_keys.items():
+        old_by_chunk[i // per_chunk][i] = k
     chunks: dict[int, bytes] = {}
-    same: set[int] = set()  # chunks of the same documents as last time
-    per_chunk = 2 * CHUNK
-    for chunk, chunk_entries in slots.items():
-        chunks[chunk] = digest = _inputs_digest(chunk_entries)
-        if digest == old_chunks.get(chunk) and chunk not in forced:
-            same.add(chunk)
-            continue
+    keys: dict[int, str] = {}  # document id → its text's hash
+    for chunk, chunk_entries in slots.items():  # a chunk of the same documents as last time keeps their files
+        chunks[chunk] = digest = _inputs_digest(chunk_entries)  # (one whose file is gone is made again)
+        if (digest == old_chunks.get(chunk) and chunk not in forced
+                and all(cache.keep(k) for k in old_by_chunk[chunk].values())):
+            keys.update(old_by_chunk[chunk])
+    same = {i // per_chunk for i in keys}
+    reuse = set(old_keys.values())  # the texts whose analysis the previous build kept
+
+    tables = _Tables(parts, glossary)  # of the new and changed documents (every one in a first build)
+    counts = None if every_again else DocumentCounts(
+        Counter(old_latin or {}), Counter(old_readings.get("counts", {})), Counter(old_readings.get("dropped", {})))
+    files: dict[str, str] = {}
+    made: dict[str, bytes] = {}  # the analyses written, when incremental (for a full pass)
+    changed: set[int] = set()
+    for chunk in sorted(chunks.keys() - same):  # in document order, each document analysed at most once
         rows: list[list[str] | None] = [None] * per_chunk
-        for j, slot in enumerate(chunk_entries):
+        for j, slot in enumerate(slots[chunk]):
             for doc in search_doc(slot) if slot else ():
                 row = 2 * j + LANG_SLOT[doc.lang]
-                docs[chunk * per_chunk + row] = doc
-                keys[chunk * per_chunk + row] = _text_key(doc)
+                i = chunk * per_chunk + row
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
+                k = keys[i] = _text_key(doc)
+                moved = k in again and text_holds(doc.title + "\n" + doc.body, words)  # read otherwise now
+                if k == old_keys.get(i) and not moved and cache.keep(k):
+                    continue
+                data = cache.read(k) if k in reuse and not moved else None
+                fields = marshal.loads(data) if data is not None else analyse(site.splitter, doc)
+                if data is None or not cache.keep(k):
+                    data = data if data is not None else marshal.dumps(fields, 2)
+                    cache.put(k, data)
+                if incremental:
+                    made[k] = data
+                if k != old_keys.get(i) or moved:
+                    tables.add(i, fields)
+                    if counts is not None:
+                        counts.add(fields)
+                    changed.add(i)
         files[f"search/d/{chunk}.js"] = _script(f"d/{chunk}", rows)
-    keys.update({i: k for i, k in old_keys.items() if i // per_chunk in same})
     ids = {url: i for url, i in ids.items() if 2 * i in keys or 2 * i + 1 in keys}
-    if not incremental:
-        old_keys = {}
-
-    def moved(i: int, k: str) -> bool:  # analysed by the old user dictionary, read otherwise by the new one
-        return k in again and text_holds(docs[i].title + "\n" + docs[i].body, words)
-
-    # the new and changed documents (every one when not incremental), each analysed at most once
-    fields_by_id = {i: marshal.loads(cache[k]) if k in cache and not moved(i, k) else analyse(site.splitter, docs[i])
-                    for i, k in keys.items() if k != old_keys.get(i) or moved(i, k)}
-    changed = set(fields_by_id) | (set(old_keys) - set(keys))
-    old_fields = {i: marshal.loads(cache[old_keys[i]]) for i in changed if i in old_keys}
-
-    postings, grams, vocab = _tables(fields_by_id, parts, glossary)
+    changed |= set(old_keys) - set(keys)
+    old_fields = {i: marshal.loads(old_analysis(old_keys[i])) for i in sorted(changed) if i in old_keys}
+    if counts is not None:
+        for fields in old_fields.values():
+            counts.add(fields, -1)
     old_postings, old_grams, _ = _tables(old_fields, parts, glossary)
-    p_count: int = previous["p"] if incremental else max(1, sum(len(v) for v in postings.values()) // (2 * POSTINGS_PER_SHARD))
-    g_count: int = previous["g"] if incremental else max(1, sum(len(v) for v in grams.values()) // (2 * POSTINGS_PER_SHARD))
-    for prefix, table, old_table, count in (("p", postings, old_postings, p_count), ("g", grams, old_grams, g_count)):
+    old_pairs = PairTable()
+    for i, fields in old_fields.items():
+        old_pairs.add(i, fields["q"])
+
+    p_count: int = previous["p"] if incremental else max(1, sum(map(len, tables.postings.values())) // (2 * POSTINGS_PER_SHARD))
+    g_count: int = previous["g"] if incremental else max(1, sum(map(len, tables.grams.values())) // (2 * POSTINGS_PER_SHARD))
+    for prefix, table, old_table, count in (("p", tables.postings, old_postings, p_count),
+                                            ("g", tables.grams, old_grams, g_count)):
         new_parts, old_parts = _by_shard(table, count), _by_shard(old_table, count)
         for shard in new_parts.keys() | old_parts.keys():
             part = new_parts.get(shard, {})
             if part == old_parts.get(shard, {}):  # the changed documents' entries are as they were
                 continue
             name = f"{prefix}/{shard}"
-            coded = _read_shard(read_old, name) if incremental else {}  # gap-coded; only a changed document's terms
-            for term in part.keys() | old_parts.get(shard, {}).keys():  # hold its entries
-                old, new = _undelta(coded.get(term, [])), part.get(term, [])
+            if not incremental:  # each term's documents were added in ascending order
+                files[f"search/{name}.js"] = _script(name, {term: _delta(part[term]) for term in sorted(part)})
+                continue
+            coded = _read_shard(read_old, name)  # gap-coded; only a changed document's terms hold its entries
+            for term in part.keys() | old_parts.get(shard, {}).keys():
+                old, new = _undelta(coded.get(term, [])), part.get(term, array("q"))
                 pairs = sorted([*((d, w) for d, w in zip(old[::2], old[1::2], strict=False) if d not in changed),
                                 *zip(new[::2], new[1::2], strict=False)])
                 if pairs:
@@ -315,10 +378,12 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                 else:
                     coded.pop(term, None)
             files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
-    q_count: int = previous["q"] if incremental else shard_count(fields_by_id, POSTINGS_PER_SHARD)
-    old_pairs = (lambda n: _read_shard(read_old, n)) if incremental else None
+    q_count: int = previous["q"] if incremental else shard_count(tables.pairs, POSTINGS_PER_SHARD)
+    read_pairs = (lambda n: _read_shard(read_old, n)) if incremental else None
     files.update({f"search/{name}.js": _script(name, table) for name, table
-                  in export_pairs(fields_by_id, old_fields, changed, q_count, fnv1a, old_pairs).items()})
+                  in export_pairs(tables.pairs, old_pairs, changed, q_count, fnv1a, read_pairs).items()})
+    vocab = tables.vocab
+    del tables, old_fields, old_postings, old_grams, old_pairs  # the names and lexicons need none of them
     names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
                                            if not (words and text_holds(name, words))})
     for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
@@ -336,18 +401,14 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
         name_digests[hex_code] = digest = _digest(items)
         if digest != old_name_digests.get(hex_code):
             files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
-    new_cache = {k: cache[k] for k in keys.values() if k in cache}
-    new_cache.update({keys[i]: marshal.dumps(f) for i, f in fields_by_id.items()})
-    old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
-    if old_latin is None:  # every document's terms (a first build, or a site from before the lexicon)
-        latin = _latin_lexicon(Counter(), (marshal.loads(new_cache[k]) for k in keys.values()), ())
-    else:  # the previous lexicon, less the changed documents' old terms, plus their new ones
-        latin = _latin_lexicon(Counter(old_latin), fields_by_id.values(), old_fields.values())
+    if counts is None:  # a site from before the lexicons' counts: every document's analysis, one at a time
+        counts = DocumentCounts()
+        for k in keys.values():
+            counts.add(marshal.loads(made[k] if k in made else old_analysis(k)))
+    latin = dict(sorted((+counts.latin).items()))  # the typo lexicon
     if old_latin is None or old_latin != latin:
         files["search/l.js"] = _script("l", latin)
-    changed_readings, readings = export_readings(  # kb.site.search_readings: the kana rewrites, the dropped kana
-        site.splitter, site.names, previous.get("readings", {}) if incremental else {},
-        lambda: (marshal.loads(new_cache[k]) for k in keys.values()), fields_by_id.values(), old_fields.values())
+    changed_readings, readings = export_readings(site.splitter, site.names, old_readings, counts)
     files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
     every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
@@ -356,9 +417,9 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
                                                "langs": sorted(LANG_SLOT, key=LANG_SLOT.__getitem__), "vb": v_count,
                                                "f": sorted(readings["dropped"]),
                                                **({"v": inline} if inline is not None else {})})
-    return files, {"ids": ids, "keys": keys, "cache": new_cache, "p": p_count, "g": g_count, "q": q_count, "vb": v_count,
-                   "files": every_file, "names": name_cache, "chunks": chunks, "name_digests": name_digests,
-                   "identity": identity, "readings": readings}
+    return files, {"ids": ids, "keys": keys, "p": p_count, "g": g_count, "q": q_count,
+                   "vb": v_count, "files": every_file, "names": name_cache, "chunks": chunks,
+                   "name_digests": name_digests, "identity": identity, "readings": readings}
 
 
 def _dictionary_move(site: SiteData, recorded: dict, identity: dict) -> frozenset[str] | None:
@@ -422,9 +483,9 @@ def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], c
     return count, None
 
 
-def _by_shard(table: dict[str, list], count: int) -> dict[int, dict[str, list]]:
+def _by_shard(table: dict[str, array[int]], count: int) -> dict[int, dict[str, array[int]]]:
     """A postings table split by shard (the terms' FNV-1a hash modulo ``count``)."""
-    parts: dict[int, dict[str, list]] = defaultdict(dict)
+    parts: dict[int, dict[str, array[int]]] = defaultdict(dict)
     for term, entries in table.items():
         parts[fnv1a(term) % count][term] = entries
     return parts
@@ -494,40 +555,52 @@ def entry_docs(ids: dict[str, int], entry: Entry) -> list[int]:
     return [2 * ids[entry.url] + LANG_SLOT[lang] for lang in ("ja", "en") if lang in entry.nodes]
 
 
-def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) -> tuple[dict, dict, dict]:
-    """Postings, bigram postings and vocabulary (surface → term, ``1`` when the same) of the given documents
-    (``parts``: those that are a long article's sections, :func:`kb.search.ranking.section_weight`; ``glossary``:
-    glossary entries, :func:`kb.search.ranking.entry_weight`)."""
-    postings: dict[str, list] = defaultdict(list)
-    grams: dict[str, list] = defaultdict(list)
-    vocab: dict[str, str | int] = {}
-    for doc_id in sorted(fields_by_id):
-        fields = fields_by_id[doc_id]
+class _Tables:
+    """Postings and bigram postings (term → ``[doc, weight, …]``, compact arrays), vocabulary (surface → term, ``1``
+    when the same) and adjacent pairs (:class:`kb.site.search_phrases.PairTable`) of the documents added, in ascending
+    id order (``parts``: those that are a long article's sections, :func:`kb.search.ranking.section_weight`;
+    ``glossary``: glossary entries, :func:`kb.search.ranking.entry_weight`)."""
+
+    def __init__(self, parts: set[int], glossary: set[int]):
+        self.parts, self.glossary = parts, glossary
+        self.postings: dict[str, array[int]] = {}
+        self.grams: dict[str, array[int]] = {}
+        self.vocab: dict[str, str | int] = {}
+        self.pairs = PairTable()
+
+    def add(self, doc_id: int, fields: dict) -> None:
+        section, entry = doc_id in self.parts, doc_id in self.glossary
         title, body = Counter(fields["t"]), Counter(fields["b"])
         terms = title.keys() | body.keys()
         for term in terms:
             weight = ranking.term_weight(body[term], len(fields["b"]), title[term], len(fields["t"]))
-            postings[term] += [doc_id, ranking.entry_weight(ranking.section_weight(weight, doc_id in parts),
-                                                            doc_id in glossary)]
+            _append(self.postings, term, doc_id, ranking.entry_weight(ranking.section_weight(weight, section), entry))
         for gram, tf in Counter(fields["g"]).items():
-            weight = ranking.section_weight(ranking.gram_weight(tf, len(fields["g"])), doc_id in parts)
-            grams[gram] += [doc_id, ranking.entry_weight(weight, doc_id in glossary)]
+            weight = ranking.section_weight(ranking.gram_weight(tf, len(fields["g"])), section)
+            _append(self.grams, gram, doc_id, ranking.entry_weight(weight, entry))
+        vocab = self.vocab
         for surface, term in fields["v"].items():
             vocab.setdefault(surface, 1 if surface == term else term)
         for term in terms:  # a Japanese term as typed in its own form (積む, where the texts have only 積み, 積まれた):
             if len(term) > 1 and not term.isascii():  # the analysis reads it so
                 vocab.setdefault(term, 1)
-    return postings, grams, vocab
+        self.pairs.add(doc_id, fields.get("q", {}))
 
 
-def _latin_lexicon(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> dict[str, int]:
-    """The static search's typo lexicon: each Latin term that may replace a typo
-    (:func:`kb.search.fuzzy.is_latin_candidate`) → the documents holding it in the title plus those in the body
-    (the frequency :mod:`kb.search.fuzzy` breaks ties by): ``counts`` with the terms of the ``added`` documents'
-    fields counted in and those of the ``removed`` ones counted out."""
-    from kb.search.fuzzy import is_latin_candidate
+def _append(table: dict[str, array[int]], key: str, doc_id: int, weight: int) -> None:
+    entries = table.get(key)
+    if entries is None:
+        entries = table[key] = array("q")
+    entries.append(doc_id)
+    entries.append(weight)
 
-    return dict(sorted(document_counts(counts, added, removed, wanted=is_latin_candidate).items()))
+
+def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) -> tuple[dict, dict, dict]:
+    """Postings, bigram postings and vocabulary of the given documents (:class:`_Tables`)."""
+    tables = _Tables(parts, glossary)
+    for doc_id in sorted(fields_by_id):
+        tables.add(doc_id, fields_by_id[doc_id])
+    return tables.postings, tables.grams, tables.vocab
 
 
 def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
@@ -538,7 +611,7 @@ def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
     return json.loads(text[len(prefix):].rstrip().removesuffix(");"))
 
 
-def _delta(pairs: list[int]) -> list[int]:
+def _delta(pairs: Sequence[int]) -> list[int]:
     """[doc, weight, doc, weight…] with each doc id written as the gap from the previous one (shorter numbers)."""
     out, last = [], 0
     for i in range(0, len(pairs), 2):

@@ -16,8 +16,9 @@ Contract: :func:`field_pairs` is what ``kb.site.search_export.analyse`` keeps of
 
 from __future__ import annotations
 
+from array import array
 from collections import defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from kb.search.analysis import Term
 
@@ -38,22 +39,47 @@ def field_pairs(fields: list[tuple[int, list[Term]]]) -> dict[str, list[int]]:
     return {pair: sorted(places) for pair, places in sorted(out.items())}
 
 
-def export_pairs(fields_by_id: dict[int, dict], old_fields: dict[int, dict], changed: set[int], count: int,
+class PairTable:
+    """The pairs of documents added in ascending id order, compactly: pair → ``[doc, n, place…]`` per document (an
+    array of ints; as Python lists and dicts the pairs of 5,000 articles were hundreds of MiB), and how many
+    document entries there are."""
+
+    def __init__(self) -> None:
+        self.places: dict[str, array[int]] = {}
+        self.entries = 0
+
+    def add(self, doc_id: int, pairs: dict[str, list[int]]) -> None:
+        """Add one document's pairs (:func:`field_pairs`); ``doc_id`` greater than every one added before."""
+        table = self.places
+        for pair, places in pairs.items():
+            coded = table.get(pair)
+            if coded is None:
+                coded = table[pair] = array("q")
+            coded.append(doc_id)
+            coded.append(len(places))
+            coded.extend(places)
+        self.entries += len(pairs)
+
+
+def export_pairs(new: PairTable, old: PairTable, changed: set[int], count: int,
                  shard_of: Callable[[str], int], read_old: Callable[[str], dict] | None) -> dict[str, dict[str, list[int]]]:
-    """The ``q/<i>`` shards (name → table) holding a pair of a changed document: the pairs of ``fields_by_id``
-    (new and changed documents) replacing those of ``old_fields`` (their previous analysis) in the previous
-    build's shard (``read_old(name)``; None: a first build, every shard made here)."""
-    new, old = _by_shard(fields_by_id, count, shard_of), _by_shard(old_fields, count, shard_of)
+    """The ``q/<i>`` shards (name → table) holding a pair of a changed document: the pairs of ``new`` (new and
+    changed documents) replacing those of ``old`` (their previous analysis) in the previous build's shard
+    (``read_old(name)``; None: a first build, every shard made here)."""
+    new_shards, old_shards = _by_shard(new, count, shard_of), _by_shard(old, count, shard_of)
     out = {}
-    for shard in new.keys() | old.keys():
-        part = new.get(shard, {})
-        if part == old.get(shard, {}):
-            continue
+    for shard in new_shards.keys() | old_shards.keys():
+        mine, theirs = new_shards.get(shard, []), old_shards.get(shard, [])
+        if sorted(mine) == sorted(theirs) and all(new.places[p] == old.places[p] for p in mine):
+            continue  # the changed documents' entries are as they were
         name = f"q/{shard}"
-        coded = read_old(name) if read_old else {}
-        for pair in part.keys() | old.get(shard, {}).keys():
+        if read_old is None:
+            out[name] = {pair: _gaps(new.places[pair]) for pair in sorted(mine)}
+            continue
+        coded = read_old(name)
+        for pair in {*mine, *theirs}:
             kept = {d: places for d, places in _decode(coded.get(pair, [])).items() if d not in changed}
-            kept.update(part.get(pair, {}))
+            kept.update(_decode_absolute(new.places.get(pair, ())))
             if kept:
                 coded[pair] = _encode(kept)
             else:
@@ -62,18 +88,36 @@ def export_pairs(fields_by_id: dict[int, dict], old_fields: dict[int, dict], cha
     return out
 
 
-def shard_count(fields_by_id: dict[int, dict], per_shard: int) -> int:
+def shard_count(table: PairTable, per_shard: int) -> int:
     """How many ``q/`` shards a first build makes: about ``per_shard`` document entries each."""
-    return max(1, sum(len(f.get("q", {})) for f in fields_by_id.values()) // per_shard)
+    return max(1, table.entries // per_shard)
 
 
-def _by_shard(fields_by_id: dict[int, dict], count: int, shard_of: Callable[[str], int]
-              ) -> dict[int, dict[str, dict[int, list[int]]]]:
-    parts: dict[int, dict[str, dict[int, list[int]]]] = defaultdict(lambda: defaultdict(dict))
-    for doc_id, fields in fields_by_id.items():
-        for pair, places in fields.get("q", {}).items():
-            parts[shard_of(pair) % count][pair][doc_id] = places
+def _by_shard(table: PairTable, count: int, shard_of: Callable[[str], int]) -> dict[int, list[str]]:
+    parts: dict[int, list[str]] = defaultdict(list)
+    for pair in table.places:
+        parts[shard_of(pair) % count].append(pair)
     return parts
+
+
+def _gaps(coded: Sequence[int]) -> list[int]:
+    """``[doc, n, place…]…`` (docs ascending) with each doc written as the gap from the previous one."""
+    out, i, last = list(coded), 0, 0
+    while i < len(out):
+        doc = out[i]
+        out[i] -= last
+        last = doc
+        i += 2 + out[i + 1]
+    return out
+
+
+def _decode_absolute(coded: Sequence[int]) -> dict[int, list[int]]:
+    out, i = {}, 0
+    while i < len(coded):
+        n = coded[i + 1]
+        out[coded[i]] = list(coded[i + 2:i + 2 + n])
+        i += 2 + n
+    return out
 
 
 def _encode(places_by_doc: dict[int, list[int]]) -> list[int]:

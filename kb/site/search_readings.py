@@ -15,18 +15,20 @@ word the index lacks, looked up as bigrams), and reads a kana word the vocabular
 where it ends such a stretch (``唱えられない``).
 
 Contract: :func:`dropped_kana` is what ``kb.site.search_export.analyse`` keeps of a text (``f``);
-:func:`export_readings` gives the shards that changed and the state to keep (the Japanese terms' document
-counts and their readings), updated from the documents that changed as ``kb.site.search_export`` updates the Latin
-lexicon."""
+:class:`DocumentCounts` counts the documents holding each term (``kb.site.search_export`` keeps them up to date:
+counted in a first build's one pass over the analyses, else updated from the documents that changed);
+:func:`export_readings` gives from them the shards that changed and the state to keep (the Japanese terms' document
+counts and their readings)."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from kb.search.analysis import JAPANESE_RUN, Term, fold, runs
+from kb.search.fuzzy import is_latin_candidate
 from kb.search.names import NameTable, reading_form, reading_of
 from kb.splitter import JapaneseSplitter
 
@@ -49,22 +51,27 @@ def dropped_kana(text: str, terms: list[Term]) -> set[str]:
     return out
 
 
-def document_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict], names: tuple[str, ...] = ("t", "b"),
-                    wanted: Callable[[str], bool] = lambda term: True) -> Counter[str]:
-    """``counts`` of the documents holding each ``wanted`` term of the analysed fields ``names`` (a title document and
-    a body document counted apart), with the ``added`` documents counted in and the ``removed`` ones counted out."""
-    for fields, sign in ((added, 1), (removed, -1)):
-        for f in fields:
-            for name in names:
-                for term in set(f.get(name, ())):
-                    if wanted(term):
-                        counts[term] += sign
-    return +counts
+@dataclass(frozen=True)
+class DocumentCounts:
+    """Per term, the documents holding it (a title document and a body document counted apart): each Latin term
+    that may replace a typo (:func:`kb.search.fuzzy.is_latin_candidate`: the typo lexicon), each Japanese term of
+    two or more characters (the reading table), and per dropped kana stretch (``f``: one count per document)."""
 
+    latin: Counter[str] = field(default_factory=Counter)
+    japanese: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
 
-def japanese_counts(counts: Counter[str], added: Iterable[dict], removed: Iterable[dict]) -> Counter[str]:
-    """:func:`document_counts` of the Japanese terms of two or more characters."""
-    return document_counts(counts, added, removed, wanted=lambda term: not term.isascii() and len(term) >= 2)
+    def add(self, fields: dict, sign: int = 1) -> None:
+        """Count one document's analysed fields in (``sign`` 1) or out (-1)."""
+        for name in ("t", "b"):
+            for term in set(fields.get(name, ())):
+                if term.isascii():
+                    if is_latin_candidate(term):
+                        self.latin[term] += sign
+                elif len(term) >= 2:
+                    self.japanese[term] += sign
+        for kana in set(fields.get("f", ())):
+            self.dropped[kana] += sign
 
 
 def reading_table(splitter: JapaneseSplitter, names: NameTable | None, counts: Counter[str],
@@ -85,23 +92,14 @@ def reading_table(splitter: JapaneseSplitter, names: NameTable | None, counts: C
 
 
 def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previous: dict[str, Any],
-                    every: Callable[[], Iterable[dict]], added: Iterable[dict], removed: Iterable[dict]
-                    ) -> tuple[dict[str, Any], dict[str, Any]]:
+                    counts: DocumentCounts) -> tuple[dict[str, Any], dict[str, Any]]:
     """(the shards to write, ``r/<hex>`` → their table; the state to keep, its ``dropped``: the dropped kana, each →
-    the documents holding it, for ``meta.js``'s ``f``) from
-    ``previous`` (a state this returned, or empty: then counted from ``every`` document's fields, read twice, one
-    document at a time: all of them at once were a third of a full build's memory) and the fields of the documents
-    ``added`` and ``removed`` since. A shard that lost its last reading is written empty (it stays
-    listed)."""
-    added, removed = list(added), list(removed)
-    if "counts" in previous and "dropped" in previous:
-        counts = japanese_counts(Counter(previous["counts"]), added, removed)
-        dropped = document_counts(Counter(previous["dropped"]), added, removed, ("f",))
-    else:
-        counts = japanese_counts(Counter(), every(), ())
-        dropped = document_counts(Counter(), every(), (), ("f",))
-    known = {t: r for t, r in previous.get("known", {}).items() if t in counts}
-    table = reading_table(splitter, names, counts, known)
+    the documents holding it, for ``meta.js``'s ``f``) from ``counts`` (of every document) and ``previous`` (a state
+    this returned, or empty), whose readings are reused and whose shards are compared with. A shard that lost its
+    last reading is written empty (it stays listed)."""
+    japanese, dropped = +counts.japanese, +counts.dropped
+    known = {t: r for t, r in previous.get("known", {}).items() if t in japanese}
+    table = reading_table(splitter, names, japanese, known)
     shards: dict[str, dict[str, str]] = defaultdict(dict)
     for reading, term in table.items():
         shards[f"{ord(reading[0]):x}"][reading] = term
@@ -111,4 +109,4 @@ def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previou
         old_shards[f"{ord(reading[0]):x}"][reading] = term
     changed: dict[str, Any] = {f"r/{code}": shard for code, shard in shards.items() if shard != old_shards.get(code)}
     changed.update({f"r/{code}": {} for code in old_shards if code not in shards})
-    return changed, {"counts": dict(counts), "known": known, "table": table, "dropped": dict(dropped)}
+    return changed, {"counts": dict(japanese), "known": known, "table": table, "dropped": dict(dropped)}

@@ -1,0 +1,66 @@
+"""The static search's analysis cache: one file per document text, ``.kb-build/search/<text key>.marshal`` (the text
+key: :func:`kb.site.search_export._text_key`, a hash of the title and body), holding the SHA-1 of its payload, then
+the payload: the text's analysis (:func:`kb.site.search_export.analyse`), marshalled in format 2 (no back-references,
+so equal analyses give equal bytes, and an incremental build's files equal a full build's). The export's state (in
+the manifest) keeps only each document's text key, so a build reads and writes the files of the documents it
+touches, and a full pass (a dictionary move's check, a count over every document) reads them one at a time.
+
+The files go through the build's :class:`kb.site.output.Output` like its pages: a build killed before its commit
+leaves the previous build's files and manifest as they were; one killed while applying its journal is completed by
+the next. A file missing, or whose payload does not match its hash, reads as None ("analyse that text again").
+
+Contract: :meth:`AnalysisCache.read` reads a previous build's file; :meth:`AnalysisCache.put` writes a text's
+analysis, :meth:`AnalysisCache.keep` keeps the previous build's; :attr:`AnalysisCache.files` lists every file of
+this build's cache (with the payload's hash when written, None when kept), for the build's file records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from pathlib import Path
+
+CACHE_DIR = ".kb-build/search/"
+_HASH_BYTES = 20  # SHA-1
+
+
+class AnalysisCache:
+    """The analysis files of the previous build (read from ``out``) and of this one (``write(rel, bytes)`` stages a
+    new file, ``keep(rel)`` keeps an old one and says whether it is there)."""
+
+    def __init__(self, out: Path, write: Callable[[str, bytes], None], keep: Callable[[str], bool]):
+        self.out = out
+        self._write = write
+        self._keep = keep
+        self.files: dict[str, str | None] = {}  # this build's files → the payload's hash (None: kept)
+
+    @staticmethod
+    def path(key: str) -> str:
+        return f"{CACHE_DIR}{key}.marshal"
+
+    def read(self, key: str) -> bytes | None:
+        """The marshalled analysis of the text ``key`` the previous build kept; None when missing or damaged."""
+        try:
+            data = (self.out / self.path(key)).read_bytes()
+        except OSError:
+            return None
+        payload = data[_HASH_BYTES:]
+        return payload if hashlib.sha1(payload).digest() == data[:_HASH_BYTES] else None
+
+    def put(self, key: str, analysis: bytes) -> None:
+        """Write the marshalled analysis of the text ``key`` (once per build)."""
+        rel = self.path(key)
+        if self.files.get(rel) is None:
+            digest = hashlib.sha1(analysis)
+            self._write(rel, digest.digest() + analysis)
+            self.files[rel] = digest.hexdigest()
+
+    def keep(self, key: str) -> bool:
+        """Keep the previous build's file of the text ``key``; False when it is not there."""
+        rel = self.path(key)
+        if rel in self.files:
+            return True
+        if not self._keep(rel):
+            return False
+        self.files[rel] = None
+        return True
