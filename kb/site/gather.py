@@ -174,7 +174,12 @@ def _gather_archives(store: Store, site: SiteData) -> list[Archive]:
 
 
 def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
-    """Turn every stored reference of a shown node into a :class:`Link`, and fill each entry's cited-by list."""
+    """Turn every stored reference of a shown node into a :class:`Link`, and fill each entry's cited-by list.
+
+    The references of one span of a node (rows of :meth:`kb.store.Store.ref_rows`, in order) make one link: the first
+    that names an entry of the site is its link (and cites that entry); none, the span is an outside or unresolved
+    link. One loop over the rows, with no call per reference where the target is a shown node: tens of thousands of
+    references per build."""
     by_title: dict[tuple[str, str], Entry] = {}
     for entry in [*site.terms.values(), *site.others.values()]:
         for node in entry.nodes.values():
@@ -184,61 +189,59 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
     cited: dict[int, dict[str, str]] = defaultdict(dict)
     mentions: dict[int, list[Mention]] = defaultdict(list)
+    unresolved = site.unresolved
     shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
     for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
-        # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another:
-        # each node's references are taken together, its spans (start, end) in order, each with its references
-        for (s_lang, node_id), rows in groupby(store.ref_rows(version, lang), key=itemgetter(0, 1)):
+        # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another
+        for (s_lang, node_id), rows in groupby(store.ref_rows(version, lang), key=_SOURCE):
             source_key = (version, s_lang, node_id)
             source = by_key.get(source_key)
             if source is None:
                 continue
-            spans: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
+            spans: dict[tuple[int, int], list[Any]] = {}  # (start, end) → [first row, its target or None]
             for row in rows:
-                spans.setdefault((row[4], row[5]), []).append(row)
-            for (start, end), refs in spans.items():
-                _link_span(site, by_title, by_key, source_key, source, start, end, refs, cited, mentions)
+                span = spans.get((row[4], row[5]))
+                if span is not None and span[1] is not None:
+                    continue  # the span's link is found: the later references of it are not looked at
+                target = by_key.get((row[6], row[7], row[8])) if row[8] is not None else None
+                if target is None:
+                    target = _target_entry(site, by_title, row, source_key)
+                if span is None:
+                    spans[(row[4], row[5])] = [row, target]
+                elif target is not None:
+                    span[1] = target
+            links = source.links.setdefault(s_lang, [])
+            for (start, end), (first, target) in spans.items():
+                ref_kind = first[2]
+                if target is None:
+                    if ref_kind not in REFS_OUTSIDE_SITE:
+                        unresolved.append(f"{source.label} [{s_lang}] refers to {ref_kind} {first[3]}")
+                    if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
+                        continue
+                    outside = (MTGWIKI + quote(first[3].replace(" ", "_"), safe="/:()")
+                               if ref_kind in ("wiki", "redlink") else None)
+                    links.append(Link(start, end, outside, ref_kind))
+                    continue
+                if target is not source:
+                    cited[id(target)].setdefault(source.url, source.label)
+                    if start >= 0 and target.kind == CARD:
+                        mentions[id(target)].append(_mention(source, s_lang, start, end))
+                if start >= 0:  # terms found in the text look like parsed ones
+                    links.append(Link(start, end, target.url, REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind))
+            if not links:
+                del source.links[s_lang]
     for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
-        entry.cited_by = list(cited.get(id(entry), {}).items())
-        entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions.get(id(entry), [])}.values())
-        for links in entry.links.values():
-            links.sort(key=_link_order)
+        entry_id = id(entry)
+        if entry_id in cited:
+            entry.cited_by = list(cited[entry_id].items())
+        if entry_id in mentions:
+            entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions[entry_id]}.values())
+        for links in entry.links.values():  # by start, a longer span first (two stable sorts, keyed in C)
+            links.sort(key=_END, reverse=True)
+            links.sort(key=_START)
 
 
-def _link_span(site: SiteData, by_title: dict, by_key: dict[tuple[str, str, str], Entry],
-               source_key: tuple[str, str, str], source: Entry, start: int, end: int, refs: list[tuple[Any, ...]],
-               cited: dict[int, dict[str, str]], mentions: dict[int, list[Mention]]) -> None:
-    """The references of one span of ``source`` (rows of :meth:`kb.store.Store.ref_rows`, in order): the first that
-    names an entry of the site is its link (and cites that entry); none, the span is an outside or unresolved link."""
-    source_lang = source_key[1]
-    target = None
-    for row in refs:
-        resolved = (row[6], row[7], row[8]) if row[8] is not None else None
-        target = by_key.get(resolved) if resolved is not None else None
-        if target is None:
-            target = _target_entry(site, by_title, row[2], row[3], resolved, source_key)
-        if target is not None:
-            break
-    ref_kind, ref_target = refs[0][2], refs[0][3]
-    if target is None:
-        if ref_kind not in REFS_OUTSIDE_SITE:
-            site.unresolved.append(f"{source.label} [{source_lang}] refers to {ref_kind} {ref_target}")
-        if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
-            return
-        outside = MTGWIKI + quote(ref_target.replace(" ", "_"), safe="/:()") if ref_kind in ("wiki", "redlink") else None
-        source.links.setdefault(source_lang, []).append(Link(start, end, outside, ref_kind))
-        return
-    if target is not source:
-        cited[id(target)].setdefault(source.url, source.label)
-        if target.kind == CARD and start >= 0:
-            mentions[id(target)].append(_mention(source, source_lang, start, end))
-    if start >= 0:
-        kind = REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind  # terms found in the text look like parsed ones
-        source.links.setdefault(source_lang, []).append(Link(start, end, target.url, kind))
-
-
-def _link_order(link: Link) -> tuple[int, int]:
-    return link.start, -link.end
+_SOURCE, _START, _END = itemgetter(0, 1), itemgetter(0), itemgetter(1)
 
 
 SENTENCE_ENDS = "。！？\n"
@@ -248,8 +251,10 @@ MENTION_CONTEXT = 90  # characters on each side of a mention at most
 def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
     """The sentence of ``source`` around the reference at ``start:end`` (cut at ``MENTION_CONTEXT`` characters)."""
     text = source.text(lang)
-    left = max((text.rfind(ch, 0, start) for ch in SENTENCE_ENDS), default=-1) + 1
-    right = min((i for i in (text.find(ch, end) for ch in SENTENCE_ENDS) if i >= 0), default=len(text))
+    # a sentence end further than MENTION_CONTEXT makes no difference: looked for only within it (texts are long)
+    left = max(text.rfind(ch, max(0, start - MENTION_CONTEXT - 1), start) for ch in SENTENCE_ENDS) + 1
+    right = min((i for i in (text.find(ch, end, end + MENTION_CONTEXT + 1) for ch in SENTENCE_ENDS) if i >= 0),
+                default=len(text))
     right += right < len(text) and text[right] != "\n"
     left = max(left, start - MENTION_CONTEXT)
     right = min(right, end + MENTION_CONTEXT)
@@ -260,18 +265,19 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
             "name": text[start:end], "after": after + ("…" if cut_after else "")}
 
 
-def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: tuple[str, str, str] | None,
-                  source_key: tuple[str, str, str]) -> Entry | None:
-    """The entry a reference (``kind``, ``target``, resolved to ``key`` = (version, lang, id) or None, which the site
-    does not show) of the node ``source_key`` points at. A rule cited by an older translation is the rule its number
-    meant then."""
+def _target_entry(site: SiteData, by_title: dict, row: tuple[Any, ...], source_key: tuple[str, str, str]
+                  ) -> Entry | None:
+    """The entry a reference (a row of :meth:`kb.store.Store.ref_rows`: its kind and target, resolved to a node the
+    site does not show, or to none) of the node ``source_key`` points at. A rule cited by an older translation is the
+    rule its number meant then."""
+    kind, key = row[2], row[8]
     if kind in (REF_RULE, REF_SECTION):
-        number = id_name(key[2]) if key else target
+        number = id_name(key) if key is not None else row[3]
         renumbered = site.view.renumbered if site.view else {}
         if (source_key[0], rule_id(number)) in renumbered:
             now = renumbered[(source_key[0], rule_id(number))]
             return site.rules.get(id_name(now)) if now else None
         return site.rules.get(number)
-    if key is not None and is_glossary_id(key[2]):  # resolved into a version the site does not show: by name
-        return by_title.get((GLOSSARY, id_name(key[2]).casefold()))
+    if key is not None and is_glossary_id(key):  # resolved into a version the site does not show: by name
+        return by_title.get((GLOSSARY, id_name(key).casefold()))
     return None
