@@ -10,18 +10,23 @@ it, not every page citing it.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 from collections import defaultdict
 from collections.abc import Iterable
+from dataclasses import astuple
 from functools import partial
 from itertools import groupby
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kb import rulenum
+from kb.codedigest import code_digest
 from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
+from kb.site.manifest import MANIFEST_FORMAT
 from kb.site.records import Archive, Entry, Link, Mention, SiteData, StoredHtml
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
@@ -31,13 +36,18 @@ from kb.versions.current import current_view
 from kb.versions.diff import VersionDiff, version_digest
 from kb.versions.history import consecutive_summaries
 
+if TYPE_CHECKING:
+    from kb.search.names import NameTable
+
 MTGWIKI = "https://mtgwiki.com/wiki/"
 
 
-def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteData:
-    """``splitter``: the command's (one is made when None)."""
+def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: dict[str, Any] | None = None
+                ) -> SiteData:
+    """``splitter``: the command's (one is made when None); ``names``: the previous build's
+    :attr:`~kb.site.records.SiteData.names_record` (its name table is taken as it is when made from the same inputs:
+    :func:`_names`)."""
     from kb.search import userdict  # on first use: a build with nothing to do loads no search code
-    from kb.search.names import name_table
 
     # the static search and the 五十音 readings analyse with the store's user dictionary
     site = SiteData(splitter=userdict.prepare(store, splitter or JapaneseSplitter()))
@@ -52,12 +62,33 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteD
     _gather_others(store, site, shown)
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
-    site.names = name_table(store, site.splitter)
+    site.names, site.names_record = _names(store, site.splitter, names or {})
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
         site.changes = gather_changes(steps, _languages(site))
     return site
+
+
+def _names(store: Store, splitter: JapaneseSplitter, previous: dict[str, Any]) -> tuple[NameTable, dict[str, Any]]:
+    """The store's name table (:func:`kb.search.names.name_table`) and its record for the next build: the table of
+    ``previous`` (a record of this) when it was made from the same inputs by the same splitter (its dictionary, the
+    installed Sudachi) and code — most builds change no name, and splitting each was a part of every build that grew
+    with the articles."""
+    from kb.search.index import installed_identity
+    from kb.search.names import NameTable, name_inputs, names_from
+
+    inputs = name_inputs(store)
+    key = hashlib.sha256(marshal.dumps((code_digest(), splitter.dictionary_id, sorted(installed_identity().items()),
+                                        astuple(inputs)), 2)).hexdigest()
+    if previous.get("key") == key:
+        try:
+            table = NameTable(*previous["table"])
+            return table, previous
+        except (TypeError, KeyError):  # not a record this code wrote: made again
+            pass
+    table = names_from(inputs, splitter)
+    return table, {"format": MANIFEST_FORMAT, "key": key, "table": (table.english, table.readings, table.rules)}
 
 
 def _choose_versions(store: Store, site: SiteData,
