@@ -78,15 +78,17 @@ class NameInputs:
     store gives them (glossary terms, articles, cards), the names the rules text gives (:func:`text_names`) and the
     readings sources give (:func:`source_readings`). Plain data: a builder names a table by them."""
 
-    rows: tuple[tuple[str | None, str | None], ...]  # (Japanese title, English name)
+    rows: tuple[tuple[str, str], ...]  # (Japanese title, English name or ''), each once
     learned: tuple[tuple[str, str, str], ...]
     given: tuple[tuple[str, str], ...]
 
 
 def name_inputs(store: Store) -> NameInputs:
-    rows = tuple((title, english_name) for _key, _kind, title, _aliases, english_name
-                 in store.name_rows(lang="ja", kinds=_NAME_KINDS))
-    return NameInputs(rows, tuple(text_names(store)), tuple(source_readings(store).items()))
+    """The inputs of ``store``'s name table, in an order of their own (sorted, not the store's: an article stored
+    again moves there, and its names would move in the table's lists)."""
+    rows = sorted({(title or "", english_name or "") for _key, _kind, title, _aliases, english_name
+                   in store.name_rows(lang="ja", kinds=_NAME_KINDS)})
+    return NameInputs(tuple(rows), tuple(text_names(store)), tuple(sorted(source_readings(store).items())))
 
 
 def name_table(store: Store, splitter: JapaneseSplitter) -> NameTable:
