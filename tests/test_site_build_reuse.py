@@ -194,3 +194,21 @@ def test_a_mention_is_cut_from_its_context_as_from_the_whole_text():
             assert (mention["before"], mention["after"]) == _sentence_of(text, start, end)
             assert mention["name"] == text[start:end]
 
+
+
+def test_the_documents_read_once_are_read_again_after_any_write(tmp_path):
+    paths = write_wiki(tmp_path / "wiki", {"一つ目": [], "二つ目": []})
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(paths["一つ目"])], index=False).failed
+        first = store.documents()
+        first.clear()  # the caller's copy
+
+        def articles() -> list[str | None]:
+            return [d.title for d in store.documents() if d.kind == "mtgwiki"]
+
+        assert articles() == ["一つ目"]
+        assert not ingest_sources(store, [str(paths["二つ目"])], index=False).failed  # a write through this store
+        assert articles() == ["一つ目", "二つ目"]
+        with Store.open(tmp_path / "kb") as other:  # a write through another connection
+            assert not remove_sources(other, [str(paths["一つ目"])]).failed
+        assert articles() == ["二つ目"]
