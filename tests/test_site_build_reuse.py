@@ -1,10 +1,12 @@
-"""What a build takes from the one before instead of making it again — the name table (kept in the build's records
-with what it was made from, :func:`kb.site.gather._names`) and the user dictionary's words (remembered beside the
-dictionaries, :func:`kb.search.userdict.prepare`) — is taken only when its inputs are unchanged: after a changed
-article, a new title other articles link to, a removed article, a changed CR rule and a build that failed half-way,
-the site equals a full build's byte for byte and the table equals one made from the store. Also the shortcuts of
-the page producers and the gather step over long texts (:func:`kb.site.pages.words_head`, the mention's sentence)
-give what the whole text gives."""
+"""What a build takes from the one before instead of making it again — the name table and the labels' readings
+(kept in the build's records with what they were made from, :func:`kb.site.gather._names`) and the user
+dictionary's words (remembered beside the dictionaries, :func:`kb.search.userdict.prepare`) — is taken only when
+its inputs are unchanged: after a changed article, a new title other articles link to, a removed article, a changed
+CR rule and a build that failed half-way, the site equals a full build's byte for byte and the table equals one
+made from the store. Also the shortcuts of the page producers and the gather step over long texts
+(:func:`kb.site.pages.words_head`, the mention's sentence) give what the whole text gives. And the store's
+documents, read once per generation, are read again after any write.
+"""
 
 from __future__ import annotations
 
@@ -68,14 +70,16 @@ def test_what_a_build_takes_from_the_last_is_what_it_would_make(tmp_path, monkey
         build_site(store, site)
         made = _counting(monkeypatch, names_module, "names_from")
         words = _counting(monkeypatch, userdict, "user_words")
+        read = _counting(monkeypatch, JapaneseSplitter, "reading")  # a label's reading, for the 五十音 order
 
         # a changed article, no name changed: the table and the dictionary's words are taken as they were
         paths["引用記事"].write_text(wiki_page("引用記事", ["孤立記事"], "竜巻ミョルニルの説明。"), encoding="utf-8")
         assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
         report = build_site(store, site)
         assert page_of("引用記事") in report.rendered_pages
-        assert made == [] and words == []
+        assert made == [] and words == [] and read == []
         _full_build_equals(store, site, tmp_path / "full1")
+        assert read  # the full build reads them
         made.clear()
 
         # a new title that an article already links to (a red link until now): the table is made again (the

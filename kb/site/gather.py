@@ -15,6 +15,7 @@ import marshal
 import re
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import suppress
 from dataclasses import astuple
 from functools import partial
 from itertools import groupby
@@ -63,7 +64,7 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: d
     _gather_others(store, site, shown)
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
-    site.names, site.names_record = _names(store, site.splitter, names or {})
+    site.names, site.names_record, site.readings = _names(store, site, names or {})
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
@@ -71,25 +72,38 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: d
     return site
 
 
-def _names(store: Store, splitter: JapaneseSplitter, previous: dict[str, Any]) -> tuple[NameTable, dict[str, Any]]:
-    """The store's name table (:func:`kb.search.names.name_table`) and its record for the next build: the table of
-    ``previous`` (a record of this) when it was made from the same inputs by the same splitter (its dictionary, the
-    installed Sudachi) and code — most builds change no name, and splitting each was a part of every build that grew
-    with the articles."""
+def _names(store: Store, site: SiteData, previous: dict[str, Any]) -> tuple[NameTable, dict[str, Any], dict[str, str]]:
+    """The store's name table (:func:`kb.search.names.name_table`), its record for the next build and the labels'
+    readings known (:attr:`~kb.site.records.SiteData.readings`): the table of ``previous`` (a record of this) when it
+    was made from the same inputs by the same splitter (its dictionary, the installed Sudachi) and code, the readings
+    when split by the same splitter and code — most builds change no name, and splitting each was a part of every
+    build that grew with the articles. The record is written by the builder after the pages
+    (:func:`names_record`), with the readings they asked for."""
     from kb.search.index import installed_identity
     from kb.search.names import NameTable, name_inputs, names_from
 
+    splitter = site.splitter
     inputs = name_inputs(store)
-    key = hashlib.sha256(marshal.dumps((code_digest(), splitter.dictionary_id, sorted(installed_identity().items()),
-                                        astuple(inputs)), 2)).hexdigest()
+    split = hashlib.sha256(marshal.dumps((code_digest(), splitter.dictionary_id, sorted(installed_identity().items())),
+                                         2)).hexdigest()
+    key = hashlib.sha256(marshal.dumps((split, astuple(inputs)), 2)).hexdigest()
+    readings: dict[str, str] = {}
+    if previous.get("split") == split and isinstance(previous.get("readings"), dict):
+        readings = previous["readings"]
+    table = None
     if previous.get("key") == key:
-        try:
+        with suppress(TypeError, KeyError):  # else not a record this code wrote: made again
             table = NameTable(*previous["table"])
-            return table, previous
-        except (TypeError, KeyError):  # not a record this code wrote: made again
-            pass
-    table = names_from(inputs, splitter)
-    return table, {"format": MANIFEST_FORMAT, "key": key, "table": (table.english, table.readings, table.rules)}
+    if table is None:
+        table = names_from(inputs, splitter)
+    return table, {"format": MANIFEST_FORMAT, "key": key, "split": split,
+                   "table": (table.english, table.readings, table.rules)}, readings
+
+
+def names_record(site: SiteData) -> dict[str, Any]:
+    """What the next build takes from this one's names (:func:`_names`): the table, what it was made from, and the
+    readings the pages asked for (no label that is gone)."""
+    return {**site.names_record, "readings": site.readings_asked}
 
 
 def _choose_versions(store: Store, site: SiteData,

@@ -265,7 +265,9 @@ def _walk(site: SiteData, entry: Entry, out: list[RuleContext], memo: dict[str, 
 def _kana_key(site: SiteData, label: str) -> str:
     """五十音 order: the reading (Sudachi's, for kanji: the site's splitter), katakana folded to hiragana, NFKC — so
     唱える sorts as となえる, and ア and あ together before か."""
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(site.splitter.reading(label)))
+    reading = site.readings_asked.get(label) or site.readings.get(label) or site.splitter.reading(label)
+    site.readings_asked[label] = reading  # kept for the next build (kb.site.gather.names_record)
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(reading))
 
 
 def _term_reading(entry: Entry) -> str:
