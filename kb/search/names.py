@@ -72,19 +72,40 @@ def name_forms(splitter: JapaneseSplitter, text: str) -> set[str]:
     return forms
 
 
+@dataclass(frozen=True)
+class NameInputs:
+    """What a name table is made from (besides the splitter): the Japanese names with their English names as the
+    store gives them (glossary terms, articles, cards), the names the rules text gives (:func:`text_names`) and the
+    readings sources give (:func:`source_readings`). Plain data: a builder names a table by them."""
+
+    rows: tuple[tuple[str, str], ...]  # (Japanese title, English name or ''), each once
+    learned: tuple[tuple[str, str, str], ...]
+    given: tuple[tuple[str, str], ...]
+
+
+def name_inputs(store: Store) -> NameInputs:
+    """The inputs of ``store``'s name table, in an order of their own (sorted, not the store's: an article stored
+    again moves there, and its names would move in the table's lists)."""
+    rows = sorted({(title or "", english_name or "") for _key, _kind, title, _aliases, english_name
+                   in store.name_rows(lang="ja", kinds=_NAME_KINDS)})
+    return NameInputs(tuple(rows), tuple(text_names(store)), tuple(sorted(source_readings(store).items())))
+
+
 def name_table(store: Store, splitter: JapaneseSplitter) -> NameTable:
+    return names_from(name_inputs(store), splitter)
+
+
+def names_from(inputs: NameInputs, splitter: JapaneseSplitter) -> NameTable:
+    """The name table of ``inputs`` as ``splitter`` splits them (:func:`name_forms`, :func:`reading_of`)."""
     english: dict[str, list[str]] = defaultdict(list)
     readings: dict[str, list[str]] = defaultdict(list)
     rules: dict[str, list[str]] = defaultdict(list)
-    given = source_readings(store)
-    rows = [(title, english_name) for _key, _kind, title, _aliases, english_name
-            in store.name_rows(lang="ja", kinds=_NAME_KINDS)]
-    learned = text_names(store)
-    for name, _english, number in learned:
+    given = dict(inputs.given)
+    for name, _english, number in inputs.learned:
         for form in name_forms(splitter, name):
             if number not in rules[form]:
                 rules[form].append(number)
-    for title, english_name in [*rows, *((name, english_name) for name, english_name, _ in learned)]:
+    for title, english_name in [*inputs.rows, *((name, english_name) for name, english_name, _ in inputs.learned)]:
         if not title or not english_name:
             continue
         if title.casefold() == english_name.casefold():

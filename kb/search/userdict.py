@@ -126,15 +126,27 @@ def lexicon(words: list[tuple[str, str]]) -> str:
 
 def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
     """``splitter`` with the user dictionary of ``store``'s names, built when missing (with none when no name needs
-    one: the system dictionary alone); its :attr:`~kb.splitter.JapaneseSplitter.dictionary_id` is the digest."""
+    one: the system dictionary alone); its :attr:`~kb.splitter.JapaneseSplitter.dictionary_id` is the digest. The
+    dictionary the same names made last is remembered (:data:`LAST`): the index update and the site build of one
+    ``kb update``, and every build whose names did not change, do not look the names up in Sudachi again."""
+    from kb.codedigest import code_digest
     from kb.search.names import source_readings
 
     given = {fold(name): reading for name, reading in source_readings(store).items()}
-    words = user_words(splitter, candidate_names(store), given)
+    names = candidate_names(store)
+    folder = store.kb_dir / FOLDER
+    key = hashlib.sha256(f"{code_digest()}\n{installed_version('sudachidict-core', 'sudachidict_core')}\n"
+                         f"{sorted(given.items())}\n{names}".encode()).hexdigest()
+    known = _last(folder, key)
+    if known == "":
+        return splitter.with_user_dictionary(None)
+    if known is not None and intact(path := folder / f"{known}.dic") and lexicon_words(store, known) is not None:
+        return splitter.with_user_dictionary(path)
+    words = user_words(splitter, names, given)
     if not words:
+        _remember(folder, key, "")
         return splitter.with_user_dictionary(None)
     csv = lexicon(words)
-    folder = store.kb_dir / FOLDER
     path = folder / f"{_digest(csv)}.dic"
     if not intact(path):
         _build(csv, folder, path)
@@ -142,7 +154,28 @@ def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
         part = path.with_name(f".{path.stem}{LEXICON_SUFFIX}.{os.getpid()}")
         part.write_text(csv, encoding="utf-8")
         os.replace(part, path.with_suffix(LEXICON_SUFFIX))
+    _remember(folder, key, path.stem)
     return splitter.with_user_dictionary(path)
+
+
+LAST = "last-names"  # in the dictionaries' folder: "<key of the names> <digest of their dictionary>" (see prepare)
+
+
+def _last(folder: Path, key: str) -> str | None:
+    """The digest of the dictionary the names ``key`` made ('' = none), when they are the names last prepared."""
+    try:
+        recorded, _, digest = (folder / LAST).read_text(encoding="ascii").partition(" ")
+    except (OSError, ValueError):
+        return None
+    digest = digest.strip()
+    return digest if recorded == key and (digest == "" or re.fullmatch("[0-9a-f]{16}", digest)) else None
+
+
+def _remember(folder: Path, key: str, digest: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    part = folder / f".{LAST}.{os.getpid()}"
+    part.write_text(f"{key} {digest}\n", encoding="ascii")
+    os.replace(part, folder / LAST)
 
 
 def changed_words(store: Store, old: str, new: str) -> frozenset[str] | None:

@@ -43,9 +43,9 @@ from urllib.parse import urlsplit
 from kb.errors import KbError
 from kb.model import Progress, no_progress
 from kb.site.fingerprint import group_hash, inputs_fingerprint, page_hash, render_key
-from kb.site.gather import gather_site
+from kb.site.gather import gather_site, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
-from kb.site.manifest import MANIFEST, MANIFEST_FORMAT, STAMP, FileRecord, file_record, load_record
+from kb.site.manifest import MANIFEST, MANIFEST_FORMAT, NAMES, STAMP, FileRecord, file_record, load_record
 from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import PAGE_PRODUCERS, Producer, redirect_inputs
@@ -113,7 +113,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     previous = load_record(out, MANIFEST)
     old_files: dict[str, FileRecord] = previous.get("files", {})
     progress("gather", 0, None)
-    site = gather_site(store, splitter)
+    site = gather_site(store, splitter, load_record(out, NAMES))
     site.base_url = base_url
     renderer = Renderer.for_templates(templates)
     output = Output(out)
@@ -135,6 +135,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)
+        output.write(NAMES, marshal.dumps(names_record(site), 2))  # format 2: the bytes of the values only
         output.write(STAMP, marshal.dumps({
             "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))

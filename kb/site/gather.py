@@ -10,18 +10,25 @@ it, not every page citing it.
 
 from __future__ import annotations
 
+import hashlib
+import marshal
+import re
 from collections import defaultdict
 from collections.abc import Iterable
+from contextlib import suppress
+from dataclasses import astuple
 from functools import partial
 from itertools import groupby
 from operator import itemgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kb import rulenum
+from kb.codedigest import code_digest
 from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
+from kb.site.manifest import MANIFEST_FORMAT
 from kb.site.records import Archive, Entry, Link, Mention, SiteData, StoredHtml
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
@@ -31,13 +38,18 @@ from kb.versions.current import current_view
 from kb.versions.diff import VersionDiff, version_digest
 from kb.versions.history import consecutive_summaries
 
+if TYPE_CHECKING:
+    from kb.search.names import NameTable
+
 MTGWIKI = "https://mtgwiki.com/wiki/"
 
 
-def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteData:
-    """``splitter``: the command's (one is made when None)."""
+def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: dict[str, Any] | None = None
+                ) -> SiteData:
+    """``splitter``: the command's (one is made when None); ``names``: the previous build's
+    :attr:`~kb.site.records.SiteData.names_record` (its name table is taken as it is when made from the same inputs:
+    :func:`_names`)."""
     from kb.search import userdict  # on first use: a build with nothing to do loads no search code
-    from kb.search.names import name_table
 
     # the static search and the 五十音 readings analyse with the store's user dictionary
     site = SiteData(splitter=userdict.prepare(store, splitter or JapaneseSplitter()))
@@ -52,12 +64,46 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None) -> SiteD
     _gather_others(store, site, shown)
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
-    site.names = name_table(store, site.splitter)
+    site.names, site.names_record, site.readings = _names(store, site, names or {})
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
         site.changes = gather_changes(steps, _languages(site))
     return site
+
+
+def _names(store: Store, site: SiteData, previous: dict[str, Any]) -> tuple[NameTable, dict[str, Any], dict[str, str]]:
+    """The store's name table (:func:`kb.search.names.name_table`), its record for the next build and the labels'
+    readings known (:attr:`~kb.site.records.SiteData.readings`): the table of ``previous`` (a record of this) when it
+    was made from the same inputs by the same splitter (its dictionary, the installed Sudachi) and code, the readings
+    when split by the same splitter and code — most builds change no name, and splitting each was a part of every
+    build that grew with the articles. The record is written by the builder after the pages
+    (:func:`names_record`), with the readings they asked for."""
+    from kb.search.index import installed_identity
+    from kb.search.names import NameTable, name_inputs, names_from
+
+    splitter = site.splitter
+    inputs = name_inputs(store)
+    split = hashlib.sha256(marshal.dumps((code_digest(), splitter.dictionary_id, sorted(installed_identity().items())),
+                                         2)).hexdigest()
+    key = hashlib.sha256(marshal.dumps((split, astuple(inputs)), 2)).hexdigest()
+    readings: dict[str, str] = {}
+    if previous.get("split") == split and isinstance(previous.get("readings"), dict):
+        readings = previous["readings"]
+    table = None
+    if previous.get("key") == key:
+        with suppress(TypeError, KeyError):  # else not a record this code wrote: made again
+            table = NameTable(*previous["table"])
+    if table is None:
+        table = names_from(inputs, splitter)
+    return table, {"format": MANIFEST_FORMAT, "key": key, "split": split,
+                   "table": (table.english, table.readings, table.rules)}, readings
+
+
+def names_record(site: SiteData) -> dict[str, Any]:
+    """What the next build takes from this one's names (:func:`_names`): the table, what it was made from, and the
+    readings the pages asked for (no label that is gone)."""
+    return {**site.names_record, "readings": site.readings_asked}
 
 
 def _choose_versions(store: Store, site: SiteData,
@@ -174,7 +220,12 @@ def _gather_archives(store: Store, site: SiteData) -> list[Archive]:
 
 
 def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
-    """Turn every stored reference of a shown node into a :class:`Link`, and fill each entry's cited-by list."""
+    """Turn every stored reference of a shown node into a :class:`Link`, and fill each entry's cited-by list.
+
+    The references of one span of a node (rows of :meth:`kb.store.Store.ref_rows`, in order) make one link: the first
+    that names an entry of the site is its link (and cites that entry); none, the span is an outside or unresolved
+    link. One loop over the rows, with no call per reference where the target is a shown node: tens of thousands of
+    references per build."""
     by_title: dict[tuple[str, str], Entry] = {}
     for entry in [*site.terms.values(), *site.others.values()]:
         for node in entry.nodes.values():
@@ -184,72 +235,75 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
     cited: dict[int, dict[str, str]] = defaultdict(dict)
     mentions: dict[int, list[Mention]] = defaultdict(list)
+    unresolved = site.unresolved
     shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
     for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
-        # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another:
-        # each node's references are taken together, its spans (start, end) in order, each with its references
-        for (s_lang, node_id), rows in groupby(store.ref_rows(version, lang), key=itemgetter(0, 1)):
+        # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another
+        for (s_lang, node_id), rows in groupby(store.ref_rows(version, lang), key=_SOURCE):
             source_key = (version, s_lang, node_id)
             source = by_key.get(source_key)
             if source is None:
                 continue
-            spans: dict[tuple[int, int], list[tuple[Any, ...]]] = {}
+            spans: dict[tuple[int, int], list[Any]] = {}  # (start, end) → [first row, its target or None]
             for row in rows:
-                spans.setdefault((row[4], row[5]), []).append(row)
-            for (start, end), refs in spans.items():
-                _link_span(site, by_title, by_key, source_key, source, start, end, refs, cited, mentions)
+                span = spans.get((row[4], row[5]))
+                if span is not None and span[1] is not None:
+                    continue  # the span's link is found: the later references of it are not looked at
+                target = by_key.get((row[6], row[7], row[8])) if row[8] is not None else None
+                if target is None:
+                    target = _target_entry(site, by_title, row, source_key)
+                if span is None:
+                    spans[(row[4], row[5])] = [row, target]
+                elif target is not None:
+                    span[1] = target
+            links = source.links.setdefault(s_lang, [])
+            for (start, end), (first, target) in spans.items():
+                ref_kind = first[2]
+                if target is None:
+                    if ref_kind not in REFS_OUTSIDE_SITE:
+                        unresolved.append(f"{source.label} [{s_lang}] refers to {ref_kind} {first[3]}")
+                    if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
+                        continue
+                    outside = (MTGWIKI + quote(first[3].replace(" ", "_"), safe="/:()")
+                               if ref_kind in ("wiki", "redlink") else None)
+                    links.append(Link(start, end, outside, ref_kind))
+                    continue
+                if target is not source:
+                    cited[id(target)].setdefault(source.url, source.label)
+                    if start >= 0 and target.kind == CARD:
+                        mentions[id(target)].append(_mention(source, s_lang, start, end))
+                if start >= 0:  # terms found in the text look like parsed ones
+                    links.append(Link(start, end, target.url, REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind))
+            if not links:
+                del source.links[s_lang]
     for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
-        entry.cited_by = list(cited.get(id(entry), {}).items())
-        entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions.get(id(entry), [])}.values())
-        for links in entry.links.values():
-            links.sort(key=_link_order)
+        entry_id = id(entry)
+        if entry_id in cited:
+            entry.cited_by = list(cited[entry_id].items())
+        if entry_id in mentions:
+            entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions[entry_id]}.values())
+        for links in entry.links.values():  # by start, a longer span first (two stable sorts, keyed in C)
+            links.sort(key=_END, reverse=True)
+            links.sort(key=_START)
 
 
-def _link_span(site: SiteData, by_title: dict, by_key: dict[tuple[str, str, str], Entry],
-               source_key: tuple[str, str, str], source: Entry, start: int, end: int, refs: list[tuple[Any, ...]],
-               cited: dict[int, dict[str, str]], mentions: dict[int, list[Mention]]) -> None:
-    """The references of one span of ``source`` (rows of :meth:`kb.store.Store.ref_rows`, in order): the first that
-    names an entry of the site is its link (and cites that entry); none, the span is an outside or unresolved link."""
-    source_lang = source_key[1]
-    target = None
-    for row in refs:
-        resolved = (row[6], row[7], row[8]) if row[8] is not None else None
-        target = by_key.get(resolved) if resolved is not None else None
-        if target is None:
-            target = _target_entry(site, by_title, row[2], row[3], resolved, source_key)
-        if target is not None:
-            break
-    ref_kind, ref_target = refs[0][2], refs[0][3]
-    if target is None:
-        if ref_kind not in REFS_OUTSIDE_SITE:
-            site.unresolved.append(f"{source.label} [{source_lang}] refers to {ref_kind} {ref_target}")
-        if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
-            return
-        outside = MTGWIKI + quote(ref_target.replace(" ", "_"), safe="/:()") if ref_kind in ("wiki", "redlink") else None
-        source.links.setdefault(source_lang, []).append(Link(start, end, outside, ref_kind))
-        return
-    if target is not source:
-        cited[id(target)].setdefault(source.url, source.label)
-        if target.kind == CARD and start >= 0:
-            mentions[id(target)].append(_mention(source, source_lang, start, end))
-    if start >= 0:
-        kind = REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind  # terms found in the text look like parsed ones
-        source.links.setdefault(source_lang, []).append(Link(start, end, target.url, kind))
-
-
-def _link_order(link: Link) -> tuple[int, int]:
-    return link.start, -link.end
+_SOURCE, _START, _END = itemgetter(0, 1), itemgetter(0), itemgetter(1)
 
 
 SENTENCE_ENDS = "。！？\n"
+_SENTENCE_END = re.compile(f"[{SENTENCE_ENDS}]")
 MENTION_CONTEXT = 90  # characters on each side of a mention at most
 
 
 def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
     """The sentence of ``source`` around the reference at ``start:end`` (cut at ``MENTION_CONTEXT`` characters)."""
     text = source.text(lang)
-    left = max((text.rfind(ch, 0, start) for ch in SENTENCE_ENDS), default=-1) + 1
-    right = min((i for i in (text.find(ch, end) for ch in SENTENCE_ENDS) if i >= 0), default=len(text))
+    # a sentence end further than MENTION_CONTEXT makes no difference: looked for only within it (texts are long;
+    # tens of thousands of mentions at 5,000 articles)
+    low = max(0, start - MENTION_CONTEXT - 1)
+    left = max([text.rfind(ch, low, start) for ch in SENTENCE_ENDS]) + 1
+    found = _SENTENCE_END.search(text, end, end + MENTION_CONTEXT + 1)
+    right = found.start() if found else len(text)
     right += right < len(text) and text[right] != "\n"
     left = max(left, start - MENTION_CONTEXT)
     right = min(right, end + MENTION_CONTEXT)
@@ -260,18 +314,19 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
             "name": text[start:end], "after": after + ("…" if cut_after else "")}
 
 
-def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: tuple[str, str, str] | None,
-                  source_key: tuple[str, str, str]) -> Entry | None:
-    """The entry a reference (``kind``, ``target``, resolved to ``key`` = (version, lang, id) or None, which the site
-    does not show) of the node ``source_key`` points at. A rule cited by an older translation is the rule its number
-    meant then."""
+def _target_entry(site: SiteData, by_title: dict, row: tuple[Any, ...], source_key: tuple[str, str, str]
+                  ) -> Entry | None:
+    """The entry a reference (a row of :meth:`kb.store.Store.ref_rows`: its kind and target, resolved to a node the
+    site does not show, or to none) of the node ``source_key`` points at. A rule cited by an older translation is the
+    rule its number meant then."""
+    kind, key = row[2], row[8]
     if kind in (REF_RULE, REF_SECTION):
-        number = id_name(key[2]) if key else target
+        number = id_name(key) if key is not None else row[3]
         renumbered = site.view.renumbered if site.view else {}
         if (source_key[0], rule_id(number)) in renumbered:
             now = renumbered[(source_key[0], rule_id(number))]
             return site.rules.get(id_name(now)) if now else None
         return site.rules.get(number)
-    if key is not None and is_glossary_id(key[2]):  # resolved into a version the site does not show: by name
-        return by_title.get((GLOSSARY, id_name(key[2]).casefold()))
+    if key is not None and is_glossary_id(key):  # resolved into a version the site does not show: by name
+        return by_title.get((GLOSSARY, id_name(key).casefold()))
     return None

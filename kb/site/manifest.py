@@ -1,7 +1,9 @@
 """The records a build leaves in ``<out>/.kb-build/`` for the next one: the manifest (each file's hash, links and ids;
-the search export's state; the page groups; the sitemap's key) and the stamp (the inputs fingerprint, the file list
-and the report: all a build with nothing to do reads). Both are marshal data (loaded and dumped many times faster
-than JSON) tagged with :data:`MANIFEST_FORMAT`; a record of another format reads as empty (a full build).
+the search export's state; the page groups; the sitemap's key), the stamp (the inputs fingerprint, the file list
+and the report: all a build with nothing to do reads) and the name table with what it was made from (the next build
+takes it as it is when that is unchanged: :func:`kb.site.gather.gather_site`). All are marshal data (loaded and
+dumped many times faster than JSON) tagged with :data:`MANIFEST_FORMAT`; a record of another format reads as empty
+(a full build).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ from typing import Any
 
 MANIFEST = ".kb-build/manifest.marshal"
 STAMP = ".kb-build/stamp.marshal"
+NAMES = ".kb-build/names.marshal"  # the name table and what it was made from (kb.site.gather._names)
 MANIFEST_FORMAT = 7  # 6: a page's deferred part (kb.site.page.Deferred) recorded by its source and lookups;
 # 7: the static search's analyses kept marshalled
 
@@ -32,7 +35,7 @@ def file_record(digest: str, links: list[str] | None = None, ids: list[str] | No
 
 
 def load_record(out: Path, name: str) -> dict[str, Any]:
-    """The record ``name`` (:data:`MANIFEST` or :data:`STAMP`) of the site in ``out``; empty when it is missing,
+    """The record ``name`` (:data:`MANIFEST`, :data:`STAMP` or :data:`NAMES`) of the site in ``out``; empty when it is missing,
     damaged or of another format."""
     try:
         data = marshal.loads((out / name).read_bytes())

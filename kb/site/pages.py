@@ -10,6 +10,8 @@ add a kind of page, write ``def my_pages(site) -> Iterable[Page]`` and append it
 
 from __future__ import annotations
 
+import hashlib
+import marshal
 import unicodedata
 from collections.abc import Callable, Iterable
 from functools import partial
@@ -56,6 +58,18 @@ def segments(text: str, links: list[Link]) -> list[Segment]:
     if pos < len(text):
         out.append(text[pos:])
     return out
+
+
+def words_head(text: str, limit: int) -> str:
+    """``" ".join(text.split())[:limit]``, splitting only as much of a long text as it takes (an article is 15,000
+    characters; a page shows its first 120): the words of a prefix are a prefix of the words of the text."""
+    size = 2 * limit + 16
+    while size < len(text):
+        head = " ".join(text[:size].split())
+        if len(head) >= limit:
+            return head[:limit]
+        size *= 4
+    return " ".join(text.split())[:limit]
 
 
 def _langs(site: SiteData, entry: Entry) -> list[LangText]:
@@ -173,7 +187,7 @@ LONG_SECTION = 12  # rules on a section page from which it has its own contents 
 def _toc_item(entry: Entry) -> TocItem:
     """A top-level rule in its section's contents: its number and title, or its number and the first words."""
     title = entry.main_node().title
-    text = " ".join(entry.main_node().text.split())
+    text = words_head(entry.main_node().text, TOC_HINT + 1)
     hint = "" if title else text if len(text) <= TOC_HINT else text[:TOC_HINT - 1] + "…"
     return {"url": entry.url, "label": entry.label, "hint": hint, "level": 1}
 
@@ -251,7 +265,9 @@ def _walk(site: SiteData, entry: Entry, out: list[RuleContext], memo: dict[str, 
 def _kana_key(site: SiteData, label: str) -> str:
     """五十音 order: the reading (Sudachi's, for kanji: the site's splitter), katakana folded to hiragana, NFKC — so
     唱える sorts as となえる, and ア and あ together before か."""
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(site.splitter.reading(label)))
+    reading = site.readings_asked.get(label) or site.readings.get(label) or site.splitter.reading(label)
+    site.readings_asked[label] = reading  # kept for the next build (kb.site.gather.names_record)
+    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(reading))
 
 
 def _term_reading(entry: Entry) -> str:
@@ -397,7 +413,9 @@ def other_pages(site: SiteData) -> Iterable[Page]:
         node = next(iter(entry.nodes.values()))
         kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         term = term_of_article.get(entry.id)
-        text = segments(node.text, entry.links.get(node.lang, []))
+        links = entry.links.get(node.lang, [])
+        deferred = entry.kind != "note" and site.html is not None  # the text is shown with the HTML, made with it
+        text = segments(node.text, links) if not deferred else []
         shown: NodeContext = {
             "id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label, "english": node.english,
             "html": None, "text": text if entry.kind != "note" else [],
@@ -408,9 +426,9 @@ def other_pages(site: SiteData) -> Iterable[Page]:
             "index": CARDS_INDEX if entry.kind == "card" else None,
             "mentions": entry.mentions, "cited_by": entry.cited_by}
         yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
-                   f"{entry.label}：{' '.join(node.text.split())[:120]}", {"site": site_ctx, "node": shown, "toc": []},
-                   deferred=_article_html(site, node, entry.url, shown, site_pages, rule_urls)
-                   if entry.kind != "note" else None)
+                   f"{entry.label}：{words_head(node.text, 120)}", {"site": site_ctx, "node": shown, "toc": []},
+                   deferred=_article_html(site, node, links, entry.url, shown, site_pages, rule_urls)
+                   if deferred else None)
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
@@ -422,12 +440,13 @@ def other_pages(site: SiteData) -> Iterable[Page]:
 LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
 
 
-def _article_html(site: SiteData, node: Node, url: str, shown: NodeContext, site_pages: dict[str, tuple[str, str]],
-                  rule_urls: dict[str, str]) -> Deferred | None:
-    """The article's HTML (:func:`kb.site.render.article_html`), made only when its page is rendered: named by the
-    node's content hash and the answers of the site's name and rule tables to the keys the making looked up."""
-    if site.html is None:
-        return None
+def _article_html(site: SiteData, node: Node, links: list[Link], url: str, shown: NodeContext,
+                  site_pages: dict[str, tuple[str, str]], rule_urls: dict[str, str]) -> Deferred:
+    """The article's HTML (:func:`kb.site.render.article_html`) and its text cut at its ``links`` (long: hashing it
+    was most of a build with nothing to render), made only when its page is rendered: named by the node's content
+    hash (which covers its text), its links and the answers of the site's name and rule tables to the keys the
+    making looked up."""
+    assert site.html is not None  # the caller's condition
     html_of, key = site.html.read, NodeKey(node.version, node.lang, node.id)
     tables: dict[str, dict[str, Any]] = {"page": site_pages, "rule": rule_urls}
 
@@ -437,12 +456,15 @@ def _article_html(site: SiteData, node: Node, url: str, shown: NodeContext, site
         made = article_html(html, url, _Noting(site_pages, "page", looked), _Noting(rule_urls, "rule", looked)) \
             if html else None
         outline = article_outline(made, url) if made else []
-        return {"node": {**shown, "html": made}, "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked)
+        return ({"node": {**shown, "text": segments(node.text, links), "html": made},
+                 "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked))
 
     def lookup(keys: list[Any]) -> list[Any]:
         return [tables[table].get(name) for table, name in keys]
 
-    return Deferred(site.html.digests.get((node.lang, node.id), ""), make, lookup)
+    linked = hashlib.sha256(marshal.dumps(list(map(tuple, links)), 2)).hexdigest()[:24]
+    source = f"{site.html.digests.get((node.lang, node.id), '')}|{linked}"
+    return Deferred(source, make, lookup)
 
 
 class _Noting(dict[str, Any]):
@@ -470,7 +492,7 @@ PREVIEW_CHARS = 160
 
 
 def _preview_text(text: str) -> str:
-    text = " ".join(text.split())
+    text = words_head(text, PREVIEW_CHARS + 1)
     return text if len(text) <= PREVIEW_CHARS else text[: PREVIEW_CHARS - 1] + "…"
 
 

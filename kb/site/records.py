@@ -123,6 +123,11 @@ class SiteData:
     names: NameTable | None = None  # Japanese names' English names and readings (kb.search.names), for the search
     splitter: JapaneseSplitter = field(default_factory=JapaneseSplitter)  # with the store's user dictionary
     html: StoredHtml | None = None  # where the unversioned nodes' HTML is read from (their nodes are gathered without)
+    names_record: dict[str, Any] = field(default_factory=dict)  # ``names`` and what it was made from, kept by the
+    # builder for the next build (kb.site.gather._names)
+    readings: dict[str, str] = field(default_factory=dict)  # label → splitter.reading(label), for the 五十音 order:
+    # the previous build's when split alike (kb.site.gather._names)
+    readings_asked: dict[str, str] = field(default_factory=dict)  # those the pages asked for, kept for the next build
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""

@@ -26,6 +26,7 @@ class Reads(Connected):
 
     _node_counts: tuple[tuple[int, int], dict[tuple[str, str], dict[str, int]]] | None  # see node_counts
     _light_nodes: tuple[tuple[int, int], dict[tuple[str, str], list[Node]]] | None  # see light_nodes
+    _documents: tuple[tuple[int, int], list[DocumentInfo]] | None = None  # see documents
 
     # -- documents and versions ----------------------------------------------------------------------------------
     def has_document(self, source: str, content_hash: str) -> bool:
@@ -34,8 +35,13 @@ class Reads(Connected):
                                 (source, content_hash)).fetchone() is not None
 
     def documents(self) -> list[DocumentInfo]:
-        """Every document, in the order they were first stored."""
-        return [DocumentInfo(*r) for r in self._db.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents d ORDER BY id")]
+        """Every document, in the order they were first stored (read again only after a write: :meth:`generation`;
+        one ``kb update`` asks a dozen times, and there is a document per wiki article)."""
+        generation = self.generation()
+        if self._documents is None or self._documents[0] != generation:
+            self._documents = (generation, [DocumentInfo(*r) for r in self._db.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents d ORDER BY id")])
+        return list(self._documents[1])
 
     def document_of(self, key: NodeKey) -> DocumentInfo | None:
         """The document whose contribution the merged node ``key`` shows (the most authoritative source)."""
@@ -144,7 +150,7 @@ class Reads(Connected):
         clause, args = where("nodes", scopes=scopes, lang=lang, kinds=kinds)
         for version, lang_, id_, kind, title, aliases, english in self._db.execute(
                 f"SELECT version, lang, id, kind, title, aliases, english FROM nodes{clause}", args):
-            yield NodeKey(version, lang_, id_), kind, title, tuple(json.loads(aliases)), english
+            yield NodeKey(version, lang_, id_), kind, title, () if aliases == "[]" else tuple(json.loads(aliases)), english
 
     def glossary_rows(self, scopes: Scopes = None, *, lang: str | None = None
                       ) -> Iterator[tuple[NodeKey, str | None, tuple[str, ...], str | None, str, dict[str, Any]]]:
