@@ -58,6 +58,9 @@ from kb.store import Store
 from kb.store.lock import writer_lock
 
 
+NOT_PAGES = ("search/", "static/", RECORDS)  # the site's files that are no page
+
+
 @dataclass
 class BuildReport:
     out: Path
@@ -144,8 +147,10 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
             "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
             "groups": pages.groups}))
         deleted = [rel for rel in old_files if rel not in files]
-        changed = pages.changed + sum(1 for rel in deleted if not rel.startswith(("search/", "static/")))
-        output.commit(deleted, in_place=bool(old_files) and in_place_suits(changed, len(old_files)))
+        # pages alone are counted (not the static search's files, nor the analysis files under the records)
+        changed = pages.changed + sum(1 for rel in deleted if not rel.startswith(NOT_PAGES))
+        old_pages = sum(1 for rel in old_files if not rel.startswith(NOT_PAGES))
+        output.commit(deleted, in_place=bool(old_files) and in_place_suits(changed, old_pages))
     except BaseException:
         output.abort()
         raise
