@@ -57,7 +57,6 @@ from kb.splitter import JapaneseSplitter
 from kb.store import Store
 from kb.store.lock import writer_lock
 
-
 NOT_PAGES = ("search/", "static/", RECORDS)  # the site's files that are no page
 
 
