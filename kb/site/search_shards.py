@@ -99,13 +99,14 @@ def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, li
     ``(doc, items after the doc)``, no doc kept from the old list)."""
     parts = items.split(",") if items else []
     if sizes:  # where each record starts: one step per record, not per item
+        ints = list(map(int, parts))
         found: list[int] = []
-        i, end = 0, len(parts)
+        i, end = 0, len(ints)
         while i < end:
             found.append(i)
-            i += 2 + int(parts[i + 1])
+            i += 2 + ints[i + 1]
         starts: Sequence[int] = found
-        gaps = [int(parts[i]) for i in found]
+        gaps = [ints[i] for i in found]
     else:
         starts = range(0, len(parts), 2)
         gaps = list(map(int, parts[0::2]))
