@@ -98,19 +98,23 @@ def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, li
     ``sizes``) without the records of the documents in ``drop`` (ascending) and with those of ``new`` (ascending
     ``(doc, items after the doc)``, no doc kept from the old list)."""
     parts = items.split(",") if items else []
-    if sizes:  # where each record starts: one step per record, not per item
+    if sizes:  # where each record starts, up to the first beyond every changed document: the rest is copied
         ints = list(map(int, parts))
+        top = max(drop[-1] if drop else -1, new[-1][0] if new else -1)
         found: list[int] = []
-        i, end = 0, len(ints)
+        docs: list[int] = []
+        i, doc, end = 0, 0, len(ints)
         while i < end:
+            doc += ints[i]
             found.append(i)
+            docs.append(doc)
+            if doc > top:
+                break
             i += 2 + ints[i + 1]
         starts: Sequence[int] = found
-        gaps = [ints[i] for i in found]
     else:
         starts = range(0, len(parts), 2)
-        gaps = list(map(int, parts[0::2]))
-    docs = list(accumulate(gaps))
+        docs = list(accumulate(map(int, parts[0::2])))
     n = len(docs)
     if len(drop) * 8 < n:
         gone = [p for d in drop if (p := bisect_left(docs, d)) < n and docs[p] == d]
