@@ -54,7 +54,8 @@ changed document is missing or damaged) — but for another user dictionary alon
 or removed) whose words and the old one's are known: then only the documents whose texts hold a word it changed are
 analysed again (found through the bigrams of their cached analyses, read one file at a time, :func:`_may_hold`), and
 the vocabulary surfaces and name forms holding one are dropped, as a full build would not have them. Public
-entry: :func:`export_search`.
+entry: :func:`export_search`. An incremental build patches the ``p/``, ``g/`` and ``q/`` shards as text
+(:mod:`kb.site.search_shards`).
 """
 
 from __future__ import annotations
