@@ -16,6 +16,7 @@ import json
 from bisect import bisect_left
 from collections.abc import Callable, Sequence
 from itertools import accumulate
+from operator import lt
 
 
 def script(name: str, data: object) -> str:
@@ -50,7 +51,7 @@ class ShardText:
         parts = (body + ",").split('"')  # '', key, ':[items],', key, ':[items],', …: a key holds no quote unescaped
         coded = parts[1::2]
         keys = json.loads('["' + '","'.join(coded) + '"]') if '\\"' not in body else None
-        if keys is not None and keys == sorted(keys):
+        if keys is not None and all(map(lt, keys, keys[1:])):  # in order (as every build writes them)
             self.keys, self.coded, self.values = keys, coded, [v[2:-2] for v in parts[2::2]]
             return
         items = sorted(json.loads(payload).items())  # a key with a quote, or not in order: decoded whole
@@ -99,7 +100,7 @@ def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, li
     ``(doc, items after the doc)``, no doc kept from the old list)."""
     parts = items.split(",") if items else []
     if sizes:  # where each record starts, up to the first beyond every changed document: the rest is copied
-        ints = list(map(int, parts))
+        ints = json.loads(f"[{items}]")
         top = max(drop[-1] if drop else -1, new[-1][0] if new else -1)
         found: list[int] = []
         docs: list[int] = []
