@@ -17,7 +17,7 @@ from kb.pipeline import ingest_sources
 from kb.search import Searcher, analysis
 from kb.search.names import NameTable
 from kb.site.search_export import browser_constants, fnv1a
-from kb.site.search_phrases import BODY, TITLE, PairTable, _decode, export_pairs, field_pairs
+from kb.site.search_phrases import BODY, TITLE, PairTable, export_pairs, field_pairs
 from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings, reading_table
 from kb.splitter import JapaneseSplitter
 from kb.store import Store
@@ -111,18 +111,33 @@ def pair_table(fields_by_id: dict[int, dict]) -> PairTable:
     return table
 
 
+def _decode(coded: list[int]) -> dict[int, list[int]]:
+    """A pair's gap-coded list → its places by document."""
+    out, i, doc = {}, 0, 0
+    while i < len(coded):
+        doc += coded[i]
+        out[doc] = coded[i + 2:i + 2 + coded[i + 1]]
+        i += 2 + coded[i + 1]
+    return out
+
+
+def _table(text: str) -> dict:
+    return json.loads(text[text.index(",") + 1:].rstrip().removesuffix(");"))
+
+
 def test_pair_shards_are_patched_for_the_changed_documents():
     def shard_of(pair):
         return fnv1a(pair)
-    built = export_pairs(pair_table({0: {"q": {"a\tb": [1]}}, 1: {"q": {"a\tb": [3, 5]}}}), PairTable(), {0, 1}, 1,
+    built = export_pairs(pair_table({0: {"q": {"a\tb": [1]}}, 1: {"q": {"a\tb": [3, 5]}}}), PairTable(), [0, 1], 1,
                          shard_of, None)
-    assert built["q/0"]["a\tb"] == [0, 1, 1, 1, 2, 3, 5]  # gap-coded: doc 0, 1 place; doc 0 + 1, 2 places
-    assert {d: p for d, p in _decode(built["q/0"]["a\tb"]).items()} == {0: [1], 1: [3, 5]}
-    patched = export_pairs(pair_table({1: {"q": {"b\tc": [7]}}}), pair_table({1: {"q": {"a\tb": [3, 5]}}}), {1}, 1,
-                           shard_of, lambda name: dict(built[name]))
-    assert _decode(patched["q/0"]["a\tb"]) == {0: [1]} and _decode(patched["q/0"]["b\tc"]) == {1: [7]}
-    same = export_pairs(pair_table({1: {"q": {"a\tb": [3, 5]}}}), pair_table({1: {"q": {"a\tb": [3, 5]}}}), {1}, 1,
-                        shard_of, lambda name: dict(built[name]))
+    assert _table(built["q/0"])["a\tb"] == [0, 1, 1, 1, 2, 3, 5]  # gap-coded: doc 0, 1 place; doc 0 + 1, 2 places
+    assert _decode(_table(built["q/0"])["a\tb"]) == {0: [1], 1: [3, 5]}
+    patched = export_pairs(pair_table({1: {"q": {"b\tc": [7]}}}), pair_table({1: {"q": {"a\tb": [3, 5]}}}), [1], 1,
+                           shard_of, lambda path: built[path[len("search/"):-len(".js")]])
+    table = _table(patched["q/0"])
+    assert _decode(table["a\tb"]) == {0: [1]} and _decode(table["b\tc"]) == {1: [7]}
+    same = export_pairs(pair_table({1: {"q": {"a\tb": [3, 5]}}}), pair_table({1: {"q": {"a\tb": [3, 5]}}}), [1], 1,
+                        shard_of, lambda path: built[path[len("search/"):-len(".js")]])
     assert same == {}  # the changed document's pairs are as they were: no shard to write
 
 

@@ -54,7 +54,8 @@ changed document is missing or damaged) — but for another user dictionary alon
 or removed) whose words and the old one's are known: then only the documents whose texts hold a word it changed are
 analysed again (found through the bigrams of their cached analyses, read one file at a time, :func:`_may_hold`), and
 the vocabulary surfaces and name forms holding one are dropped, as a full build would not have them. Public
-entry: :func:`export_search`.
+entry: :func:`export_search`. An incremental build patches the ``p/``, ``g/`` and ``q/`` shards as text
+(:mod:`kb.site.search_shards`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,7 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from operator import sub
 from typing import Any
 
 from ingest.wikititle import element_id
@@ -82,6 +84,9 @@ from kb.site.search_cache import AnalysisCache
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, PairTable, export_pairs, field_pairs, shard_count
 from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings
+from kb.site.search_shards import ShardText, records, splice
+from kb.site.search_shards import read_shard as _read_shard
+from kb.site.search_shards import script as _script
 from kb.splitter import JapaneseSplitter
 
 CHUNK = 16  # entries per document chunk (two documents each: Japanese, English)
@@ -355,6 +360,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     for i, fields in old_fields.items():
         old_pairs.add(i, fields["q"])
 
+    drop = sorted(changed)  # the documents whose old entries go from each list they are in
     p_count: int = previous["p"] if incremental else max(1, sum(map(len, tables.postings.values())) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(map(len, tables.grams.values())) // (2 * POSTINGS_PER_SHARD))
     for prefix, table, old_table, count in (("p", tables.postings, old_postings, p_count),
@@ -368,20 +374,14 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
             if not incremental:  # each term's documents were added in ascending order
                 files[f"search/{name}.js"] = _script(name, {term: _delta(part[term]) for term in sorted(part)})
                 continue
-            coded = _read_shard(read_old, name)  # gap-coded; only a changed document's terms hold its entries
+            coded = ShardText(name, read_old(f"search/{name}.js"))  # only a changed document's terms hold its entries
             for term in part.keys() | old_parts.get(shard, {}).keys():
-                old, new = _undelta(coded.get(term, [])), part.get(term, array("q"))
-                pairs = sorted([*((d, w) for d, w in zip(old[::2], old[1::2], strict=False) if d not in changed),
-                                *zip(new[::2], new[1::2], strict=False)])
-                if pairs:
-                    coded[term] = _delta([x for pair in pairs for x in pair])
-                else:
-                    coded.pop(term, None)
-            files[f"search/{name}.js"] = _script(name, dict(sorted(coded.items())))
+                new = records(part.get(term, ()), sizes=False)
+                coded.put(term, splice(coded.get(term), False, drop, new))  # kb.site.search_shards
+            files[f"search/{name}.js"] = coded.render()
     q_count: int = previous["q"] if incremental else shard_count(tables.pairs, POSTINGS_PER_SHARD)
-    read_pairs = (lambda n: _read_shard(read_old, n)) if incremental else None
-    files.update({f"search/{name}.js": _script(name, table) for name, table
-                  in export_pairs(tables.pairs, old_pairs, changed, q_count, fnv1a, read_pairs).items()})
+    files.update({f"search/{name}.js": text for name, text in export_pairs(
+        tables.pairs, old_pairs, drop, q_count, fnv1a, read_old if incremental else None).items()})
     vocab = tables.vocab
     del tables, old_fields, old_postings, old_grams, old_pairs  # the names and lexicons need none of them
     names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
@@ -603,31 +603,9 @@ def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) 
     return tables.postings, tables.grams, tables.vocab
 
 
-def _read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
-    text = read_old(f"search/{name}.js")
-    if not text:
-        return {}
-    prefix = f'window.__kbSearch("{name}",'
-    return json.loads(text[len(prefix):].rstrip().removesuffix(");"))
-
-
 def _delta(pairs: Sequence[int]) -> list[int]:
     """[doc, weight, doc, weight…] with each doc id written as the gap from the previous one (shorter numbers)."""
-    out, last = [], 0
-    for i in range(0, len(pairs), 2):
-        out += [pairs[i] - last, pairs[i + 1]]
-        last = pairs[i]
+    out = list(pairs)
+    docs = out[0::2]
+    out[0::2] = map(sub, docs, [0, *docs[:-1]])
     return out
-
-
-def _undelta(pairs: list[int]) -> list[int]:
-    out, last = [], 0
-    for i in range(0, len(pairs), 2):
-        last += pairs[i]
-        out += [last, pairs[i + 1]]
-    return out
-
-
-def _script(name: str, data: object) -> str:
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f'window.__kbSearch("{name}",{payload});\n'

@@ -12,7 +12,8 @@ is that term's postings; a phrase with a word the index lacks is matched by its 
 of them, not their order).
 
 Contract: :func:`field_pairs` is what ``kb.site.search_export.analyse`` keeps of a document (``q``);
-:func:`export_pairs` gives the shards that changed, patching the previous build's as the posting shards are."""
+:func:`export_pairs` gives the files of the shards that changed, patching the previous build's as the posting shards
+are."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from kb.search.analysis import Term
+from kb.site.search_shards import ShardText, records, script, splice
 
 TITLE, BODY = 0, 1
 
@@ -61,11 +63,12 @@ class PairTable:
         self.entries += len(pairs)
 
 
-def export_pairs(new: PairTable, old: PairTable, changed: set[int], count: int,
-                 shard_of: Callable[[str], int], read_old: Callable[[str], dict] | None) -> dict[str, dict[str, list[int]]]:
-    """The ``q/<i>`` shards (name → table) holding a pair of a changed document: the pairs of ``new`` (new and
-    changed documents) replacing those of ``old`` (their previous analysis) in the previous build's shard
-    (``read_old(name)``; None: a first build, every shard made here)."""
+def export_pairs(new: PairTable, old: PairTable, drop: Sequence[int], count: int, shard_of: Callable[[str], int],
+                 read_old: Callable[[str], str | None] | None) -> dict[str, str]:
+    """The ``q/<i>`` shards (name → file) holding a pair of a changed document: the pairs of ``new`` (new and
+    changed documents) replacing those of ``old`` (their previous analysis) and of the documents ``drop`` (ascending:
+    the changed ones) in the previous build's shard (``read_old(path)``, patched as text by
+    :mod:`kb.site.search_shards`; None: a first build, every shard made here)."""
     new_shards, old_shards = _by_shard(new, count, shard_of), _by_shard(old, count, shard_of)
     out = {}
     for shard in new_shards.keys() | old_shards.keys():
@@ -74,17 +77,12 @@ def export_pairs(new: PairTable, old: PairTable, changed: set[int], count: int,
             continue  # the changed documents' entries are as they were
         name = f"q/{shard}"
         if read_old is None:
-            out[name] = {pair: _gaps(new.places[pair]) for pair in sorted(mine)}
+            out[name] = script(name, {pair: _gaps(new.places[pair]) for pair in sorted(mine)})
             continue
-        coded = read_old(name)
+        coded = ShardText(name, read_old(f"search/{name}.js"))
         for pair in {*mine, *theirs}:
-            kept = {d: places for d, places in _decode(coded.get(pair, [])).items() if d not in changed}
-            kept.update(_decode_absolute(new.places.get(pair, ())))
-            if kept:
-                coded[pair] = _encode(kept)
-            else:
-                coded.pop(pair, None)
-        out[name] = dict(sorted(coded.items()))
+            coded.put(pair, splice(coded.get(pair), True, drop, records(new.places.get(pair, ()), sizes=True)))
+        out[name] = coded.render()
     return out
 
 
@@ -108,31 +106,4 @@ def _gaps(coded: Sequence[int]) -> list[int]:
         out[i] -= last
         last = doc
         i += 2 + out[i + 1]
-    return out
-
-
-def _decode_absolute(coded: Sequence[int]) -> dict[int, list[int]]:
-    out, i = {}, 0
-    while i < len(coded):
-        n = coded[i + 1]
-        out[coded[i]] = list(coded[i + 2:i + 2 + n])
-        i += 2 + n
-    return out
-
-
-def _encode(places_by_doc: dict[int, list[int]]) -> list[int]:
-    out, last = [], 0
-    for doc in sorted(places_by_doc):
-        out += [doc - last, len(places_by_doc[doc]), *places_by_doc[doc]]
-        last = doc
-    return out
-
-
-def _decode(coded: list[int]) -> dict[int, list[int]]:
-    out, i, doc = {}, 0, 0
-    while i < len(coded):
-        doc += coded[i]
-        n = coded[i + 1]
-        out[doc] = coded[i + 2:i + 2 + n]
-        i += 2 + n
     return out
