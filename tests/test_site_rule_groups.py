@@ -7,6 +7,7 @@ rewrote a few pages checks only their new links and those broken before, and fin
 from __future__ import annotations
 
 import marshal
+import random
 from pathlib import Path
 
 import pytest
@@ -123,7 +124,27 @@ def test_the_link_check_after_a_few_pages_changed_finds_what_a_whole_check_finds
         "a search file rewritten": {"search/s.js": ([], [])},
         "a page loses an anchor another links (a whole check)": {"b.html": (["a.html#top"], ["y"])},
         "a new page with a broken link": {"e.html": (["a.html#top", "f.html"], [])},
+        "a page without links gains some": {"search/s.js": (["a.html#top", "b.html#no"], [])},
     }
     for name, changed in cases.items():
         files = {**old, **_files(changed)}
         assert check_links(files, old, old_broken) == check_links(files), name
+    gone = {path: record for path, record in old.items() if path != "c.html"}  # a.html (kept) links it
+    assert check_links(gone, old, old_broken) == check_links(gone) != []
+
+
+def test_the_link_check_of_random_changes_finds_what_a_whole_check_finds():
+    rng = random.Random(24)
+    paths = [f"p{i}.html" for i in range(12)]
+
+    def page() -> tuple[list[str], list[str]]:
+        links = [rng.choice(paths) + rng.choice(["", "#a", "#b", "#c"]) for _ in range(rng.randrange(5))]
+        return links, rng.sample(["a", "b", "c"], rng.randrange(4))
+
+    for _ in range(300):
+        old = _files({path: page() for path in paths if rng.random() < 0.9})
+        old_broken = [[path, link] for path, link, _ in check_links(old)]
+        files = {path: (_files({path: page()})[path] if rng.random() < 0.2 else record)
+                 for path, record in old.items() if rng.random() < 0.95}
+        files |= _files({path: page() for path in paths if path not in old and rng.random() < 0.5})
+        assert check_links(files, old, old_broken) == check_links(files)
