@@ -1,4 +1,4 @@
-"""The rule pages (a group per chapter and per section, named by its pages' contexts: :func:`kb.site.pages.part_inputs`)
+"""The rule pages (a group per chapter, section and rule, named by its pages' contexts: :func:`kb.site.pages.part_inputs`)
 and the redirect pages (named by what they read: :func:`kb.site.pages.redirect_inputs`) are page groups: a build after
 one article changed without changing what they show does not make them again; when it changes what they show (a rule
 it cites, an article added) the groups showing it are made, and the site equals a full build's byte for byte either
@@ -52,12 +52,12 @@ def test_groups_are_made_only_when_what_they_read_changed(tmp_path, monkeypatch)
         build_site(store, tmp_path / "full1")
         assert_same_site(tmp_path / "full1", site)
         redirects.clear()
-        # now it cites 601.3 too: the part of 601 is made (601.3's page shows the new citation), the redirects not
+        # now it cites 601.3 too: the parts of 601 and 601.3 are made (they show the new citation), the redirects not
         paths["引用記事"].write_text(wiki_page("引用記事", [], "竜巻ミョルニルの説明。(CR:601.3)"), encoding="utf-8")
         assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
         cited = build_site(store, site)
         now = load_record(site, MANIFEST)["groups"]
-        assert [name for name in now if now[name]["hash"] != groups[name]["hash"]] == ["rule pages 601"]
+        assert [name for name in now if now[name]["hash"] != groups[name]["hash"]] == ["rule pages 601", "rule pages 601.3"]
         assert redirects == []
         assert rule_page("601.3") in cited.rendered_pages
         assert "引用記事" in (site / rule_page("601.3")).read_text(encoding="utf-8")

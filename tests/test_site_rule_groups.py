@@ -1,5 +1,5 @@
-"""The rule pages are a page group per part (a chapter's page; a section's page with its rules'), named by its pages'
-own contexts (:func:`kb.site.pages.part_inputs`): a change makes again the parts whose pages it changes and no other
+"""The rule pages are a page group per part (a chapter's page; a section's; a rule's with its subrules'), named by its
+pages' own contexts (:func:`kb.site.pages.part_inputs`): a change makes again the parts whose pages it changes and no other
 — an article citing a new rule or one rule less, a rule changed in the CR, a renumbered rule (whose neighbours in the
 next section show it) — and the site equals a full build's byte for byte after each. The link check of a build that
 rewrote a few pages checks only their new links and those broken before, and finds what a whole check finds."""
@@ -70,31 +70,32 @@ def test_a_change_makes_again_the_rule_parts_it_changes_and_no_other(tmp_path):
         # an article cites a new rule (a subrule: its page, its rule's and its section's show the citation)
         paths["引用記事"].write_text(wiki_page("引用記事", [], "(CR:701.34c)"), encoding="utf-8")
         assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
-        rendered = rebuild(["rule pages 701"])
+        rendered = rebuild(["rule pages 701", "rule pages 701.34"])
         assert set(rendered) == {rule_page("701.34c"), rule_page("701.34"), "cr/701.html"}
         assert "引用記事" in (site / rule_page("701.34c")).read_text(encoding="utf-8")
 
-        # it cites one rule less (601.2f stays): the part of 701 again, the citation gone
+        # it cites one rule less (601.2f stays): the same parts again, the citation gone
         paths["引用記事"].write_text(wiki_page("引用記事", [], "竜巻ミョルニル。"), encoding="utf-8")
         assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
-        rebuild(["rule pages 701"])
+        rebuild(["rule pages 701", "rule pages 701.34"])
         assert "引用記事" not in (site / rule_page("701.34c")).read_text(encoding="utf-8")
 
-        # a rule changed in the CR: its section's part only (the chapter's page shows no subrule)
+        # a rule changed in the CR: its rule's part and its section's (the chapter's page shows no subrule)
         old = "プレイヤーはその呪文の総コストを決定する。"
         assert old in text
         text = text.replace(old, old + "竜巻ミョルニル。")
         cr.write_text(text, encoding="utf-8")
         assert not ingest_sources(store, [str(cr)], index=False).failed
-        rendered = rebuild(["rule pages 601"])
+        rendered = rebuild(["rule pages 601", "rule pages 601.2"])
         assert rule_page("601.2f") in rendered and not [p for p in rendered if not p.startswith("cr/601")]
 
-        # a renumbered rule (601.7 → 601.8, the last of its section): its part, and the part of 701, whose first
-        # rule's page links it as the previous one
+        # a renumbered rule (601.7 → 601.8, the last of its section): its part gone and new, its section's, and the
+        # parts of its neighbours, 601.6 and 701.34 (the first rule of the next section), whose pages link it
         assert text.count("\n601.7. ") == 1
         cr.write_text(text.replace("\n601.7. ", "\n601.8. "), encoding="utf-8")
         assert not ingest_sources(store, [str(cr)], index=False).failed
-        rendered = rebuild(["rule pages 601", "rule pages 701"])
+        rendered = rebuild(["rule pages 601", "rule pages 601.6", "rule pages 601.7", "rule pages 601.8",
+                            "rule pages 701.34"])
         assert rule_page("701.34") in rendered and rule_page("601.8") in rendered
         assert not (site / rule_page("601.7")).exists()
         assert rule_page("601.8") in (site / rule_page("701.34")).read_text(encoding="utf-8")

@@ -158,9 +158,10 @@ def rule_pages(site: SiteData) -> Iterable[Page]:
 
 
 def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
-    """The rule pages in parts, in order: each chapter's page alone, each section's page with its rules' pages (a
-    rule whose section is missing goes in its section number's part). Each part: its name, its pages, and the values
-    its pages' contexts share with other pages by identity (id → the value: the chrome, the rule contexts)."""
+    """The rule pages in parts, in order: each chapter's page alone, each section's page alone, and each rule's page
+    with its subrules' (:func:`_part_of`) — a rule's citation changes its page, its parent's and its section's. Each
+    part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value:
+    the chrome, the rule contexts)."""
     site_ctx = site_context(site)
     memo: dict[str, RuleContext] = {}
     pagers = _pagers(site)
@@ -186,13 +187,25 @@ def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
             family: list[RuleContext] = []
             _walk(site, entry, family, memo, include_self=True)
             section = site.rules.get(number.split(".")[0])
-            parts.setdefault(number.split(".")[0], []).append(Page(
+            parts.setdefault(_part_of(site, number), []).append(Page(
                 rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
                 {"site": site_ctx, "rule": family[0], "children": family[1:], "name": _rule_name(site, number),
                  "crumbs": _crumbs(site, number), "pager": pagers[number],
                  "section": {"label": section.label, "url": section.url} if section else None}))
     shared: dict[int, Any] = {id(site_ctx): site_ctx, **{id(ctx): ctx for ctx in memo.values()}}
     return [(name, pages, shared) for name, pages in parts.items()]
+
+
+def _part_of(site: SiteData, number: str) -> str:
+    """The rule whose part a rule's page is in: the rule itself, or for a subrule the rule above it below its section
+    (601.2f → 601.2)."""
+    at = rulenum.parse(number)
+    while at is not None and (parent := at.parent) is not None:
+        entry = site.rules.get(str(parent))
+        if entry is None or entry.kind in (CHAPTER, SECTION):
+            break
+        at = parent
+    return str(at) if at is not None else number
 
 
 def part_inputs(pages: list[Page], shared: dict[int, Any]) -> tuple[Any, ...]:
@@ -628,8 +641,8 @@ def redirect_pages(site: SiteData) -> Iterable[Page]:
 
 def rule_page_groups(site: SiteData) -> Iterable[PageGroup]:
     """Producer: :func:`rule_pages` as a group per part (``rule pages 6``: the chapter's page; ``rule pages 601``: the
-    section's page and its rules'), named by :func:`part_inputs` — a new citation of 601.2 makes the part of 601
-    again, not the 3,000 other rule pages."""
+    section's; ``rule pages 601.2``: the rule's and its subrules'), named by :func:`part_inputs` — a new citation of
+    601.2f makes the parts of 601 and 601.2 again, not the 3,000 other rule pages."""
     for name, made, shared in _rule_parts(site):
         yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
 
