@@ -150,15 +150,11 @@ def _other_lists(site: SiteData) -> dict[str, list[LinkContext]]:
     return lists
 
 
-def rule_pages(site: SiteData) -> Iterable[Page]:
-    """A page per chapter and per section (every rule anchored by its number; a long section with its own contents),
-    and a page per rule (headed by its name); each with the previous and the next page of its level."""
-    for _, pages, _ in _rule_parts(site):
-        yield from pages
-
-
 def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
-    """The rule pages in parts, in order: each chapter's page alone, each section's page alone, and each rule's page
+    """A page per chapter and per section (every rule anchored by its number; a long section with its own contents),
+    and a page per rule (headed by its name); each with the previous and the next page of its level.
+
+    In parts, in order: each chapter's page alone, each section's page alone, and each rule's page
     with its subrules' (:func:`_part_of`) — a rule's citation changes its page, its parent's and its section's. Each
     part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value:
     the chrome, the rule contexts)."""
@@ -640,9 +636,10 @@ def redirect_pages(site: SiteData) -> Iterable[Page]:
 
 
 def rule_page_groups(site: SiteData) -> Iterable[PageGroup]:
-    """Producer: :func:`rule_pages` as a group per part (``rule pages 6``: the chapter's page; ``rule pages 601``: the
-    section's; ``rule pages 601.2``: the rule's and its subrules'), named by :func:`part_inputs` — a new citation of
-    601.2f makes the parts of 601 and 601.2 again, not the 3,000 other rule pages."""
+    """Producer: the rule pages (:func:`_rule_parts`) as a group per part (``rule pages 6``: the chapter's page;
+    ``rule pages 601``: the section's; ``rule pages 601.2``: the rule's and its subrules'), named by
+    :func:`part_inputs` — a new citation of 601.2f makes the parts of 601 and 601.2 again, not the 3,000 other rule
+    pages."""
     for name, made, shared in _rule_parts(site):
         yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
 
