@@ -1,7 +1,8 @@
-"""The rule pages and the redirect pages are page groups named by what they read (:func:`kb.site.pages.rule_inputs`,
-:func:`kb.site.pages.redirect_inputs`): a build after one article changed without changing what they show does
-not even make them; when it changes what they show (a rule it cites, an article added) they are made, and the site
-equals a full build's byte for byte either way."""
+"""The rule pages (a group per chapter, section and rule, named by its pages' contexts: :func:`kb.site.pages.part_inputs`)
+and the redirect pages (named by what they read: :func:`kb.site.pages.redirect_inputs`) are page groups: a build after
+one article changed without changing what they show does not make them again; when it changes what they show (a rule
+it cites, an article added) the groups showing it are made, and the site equals a full build's byte for byte either
+way. More cases: tests/test_site_rule_groups.py."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import pytest
 
 from kb.pipeline import ingest_sources
 from kb.site import build_site, pages
+from kb.site.manifest import MANIFEST, load_record
 from kb.store import Store
 from kb.urls.paths import rule_page
 from tests.test_site_per_page import ARTICLES, assert_same_site, page_of, wiki_page, write_wiki
@@ -38,23 +40,25 @@ def test_groups_are_made_only_when_what_they_read_changed(tmp_path, monkeypatch)
     with Store.open(tmp_path / "kb") as store:
         assert not ingest_sources(store, [str(JA_CR), str(tmp_path / "wiki")], index=False).failed
         build_site(store, site)
-        rules, redirects = counting(monkeypatch, "rule_pages"), counting(monkeypatch, "redirect_pages")
+        redirects = counting(monkeypatch, "redirect_pages")
+        groups = load_record(site, MANIFEST)["groups"]
         # its text changes, its citation (601.2f) and its title do not: neither group is made
         paths["引用記事"].write_text(wiki_page("引用記事", [], "竜巻ミョルニルの説明。"), encoding="utf-8")
         assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
         quiet = build_site(store, site)
-        assert (rules, redirects) == ([], [])
+        assert redirects == [] and load_record(site, MANIFEST)["groups"] == groups
         assert page_of("引用記事") in quiet.rendered_pages
         assert not [p for p in quiet.rendered_pages if p.startswith("cr/")], quiet.rendered_pages
         build_site(store, tmp_path / "full1")
         assert_same_site(tmp_path / "full1", site)
-        rules.clear()
         redirects.clear()
-        # now it cites 601.3 too: the rule pages are made (601.3's page shows the new citation), the redirects not
+        # now it cites 601.3 too: the parts of 601 and 601.3 are made (they show the new citation), the redirects not
         paths["引用記事"].write_text(wiki_page("引用記事", [], "竜巻ミョルニルの説明。(CR:601.3)"), encoding="utf-8")
         assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
         cited = build_site(store, site)
-        assert rules == [1] and redirects == []
+        now = load_record(site, MANIFEST)["groups"]
+        assert [name for name in now if now[name]["hash"] != groups[name]["hash"]] == ["rule pages 601", "rule pages 601.3"]
+        assert redirects == []
         assert rule_page("601.3") in cited.rendered_pages
         assert "引用記事" in (site / rule_page("601.3")).read_text(encoding="utf-8")
         # a new article: the redirect pages are made again (a new entry may take or free a path)

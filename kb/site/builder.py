@@ -12,11 +12,12 @@ pointed at our pages) is a :class:`~kb.site.page.Deferred`: the hash names it by
 and the answers to the lookups its making did last time (kept in the manifest), so it is made only for the pages
 rendered — a build after one article changed makes the HTML of the pages that show or cite it, not of every
 article. Pages are rendered and written one by one as the producers yield them: none is held in memory.
-A :class:`~kb.site.page.PageGroup` (an archived version's pages; the rule pages, the redirect pages and the English
-redirect pages, each named by what it reads of the site: :func:`kb.site.pages.rule_inputs`,
-:func:`kb.site.pages.redirect_inputs`) is recorded with the hash of the inputs it names and its files: when that is
-unchanged its pages are not even made — a build after one article changed makes neither its 3,000 rule pages nor
-its redirects unless the article changed what they show. When the inputs fingerprint
+A :class:`~kb.site.page.PageGroup` (an archived version's pages; the rule pages of each chapter, section and rule,
+named by their own contexts: :func:`kb.site.pages.part_inputs`; the redirect pages and the English redirect pages,
+named by what they read of the site: :func:`kb.site.pages.redirect_inputs`) is recorded with the hash of the inputs
+it names and its files: when that is unchanged its pages are kept without being hashed — a build after one article
+changed makes again the rule parts whose pages show it, not the 3,000 rule pages, and its redirects only when the
+article changed what they show. When the inputs fingerprint
 (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its files are all there, nothing is
 gathered or written at all: only the small stamp is read.
 

@@ -10,12 +10,12 @@ from __future__ import annotations
 import marshal
 import re
 from functools import lru_cache
-from pathlib import PurePosixPath
-from urllib.parse import SplitResult, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
 from kb.site.manifest import FileRecord
 from kb.site.search_cache import CACHE_DIR
 
+_NO_LINKS = marshal.dumps([])  # the links of a file with none (a search shard), as its record keeps them
 _ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')
 
 
@@ -31,23 +31,36 @@ def page_links(html: str) -> tuple[list[str], list[str]]:
 def resolve_links(path: str, links: list[str]) -> list[str]:
     """The site files (``path#anchor``) the relative links written on the page at ``path`` point at; a link
     climbing above the site root becomes ``../<link>`` (always broken). Outside links are left out."""
-    base = PurePosixPath(path).parent
+    base = path.rpartition("/")[0]
     resolved = []
     for link in links:
-        parts = _split(link)
-        if parts.scheme or parts.netloc or link.startswith("/"):
-            continue  # outside links are not ours to check (and absolute paths are never written)
-        target = (_join(base, unquote(parts.path)) or f"../{link}") if parts.path else path
-        resolved.append(f"{target}#{unquote(parts.fragment)}" if parts.fragment else target)
+        target = _resolve(base, link)
+        if target is not None:
+            resolved.append(path + target if not target or target[0] == "#" else target)  # an anchor on the page
     return resolved
+
+
+@lru_cache(maxsize=262144)
+def _resolve(base: str, link: str) -> str | None:
+    """``link`` written in the folder ``base`` as a site file with its anchor (``""`` for the page itself, then its
+    anchor appended by the caller), None for an outside link. A page's links repeat across pages (the chrome, the
+    rules a section cites): each (folder, link) is resolved once per process."""
+    parts = urlsplit(link)
+    if parts.scheme or parts.netloc or link.startswith("/"):
+        return None  # outside links are not ours to check (and absolute paths are never written)
+    if not parts.path:
+        return f"#{unquote(parts.fragment)}" if parts.fragment else ""
+    target = _join(base, unquote(parts.path)) or f"../{link}"
+    return f"{target}#{unquote(parts.fragment)}" if parts.fragment else target
 
 
 def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] | None = None,
                 old_broken: list[list[str]] | None = None) -> list[tuple[str, str, str]]:
     """Every link written must name a file of the site and, with an anchor, an id in that file: the links that do
     not, as (page, link, what is wrong), in order. Given the previous build's files (a kept file's record is the same
-    object in ``files``) and its broken (page, link) pairs: when no file is gone and no rewritten file lost an id,
-    only the rewritten files' links and the links broken before are checked — no other can have broken or mended."""
+    object in ``files``) and its broken (page, link) pairs, only the links that can have broken or mended are checked:
+    those broken before, the rewritten files' new links, and the links into a file gone or rewritten without some of
+    its ids (found by their bytes in the marshalled links; when many files are, every link is checked)."""
     ids: dict[str, set[str]] = {}
 
     def problem(link: str) -> str | None:
@@ -61,32 +74,58 @@ def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] |
                 return "no such anchor"
         return None
 
-    if old_files is not None and old_broken is not None and _files_only_grew(files, old_files):
+    lost = _lost_targets(files, old_files) if old_files is not None and old_broken is not None else None
+    if old_files is not None and old_broken is not None and lost is not None:
+        broken_before: dict[str, set[str]] = {}
+        for path, link in old_broken:
+            broken_before.setdefault(path, set()).add(link)
         pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
-        pairs += [(path, link) for path, info in files.items() if info is not old_files.get(path)
-                  for link in marshal.loads(info["links"])]
+        needles = [target.encode() for target in lost]
+        for path, info in files.items():
+            old = old_files.get(path)
+            if info["links"] == _NO_LINKS:
+                continue
+            if info is not old:  # rewritten: its new links, those broken before and those into a lost target
+                pairs += [(path, link) for link in _new_links(info, old, broken_before.get(path, set()), lost)]
+            elif any(needle in info["links"] for needle in needles):  # kept, and may link a lost target
+                broken = broken_before.get(path, set())
+                pairs += [(path, link) for link in marshal.loads(info["links"])
+                          if link.partition("#")[0] in lost and link not in broken]
     else:
         pairs = [(path, link) for path, info in files.items() for link in marshal.loads(info["links"])]
     return sorted((path, link, reason) for path, link in pairs if (reason := problem(link)) is not None)
 
 
-def _files_only_grew(files: dict[str, FileRecord], old_files: dict[str, FileRecord]) -> bool:
-    """No file of the previous build is gone (but the static search's analysis files, no link's target), and none
-    rewritten lost an id."""
-    return all(rel in files or rel.startswith(CACHE_DIR) for rel in old_files) and all(
-        old["ids"] == info["ids"] or set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"]))
-        for rel, info in files.items()
-        if (old := old_files.get(rel)) is not None and old is not info)
+def _new_links(info: FileRecord, old: FileRecord | None, broken: set[str], lost: set[str]) -> list[str]:
+    """The links of a rewritten file that its previous version did not have, had broken, or that point into a
+    ``lost`` file, in order."""
+    links: list[str] = marshal.loads(info["links"])
+    if old is None:
+        return links
+    had = None if old["links"] == info["links"] else set(marshal.loads(old["links"]))  # None: the same links
+    return [link for link in links if link in broken or link.partition("#")[0] in lost
+            or (had is not None and link not in had)]
 
 
-@lru_cache(maxsize=65536)
-def _split(link: str) -> SplitResult:
-    return urlsplit(link)
+LOST_AT_MOST = 64  # files gone or losing ids from which every link is checked (each costs a scan of the links)
 
 
-@lru_cache(maxsize=65536)
-def _join(base: PurePosixPath, rel: str) -> str | None:
-    stack = [p for p in base.parts if p not in ("", ".")]
+def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord]) -> set[str] | None:
+    """The files of the previous build that are gone (but the static search's analysis files, no link's target) or
+    were rewritten without some of their ids — the only targets a kept link can have lost; None when there are many
+    (every link is checked)."""
+    lost = {rel for rel in old_files if rel not in files and not rel.startswith(CACHE_DIR)}
+    for rel, info in files.items():
+        if (old := old_files.get(rel)) is not None and old is not info and old["ids"] != info["ids"] \
+                and not set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"])):
+            lost.add(rel)
+        if len(lost) > LOST_AT_MOST:
+            return None
+    return lost
+
+
+def _join(base: str, rel: str) -> str | None:
+    stack = [p for p in base.split("/") if p not in ("", ".")]
     for part in rel.split("/"):
         if part in ("", "."):
             continue

@@ -150,35 +150,83 @@ def _other_lists(site: SiteData) -> dict[str, list[LinkContext]]:
     return lists
 
 
-def rule_pages(site: SiteData) -> Iterable[Page]:
+def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
     """A page per chapter and per section (every rule anchored by its number; a long section with its own contents),
-    and a page per rule (headed by its name); each with the previous and the next page of its level."""
+    and a page per rule (headed by its name); each with the previous and the next page of its level.
+
+    In parts, in order: each chapter's page alone, each section's page alone, and each rule's page
+    with its subrules' (:func:`_part_of`) — a rule's citation changes its page, its parent's and its section's. Each
+    part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value:
+    the chrome, the rule contexts)."""
     site_ctx = site_context(site)
     memo: dict[str, RuleContext] = {}
     pagers = _pagers(site)
+    parts: dict[str, list[Page]] = {}
     for number, entry in site.rules.items():
         if entry.kind == CHAPTER:
             sections = [rule_context(site, site.rules[s], memo) for s in entry.children]
-            yield Page(entry.url, "chapter.html", entry.label, f"総合ルール 第{number}章 {entry.label} の目次。",
-                       {"site": site_ctx, "rule": rule_context(site, entry, memo), "sections": sections,
-                        "pager": pagers[number]})
+            parts.setdefault(number, []).append(Page(
+                entry.url, "chapter.html", entry.label, f"総合ルール 第{number}章 {entry.label} の目次。",
+                {"site": site_ctx, "rule": rule_context(site, entry, memo), "sections": sections,
+                 "pager": pagers[number]}))
         elif entry.kind == SECTION:
             rules: list[RuleContext] = []
             _walk(site, entry, rules, memo, include_self=False)
             parent = site.rules.get(number[0])
             toc = [_toc_item(site.rules[child]) for child in entry.children] if len(rules) >= LONG_SECTION else []
-            yield Page(entry.url, "section.html", entry.label, f"総合ルール {entry.label}：{_plain(entry, site)}",
-                       {"site": site_ctx, "rule": rule_context(site, entry, memo), "rules": rules,
-                        "parent": {"label": parent.label, "url": parent.url} if parent else None,
-                        "toc": toc if len(toc) >= 2 else [], "pager": pagers[number]})
+            parts.setdefault(number, []).append(Page(
+                entry.url, "section.html", entry.label, f"総合ルール {entry.label}：{_plain(entry, site)}",
+                {"site": site_ctx, "rule": rule_context(site, entry, memo), "rules": rules,
+                 "parent": {"label": parent.label, "url": parent.url} if parent else None,
+                 "toc": toc if len(toc) >= 2 else [], "pager": pagers[number]}))
         else:
             family: list[RuleContext] = []
             _walk(site, entry, family, memo, include_self=True)
             section = site.rules.get(number.split(".")[0])
-            yield Page(rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
-                       {"site": site_ctx, "rule": family[0], "children": family[1:], "name": _rule_name(site, number),
-                        "crumbs": _crumbs(site, number), "pager": pagers[number],
-                        "section": {"label": section.label, "url": section.url} if section else None})
+            parts.setdefault(_part_of(site, number), []).append(Page(
+                rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
+                {"site": site_ctx, "rule": family[0], "children": family[1:], "name": _rule_name(site, number),
+                 "crumbs": _crumbs(site, number), "pager": pagers[number],
+                 "section": {"label": section.label, "url": section.url} if section else None}))
+    shared: dict[int, Any] = {id(site_ctx): site_ctx, **{id(ctx): ctx for ctx in memo.values()}}
+    return [(name, pages, shared) for name, pages in parts.items()]
+
+
+def _part_of(site: SiteData, number: str) -> str:
+    """The rule whose part a rule's page is in: the rule itself, or for a subrule the rule above it below its section
+    (601.2f → 601.2)."""
+    at = rulenum.parse(number)
+    while at is not None and (parent := at.parent) is not None:
+        entry = site.rules.get(str(parent))
+        if entry is None or entry.kind in (CHAPTER, SECTION):
+            break
+        at = parent
+    return str(at) if at is not None else number
+
+
+def part_inputs(pages: list[Page], shared: dict[int, Any]) -> tuple[Any, ...]:
+    """What a part's pages are made of, from the pages themselves: each page's fields and context, a value shared
+    with other pages (the chrome, a rule's context: :func:`_rule_parts`) written once, the pages naming it by its
+    place — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the values it shows."""
+    seen: dict[int, int] = {}
+    values: list[Any] = []
+
+    def ref(value: Any) -> Any:
+        if id(value) in shared:
+            if id(value) not in seen:
+                seen[id(value)] = len(values)
+                values.append(value)
+            return ("shared", seen[id(value)])
+        if isinstance(value, list):
+            return [ref(v) for v in value]
+        return value
+
+    made = []
+    for page in pages:
+        assert page.deferred is None  # a rule page is made whole
+        made.append((page.path, page.template, page.title, page.description, page.in_sitemap,
+                     {key: ref(value) for key, value in page.context.items()}))
+    return made, values
 
 
 LONG_SECTION = 12  # rules on a section page from which it has its own contents (601: 44 in the 2026 rules)
@@ -587,27 +635,13 @@ def redirect_pages(site: SiteData) -> Iterable[Page]:
                        in_sitemap=False)
 
 
-def node_inputs(node: Node) -> tuple[Any, ...]:
-    """A node's fields a page shows (all but its references, HTML and meta), as plain data for a group's inputs."""
-    return (node.id, node.kind, node.lang, node.version, node.text, node.number, node.title, node.parent,
-            node.examples, node.aliases, node.english)
-
-
-def rule_inputs(site: SiteData) -> tuple[Any, ...]:
-    """Everything :func:`rule_pages` reads of the site, as plain data: the chrome, and each rule in order with its
-    nodes, links, children, citations, Japanese status and history. Unchanged (an article changed that cites no
-    rule, or cites the same ones under the same label), the rule pages are not even made."""
-    rules = [(number, e.id, e.kind, e.url, e.label, e.children, e.cited_by,
-              [(lang, node_inputs(node), [tuple(link) for link in e.links.get(lang, ())]) for lang, node in e.nodes.items()],
-              (e.ja.key.version, e.ja.key.lang, e.ja.key.id, e.ja.status, [(o.op, o.text) for o in e.ja.ops]) if e.ja else None,
-              history_context(site, {lang: node.number or node.id for lang, node in e.nodes.items()}))
-             for number, e in site.rules.items()]
-    return site_context(site), rules
-
-
-def rule_page_group(site: SiteData) -> Iterable[PageGroup]:
-    """Producer: :func:`rule_pages` as one group named by :func:`rule_inputs`."""
-    yield PageGroup("rule pages", rule_inputs(site), partial(rule_pages, site))
+def rule_page_groups(site: SiteData) -> Iterable[PageGroup]:
+    """Producer: the rule pages (:func:`_rule_parts`) as a group per part (``rule pages 6``: the chapter's page;
+    ``rule pages 601``: the section's; ``rule pages 601.2``: the rule's and its subrules'), named by
+    :func:`part_inputs` — a new citation of 601.2f makes the parts of 601 and 601.2 again, not the 3,000 other rule
+    pages."""
+    for name, made, shared in _rule_parts(site):
+        yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
 
 
 def redirect_inputs(site: SiteData) -> list[tuple[Any, ...]]:
@@ -623,5 +657,5 @@ def redirect_page_group(site: SiteData) -> Iterable[PageGroup]:
 
 
 Producer = Callable[[SiteData], Iterable[Page | PageGroup]]
-PAGE_PRODUCERS: list[Producer] = [home_pages, rule_page_group, glossary_pages, other_pages, change_pages, preview_pages,
+PAGE_PRODUCERS: list[Producer] = [home_pages, rule_page_groups, glossary_pages, other_pages, change_pages, preview_pages,
                                   redirect_page_group, archive_pages]
