@@ -26,9 +26,7 @@ from kb.site.pages import words_head
 from kb.site.records import Entry
 from kb.splitter import JapaneseSplitter
 from kb.store import Store
-from tests.test_site_per_page import ARTICLES, assert_same_site, page_of, wiki_page, write_wiki
-
-JA_CR = Path(__file__).resolve().parent.parent / "data" / "JPN_CR_20231117_0.txt"
+from tests.test_site_per_page import assert_same_site, cr_and_wiki, page_of, wiki_page, write_wiki
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
@@ -60,11 +58,8 @@ def _full_build_equals(store: Store, site: Path, full: Path) -> None:
 
 @pytest.mark.slow  # eight builds and four user dictionaries of new names
 def test_what_a_build_takes_from_the_last_is_what_it_would_make(tmp_path, monkeypatch):
-    paths = write_wiki(tmp_path / "wiki", ARTICLES)
+    paths, cr, text = cr_and_wiki(tmp_path)
     site = tmp_path / "site"
-    text = JA_CR.read_text(encoding="utf-8-sig")
-    cr = tmp_path / JA_CR.name
-    cr.write_text(text, encoding="utf-8")
     with Store.open(tmp_path / "kb") as store:
         assert not ingest_sources(store, [str(cr), str(tmp_path / "wiki")], index=False).failed
         build_site(store, site)

@@ -39,6 +39,19 @@ def write_wiki(folder: Path, articles: dict[str, list[str]]) -> dict[str, Path]:
     return paths
 
 
+JA_CR = Path(__file__).resolve().parent.parent / "data" / "JPN_CR_20231117_0.txt"
+
+
+def cr_and_wiki(folder: Path) -> tuple[dict[str, Path], Path, str]:
+    """:data:`ARTICLES` written into ``folder/wiki`` and a copy of the sample's Japanese CR beside it, to change:
+    (the articles' paths, the CR's path, its text)."""
+    paths = write_wiki(folder / "wiki", ARTICLES)
+    text = JA_CR.read_text(encoding="utf-8-sig")
+    cr = folder / JA_CR.name
+    cr.write_text(text, encoding="utf-8")
+    return paths, cr, text
+
+
 def page_of(title: str) -> str:
     return page_for_id(f"wiki:{title}")
 

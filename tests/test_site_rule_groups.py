@@ -20,9 +20,7 @@ from kb.site.manifest import MANIFEST, file_record, load_record
 from kb.site.pages import _rule_parts, part_inputs
 from kb.store import Store
 from kb.urls.paths import rule_page
-from tests.test_site_per_page import ARTICLES, assert_same_site, wiki_page, write_wiki
-
-JA_CR = Path(__file__).resolve().parent.parent / "data" / "JPN_CR_20231117_0.txt"
+from tests.test_site_per_page import assert_same_site, cr_and_wiki, wiki_page
 
 
 def _rule_groups(site: Path) -> dict[str, str]:
@@ -39,11 +37,8 @@ def _parts(store: Store) -> dict[str, tuple[bytes, bytes]]:
 
 @pytest.mark.slow  # the Japanese CR, five incremental builds and five full ones
 def test_a_change_makes_again_the_rule_parts_it_changes_and_no_other(tmp_path):
-    paths = write_wiki(tmp_path / "wiki", ARTICLES)  # each cites 601.2f
+    paths, cr, text = cr_and_wiki(tmp_path)  # each cites 601.2f
     site = tmp_path / "site"
-    text = JA_CR.read_text(encoding="utf-8-sig")
-    cr = tmp_path / JA_CR.name
-    cr.write_text(text, encoding="utf-8")
     with Store.open(tmp_path / "kb") as store:
         assert not ingest_sources(store, [str(cr), str(tmp_path / "wiki")], index=False).failed
         build_site(store, site)
