@@ -3,7 +3,7 @@ key: :func:`kb.site.search_export._text_key`, a hash of the title and body), hol
 the payload: the text's analysis (:func:`kb.site.search_export.analyse`), marshalled in format 2 (no back-references,
 so equal analyses give equal bytes, and an incremental build's files equal a full build's). The export's state (in
 the manifest) keeps only each document's text key, so a build reads and writes the files of the documents it
-touches, and a full pass (a dictionary move's check, a count over every document) reads them one at a time.
+touches, and a full pass (a count over every document, for a site from before the lexicons' counts) reads them one at a time.
 
 The files go through the build's :class:`kb.site.output.Output` like its pages: a build killed before its commit
 leaves the previous build's files and manifest as they were; one killed while applying its journal is completed by

@@ -52,7 +52,7 @@ dictionary that made it (:func:`kb.search.index.index_identity`); a build by ano
 with a notice (as does a state whose analyses are in the manifest, from an older kb, or one whose cache file of a
 changed document is missing or damaged) — but for another user dictionary alone (a glossary term or wiki title added
 or removed) whose words and the old one's are known: then only the documents whose texts hold a word it changed are
-analysed again (found through the bigrams of their cached analyses, read one file at a time, :func:`_may_hold`), and
+analysed again (found in their texts, which the build has at hand: no analysis file is read for it), and
 the vocabulary surfaces and name forms holding one are dropped, as a full build would not have them. Public
 entry: :func:`export_search`. An incremental build patches the ``p/``, ``g/`` and ``q/`` shards as text
 (:mod:`kb.site.search_shards`).
@@ -76,7 +76,7 @@ from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
 from kb.search.sections import section_id, split_node, split_section_id
-from kb.search.userdict import collapsed, text_holds
+from kb.search.userdict import text_holds
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
@@ -290,8 +290,6 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
             raise _StaleCache(f"{cache.out / cache.path(k)}: missing or damaged")
         return found
 
-    again = {k for k in set(old_keys.values()) if _may_hold(old_analysis(k), words)} if words else set()
-    forced = {i // per_chunk for i, k in old_keys.items() if k in again}  # chunks with a document to analyse again
     next_id = max(ids.values(), default=-1) + 1
     slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
     for entry in entries:
@@ -302,6 +300,11 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         slots[doc_id // CHUNK][doc_id % CHUNK] = entry
     parts = {2 * ids[e.url] + slot for e in entries if split_section_id(e.id)[1] for slot in LANG_SLOT.values()}
     glossary = {2 * ids[e.url] + slot for e in entries if e.kind == GLOSSARY for slot in LANG_SLOT.values()}
+    # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (found
+    # in the texts at hand, no analysis file read), and their chunks made again
+    again = {2 * ids[e.url] + LANG_SLOT[doc.lang] for e in entries for doc in search_doc(e)
+             if text_holds(doc.title + "\n" + doc.body, words)} if words else set()
+    forced = {i // per_chunk for i in again}
     old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
     old_readings = previous.get("readings", {}) if incremental else {}
     every_again = incremental and (old_latin is None or not {"counts", "dropped"} <= old_readings.keys())
@@ -333,7 +336,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                 i = chunk * per_chunk + row
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
                 k = keys[i] = _text_key(doc)
-                moved = k in again and text_holds(doc.title + "\n" + doc.body, words)  # read otherwise now
+                moved = i in again
                 if k == old_keys.get(i) and not moved and cache.keep(k):
                     continue
                 data = cache.read(k) if k in reuse and not moved else None
@@ -432,15 +435,6 @@ def _dictionary_move(site: SiteData, recorded: dict, identity: dict) -> frozense
         return None
     old = recorded.get(USER_DICTIONARY) or "none"
     return words_changed_in(site.splitter.user_dictionary.parent, "" if old == "none" else old, site.splitter.dictionary_id)
-
-
-def _may_hold(analysed: bytes, words: frozenset[str]) -> bool:
-    """Whether a document whose analysis is ``analysed`` (marshalled, :func:`analyse`) may hold one of ``words``:
-    it has every character bigram of one (as the search index finds them, :func:`kb.search.index._holding`)."""
-    from kb.search.analysis import bigram_terms
-
-    grams = set(marshal.loads(analysed)["g"])
-    return any(all(g in grams for g in bigram_terms(collapsed(w))) for w in words)
 
 
 def _listed(paths: list[str]) -> dict[str, list[str]]:
