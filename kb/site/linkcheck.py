@@ -13,7 +13,7 @@ from functools import lru_cache
 from urllib.parse import unquote, urlsplit
 
 from kb.site.manifest import FileRecord
-from kb.site.search_cache import CACHE_DIR
+from kb.site.output import RECORDS
 
 _NO_LINKS = marshal.dumps([])  # the links of a file with none (a search shard), as its record keeps them
 _ATTR_RE = re.compile(r'\s(href|src|id)="([^"]*)"')
@@ -111,10 +111,10 @@ LOST_AT_MOST = 64  # files gone or losing ids from which every link is checked (
 
 
 def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord]) -> set[str] | None:
-    """The files of the previous build that are gone (but the static search's analysis files, no link's target) or
-    were rewritten without some of their ids — the only targets a kept link can have lost; None when there are many
-    (every link is checked)."""
-    lost = {rel for rel in old_files if rel not in files and not rel.startswith(CACHE_DIR)}
+    """The files of the previous build that are gone (but the build's own records, such as the static search's
+    analysis files: no link's target) or were rewritten without some of their ids — the only targets a kept link can
+    have lost; None when there are many (every link is checked)."""
+    lost = {rel for rel in old_files if rel not in files and not rel.startswith(RECORDS)}
     for rel, info in files.items():
         if (old := old_files.get(rel)) is not None and old is not info and old["ids"] != info["ids"] \
                 and not set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"])):

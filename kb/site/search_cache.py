@@ -20,7 +20,9 @@ import hashlib
 from collections.abc import Callable
 from pathlib import Path
 
-CACHE_DIR = ".kb-build/search/"
+from kb.site.output import RECORDS
+
+CACHE_DIR = f"{RECORDS}search/"  # among the build's records
 _HASH_BYTES = 20  # SHA-1
 
 
