@@ -65,9 +65,8 @@ import json
 import marshal
 from array import array
 from collections import Counter, defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass, replace
-from operator import sub
 from typing import Any
 
 from ingest.wikititle import element_id
@@ -84,7 +83,7 @@ from kb.site.search_cache import AnalysisCache
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, PairTable, export_pairs, field_pairs, shard_count
 from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings
-from kb.site.search_shards import ShardText, records, splice
+from kb.site.search_shards import initial_shard, patched_shards
 from kb.site.search_shards import read_shard as _read_shard
 from kb.site.search_shards import script as _script
 from kb.splitter import JapaneseSplitter
@@ -326,7 +325,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     counts = None if every_again else DocumentCounts(
         Counter(old_latin or {}), Counter(old_readings.get("counts", {})), Counter(old_readings.get("dropped", {})))
     files: dict[str, str] = {}
-    made: dict[str, bytes] = {}  # the analyses written, when incremental (for a full pass)
+    made: dict[str, bytes] = {}  # the analyses written, when every document is counted again (below)
     changed: set[int] = set()
     for chunk in sorted(chunks.keys() - same):  # in document order, each document analysed at most once
         rows: list[list[str] | None] = [None] * per_chunk
@@ -344,7 +343,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                 if data is None or not cache.keep(k):
                     data = data if data is not None else marshal.dumps(fields, 2)
                     cache.put(k, data)
-                if incremental:
+                if counts is None:
                     made[k] = data
                 if k != old_keys.get(i) or moved:
                     tables.add(i, fields)
@@ -358,39 +357,27 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     if counts is not None:
         for fields in old_fields.values():
             counts.add(fields, -1)
-    old_postings, old_grams, _ = _tables(old_fields, parts, glossary)
-    old_pairs = PairTable()
-    for i, fields in old_fields.items():
-        old_pairs.add(i, fields["q"])
+    old = _Tables(parts, glossary)  # the changed documents' previous entries
+    for i in sorted(old_fields):
+        old.add(i, old_fields[i])
 
     drop = sorted(changed)  # the documents whose old entries go from each list they are in
     p_count: int = previous["p"] if incremental else max(1, sum(map(len, tables.postings.values())) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(map(len, tables.grams.values())) // (2 * POSTINGS_PER_SHARD))
-    for prefix, table, old_table, count in (("p", tables.postings, old_postings, p_count),
-                                            ("g", tables.grams, old_grams, g_count)):
-        new_parts, old_parts = _by_shard(table, count), _by_shard(old_table, count)
-        for shard in new_parts.keys() | old_parts.keys():
-            part = new_parts.get(shard, {})
-            if part == old_parts.get(shard, {}):  # the changed documents' entries are as they were
-                continue
-            name = f"{prefix}/{shard}"
-            if not incremental:  # each term's documents were added in ascending order
-                files[f"search/{name}.js"] = _script(name, {term: _delta(part[term]) for term in sorted(part)})
-                continue
-            coded = ShardText(name, read_old(f"search/{name}.js"))  # only a changed document's terms hold its entries
-            for term in part.keys() | old_parts.get(shard, {}).keys():
-                new = records(part.get(term, ()), sizes=False)
-                coded.put(term, splice(coded.get(term), False, drop, new))  # kb.site.search_shards
-            files[f"search/{name}.js"] = coded.render()
+    read_previous = read_old if incremental else None  # a first build makes every shard
+    for prefix, table, old_table, count in (("p", tables.postings, old.postings, p_count),
+                                            ("g", tables.grams, old.grams, g_count)):
+        files.update({f"search/{name}.js": text for name, text in patched_shards(  # kb.site.search_shards
+            prefix, table, old_table, count, fnv1a, False, drop, read_previous).items()})
     q_count: int = previous["q"] if incremental else shard_count(tables.pairs, POSTINGS_PER_SHARD)
     files.update({f"search/{name}.js": text for name, text in export_pairs(
-        tables.pairs, old_pairs, drop, q_count, fnv1a, read_old if incremental else None).items()})
+        tables.pairs, old.pairs, drop, q_count, fnv1a, read_previous).items()})
     vocab = tables.vocab
-    del tables, old_fields, old_postings, old_grams, old_pairs  # the names and lexicons need none of them
+    del tables, old_fields, old  # the names and lexicons need none of them
     names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
                                            if not (words and text_holds(name, words))})
     for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
-        table = names[f"{ord(form[0]):x}"]
+        table = names[initial_shard(form)]
         table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
     english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
     v_count, inline = _vocabulary(vocab, english, previous["vb"] if incremental else None, read_old, files, words)
@@ -477,14 +464,6 @@ def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], c
     return count, None
 
 
-def _by_shard(table: dict[str, array[int]], count: int) -> dict[int, dict[str, array[int]]]:
-    """A postings table split by shard (the terms' FNV-1a hash modulo ``count``)."""
-    parts: dict[int, dict[str, array[int]]] = defaultdict(dict)
-    for term, entries in table.items():
-        parts[fnv1a(term) % count][term] = entries
-    return parts
-
-
 def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:
     """Whole-query lookup, as ``kb search`` does it, by the form's first character: each name form of a glossary
     term (title, English name, alias; :func:`kb.search.names.name_forms`) → [the rule the entry cites first, the
@@ -501,7 +480,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
         return forms
 
     def add(form: str, docs: list[int]) -> None:  # docs: without repeats, and not changed afterwards
-        table = tables[f"{ord(form[0]):x}"]
+        table = tables[initial_shard(form)]
         old = table.get(form)
         table[form] = docs if old is None else list(dict.fromkeys([*old, *docs]))
 
@@ -530,14 +509,14 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
             if docs:
                 add(form, list(dict.fromkeys(docs)))
         for reading, japanese in names.readings.items():
-            docs = [d for name in japanese for f in forms_of(name) for d in tables[f"{ord(f[0]):x}"].get(f, [])]
+            docs = [d for name in japanese for f in forms_of(name) for d in tables[initial_shard(f)].get(f, [])]
             if docs:
                 add(reading, list(dict.fromkeys(docs)))
             read = [e for name in japanese for f in sorted(forms_of(name)) for e in names.english.get(f, ())]
             if read:
                 english_of[reading] = list(dict.fromkeys([*english_of.get(reading, []), *read]))
     for form, names_of_form in english_of.items():  # a form has no whitespace: the tab sets these keys apart
-        tables[f"{ord(form[0]):x}"][form + "\t"] = names_of_form
+        tables[initial_shard(form)][form + "\t"] = names_of_form
     for number, entry in site.rules.items():  # in rule order
         for asked in asked_by(number):
             add(asked, entry_docs(ids, entry))
@@ -587,19 +566,3 @@ def _append(table: dict[str, array[int]], key: str, doc_id: int, weight: int) ->
         entries = table[key] = array("q")
     entries.append(doc_id)
     entries.append(weight)
-
-
-def _tables(fields_by_id: dict[int, dict], parts: set[int], glossary: set[int]) -> tuple[dict, dict, dict]:
-    """Postings, bigram postings and vocabulary of the given documents (:class:`_Tables`)."""
-    tables = _Tables(parts, glossary)
-    for doc_id in sorted(fields_by_id):
-        tables.add(doc_id, fields_by_id[doc_id])
-    return tables.postings, tables.grams, tables.vocab
-
-
-def _delta(pairs: Sequence[int]) -> list[int]:
-    """[doc, weight, doc, weight…] with each doc id written as the gap from the previous one (shorter numbers)."""
-    out = list(pairs)
-    docs = out[0::2]
-    out[0::2] = map(sub, docs, [0, *docs[:-1]])
-    return out

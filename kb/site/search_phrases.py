@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 
 from kb.search.analysis import Term
-from kb.site.search_shards import ShardText, records, script, splice
+from kb.site.search_shards import patched_shards
 
 TITLE, BODY = 0, 1
 
@@ -68,42 +68,11 @@ def export_pairs(new: PairTable, old: PairTable, drop: Sequence[int], count: int
     """The ``q/<i>`` shards (name → file) holding a pair of a changed document: the pairs of ``new`` (new and
     changed documents) replacing those of ``old`` (their previous analysis) and of the documents ``drop`` (ascending:
     the changed ones) in the previous build's shard (``read_old(path)``, patched as text by
-    :mod:`kb.site.search_shards`; None: a first build, every shard made here)."""
-    new_shards, old_shards = _by_shard(new, count, shard_of), _by_shard(old, count, shard_of)
-    out = {}
-    for shard in new_shards.keys() | old_shards.keys():
-        mine, theirs = new_shards.get(shard, []), old_shards.get(shard, [])
-        if sorted(mine) == sorted(theirs) and all(new.places[p] == old.places[p] for p in mine):
-            continue  # the changed documents' entries are as they were
-        name = f"q/{shard}"
-        if read_old is None:
-            out[name] = script(name, {pair: _gaps(new.places[pair]) for pair in sorted(mine)})
-            continue
-        coded = ShardText(name, read_old(f"search/{name}.js"))
-        for pair in {*mine, *theirs}:
-            coded.put(pair, splice(coded.get(pair), True, drop, records(new.places.get(pair, ()), sizes=True)))
-        out[name] = coded.render()
-    return out
+    :func:`kb.site.search_shards.patched_shards`, as the posting shards are; None: a first build, every shard made
+    here)."""
+    return patched_shards("q", new.places, old.places, count, shard_of, True, drop, read_old)
 
 
 def shard_count(table: PairTable, per_shard: int) -> int:
     """How many ``q/`` shards a first build makes: about ``per_shard`` document entries each."""
     return max(1, table.entries // per_shard)
-
-
-def _by_shard(table: PairTable, count: int, shard_of: Callable[[str], int]) -> dict[int, list[str]]:
-    parts: dict[int, list[str]] = defaultdict(list)
-    for pair in table.places:
-        parts[shard_of(pair) % count].append(pair)
-    return parts
-
-
-def _gaps(coded: Sequence[int]) -> list[int]:
-    """``[doc, n, place…]…`` (docs ascending) with each doc written as the gap from the previous one."""
-    out, i, last = list(coded), 0, 0
-    while i < len(out):
-        doc = out[i]
-        out[i] -= last
-        last = doc
-        i += 2 + out[i + 1]
-    return out

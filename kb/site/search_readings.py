@@ -30,6 +30,7 @@ from typing import Any
 from kb.search.analysis import JAPANESE_RUN, Term, fold, runs
 from kb.search.fuzzy import is_latin_candidate
 from kb.search.names import NameTable, reading_form, reading_of
+from kb.site.search_shards import initial_shard
 from kb.splitter import JapaneseSplitter
 
 _HIRAGANA = re.compile(r"^[\u3041-\u3096\u30fc]+$")
@@ -102,11 +103,11 @@ def export_readings(splitter: JapaneseSplitter, names: NameTable | None, previou
     table = reading_table(splitter, names, japanese, known)
     shards: dict[str, dict[str, str]] = defaultdict(dict)
     for reading, term in table.items():
-        shards[f"{ord(reading[0]):x}"][reading] = term
+        shards[initial_shard(reading)][reading] = term
     old: dict[str, str] = previous.get("table", {})
     old_shards: dict[str, dict[str, str]] = defaultdict(dict)
     for reading, term in old.items():
-        old_shards[f"{ord(reading[0]):x}"][reading] = term
+        old_shards[initial_shard(reading)][reading] = term
     changed: dict[str, Any] = {f"r/{code}": shard for code, shard in shards.items() if shard != old_shards.get(code)}
     changed.update({f"r/{code}": {} for code in old_shards if code not in shards})
     return changed, {"counts": dict(japanese), "known": known, "table": table, "dropped": dict(dropped)}

@@ -8,21 +8,30 @@ An incremental build changes the records of a few documents in such a list. :cla
 and keeps each value as its text (no int is decoded, and an unchanged value is written back as it was read);
 :func:`splice` drops the records of the changed documents from a value's items and inserts their new records,
 re-coding only the gap after each place it changes and copying the rest: it gives the bytes that decoding the whole
-list, merging and encoding it again gives (``json.dumps`` with compact separators, keys sorted)."""
+list, merging and encoding it again gives (``json.dumps`` with compact separators, keys sorted).
+:func:`patched_shards` makes the changed shards of the ``p/``, ``g/`` and ``q/`` tables so, or whole in a first
+build."""
 
 from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
-from operator import lt
+from operator import lt, sub
 
 
 def script(name: str, data: object) -> str:
     """The file of shard ``name`` holding ``data``."""
     payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
     return f'window.__kbSearch("{name}",{payload});\n'
+
+
+def initial_shard(key: str) -> str:
+    """The shard of ``key`` in the tables split by first character (``n/``, ``r/``): that character's code point in
+    hex (as ``site.js`` names the shard it loads)."""
+    return f"{ord(key[0]):x}"
 
 
 def _payload(name: str, text: str) -> str:
@@ -140,3 +149,53 @@ def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, li
         out.append(str(docs[k] - last))
         out += parts[starts[k] + 1:]
     return ",".join(out)
+
+
+def patched_shards(prefix: str, new: Mapping[str, Sequence[int]], old: Mapping[str, Sequence[int]], count: int,
+                   shard_of: Callable[[str], int], sizes: bool, drop: Sequence[int],
+                   read_old: Callable[[str], str | None] | None) -> dict[str, str]:
+    """The ``<prefix>/<i>`` shards (name → file) whose lists changed, a key in shard ``shard_of(key) % count``:
+    ``new`` (key → the records of the new and changed documents, absolute doc ids ascending; records of
+    ``[doc, weight]``, or ``[doc, n, n items]`` when ``sizes``) replacing ``old`` (the same documents' previous
+    records) and the records of the documents ``drop`` (ascending) in the previous build's shard (``read_old(path)``,
+    patched as text: :func:`splice`). ``read_old`` None: a first build, every shard made from ``new`` alone."""
+    new_parts, old_parts = _by_shard(new, count, shard_of), _by_shard(old, count, shard_of)
+    out = {}
+    for shard in new_parts.keys() | old_parts.keys():
+        part, was = new_parts.get(shard, {}), old_parts.get(shard, {})
+        if part == was:  # the changed documents' records are as they were
+            continue
+        name = f"{prefix}/{shard}"
+        if read_old is None:
+            out[name] = script(name, {key: gap_coded(part[key], sizes) for key in sorted(part)})
+            continue
+        coded = ShardText(name, read_old(f"search/{name}.js"))  # only a changed document's keys hold its records
+        for key in part.keys() | was.keys():
+            coded.put(key, splice(coded.get(key), sizes, drop, records(part.get(key, ()), sizes)))
+        out[name] = coded.render()
+    return out
+
+
+def _by_shard(table: Mapping[str, Sequence[int]], count: int, shard_of: Callable[[str], int]
+              ) -> dict[int, dict[str, Sequence[int]]]:
+    parts: dict[int, dict[str, Sequence[int]]] = defaultdict(dict)
+    for key, items in table.items():
+        parts[shard_of(key) % count][key] = items
+    return parts
+
+
+def gap_coded(flat: Sequence[int], sizes: bool) -> list[int]:
+    """Records with absolute doc ids, ascending (``[doc, weight]…``, or ``[doc, n, n items]…`` when ``sizes``), with
+    each doc written as the gap from the previous record's (shorter numbers)."""
+    out = list(flat)
+    if not sizes:
+        docs = out[0::2]
+        out[0::2] = map(sub, docs, [0, *docs[:-1]])
+        return out
+    i, last = 0, 0
+    while i < len(out):
+        doc = out[i]
+        out[i] -= last
+        last = doc
+        i += 2 + out[i + 1]
+    return out
