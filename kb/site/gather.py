@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from kb import rulenum
-from kb.codedigest import code_digest
 from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
@@ -84,8 +83,8 @@ def _names(store: Store, site: SiteData, previous: dict[str, Any]) -> tuple[Name
 
     splitter = site.splitter
     inputs = name_inputs(store)
-    split = hashlib.sha256(marshal.dumps((code_digest(), splitter.dictionary_id, sorted(installed_identity().items())),
-                                         2)).hexdigest()
+    # the code and the installed Sudachi (installed_identity), and the user dictionary
+    split = hashlib.sha256(marshal.dumps((splitter.dictionary_id, sorted(installed_identity().items())), 2)).hexdigest()
     key = hashlib.sha256(marshal.dumps((split, astuple(inputs)), 2)).hexdigest()
     readings: dict[str, str] = {}
     if previous.get("split") == split and isinstance(previous.get("readings"), dict):
