@@ -12,7 +12,7 @@ from conftest import DATA
 from kb.pipeline import ingest_sources
 from kb.search import Searcher, ranking
 from kb.site import build_site
-from kb.site.search_export import _tables
+from kb.site.search_export import _Tables
 from kb.store import Store
 
 RULE, ENTRY = "cr/601.html#601.2i", "glossary/状況起因処理.html"  # both hold 優先権 and 得る (優先権を得る)
@@ -57,7 +57,10 @@ def test_the_whole_term_still_finds_its_rule_and_entry_first(searcher):
 
 def test_the_export_weighs_an_entry_as_kb_search_does():
     fields = {"t": ["総コスト"], "b": ["総コスト", "支払う", "コスト"], "g": ["総コ", "コス"], "v": {}}
-    postings, grams, _ = _tables({0: fields, 2: fields}, set(), {2})
+    tables = _Tables(set(), {2})  # document 2 a glossary entry
+    for doc_id in (0, 2):
+        tables.add(doc_id, fields)
+    postings, grams = tables.postings, tables.grams
     rule, entry = postings["支払う"][1], postings["支払う"][3]
     assert entry == ranking.entry_weight(rule, True) < rule
     assert grams["総コ"][3] == ranking.entry_weight(grams["総コ"][1], True)
