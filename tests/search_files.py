@@ -9,6 +9,11 @@ import json
 from pathlib import Path
 
 from kb.site import search_export
+from kb.site.manifest import FILES, FILES_DELTA, MANIFEST
+
+# the build's records an incremental build writes otherwise than a full one: the manifest, and the file records as a
+# base and a delta (compared as one: kb.site.manifest.load_manifest)
+BUILD_RECORDS = frozenset(Path(record).name for record in (MANIFEST, FILES, FILES_DELTA))
 
 
 def same_built_file(full: Path, incremental: Path, rel: Path) -> bool:

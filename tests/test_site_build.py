@@ -13,7 +13,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 from conftest import copy_kb
 from lxml import html as lxml_html
-from search_files import exported_files, same_built_file
+from search_files import BUILD_RECORDS, exported_files, same_built_file
 
 from kb.errors import KbError
 from kb.pipeline import ingest_sources
@@ -255,10 +255,9 @@ def test_incremental_rebuild_equals_full_build(tmp_path):
         build_site(store, tmp_path / "full")  # a full build to compare the incremental one with
     assert "竜巻ミョルニル" in (tmp_path / "site" / "cr" / "601.html").read_text(encoding="utf-8")
     assert "竜巻ミョルニル" in (tmp_path / "site" / "cr" / "601.2f.html").read_text(encoding="utf-8")
-    ignore = {"manifest.marshal"}
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
-        if path.is_file() and path.name not in ignore and rel.parts[:2] != ("search", "v"):
+        if path.is_file() and path.name not in BUILD_RECORDS and rel.parts[:2] != ("search", "v"):
             assert same_built_file(path, tmp_path / "site" / rel, rel), rel
     for path in (tmp_path / "full" / "search").glob("v/*"):  # the vocabulary only grows between full builds
         assert (tmp_path / "site" / "search" / "v" / path.name).is_file()
@@ -339,7 +338,7 @@ def test_incremental_rebuild_equals_full_build_with_two_versions(tmp_path):
     assert "スタックに置き" in json.loads(shard[shard.index(",") + 1:shard.rindex(")")])["唱える"]
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
-        if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
+        if path.is_file() and path.name not in BUILD_RECORDS and rel.parts[:2] != ("search", "v"):
             assert same_built_file(path, site / rel, rel), rel
 
 
@@ -490,7 +489,7 @@ def test_a_small_rebuild_is_applied_in_place_and_a_large_one_swapped(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith((".site.staging-", ".site.old-"))]
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
-        if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
+        if path.is_file() and path.name not in BUILD_RECORDS and rel.parts[:2] != ("search", "v"):
             assert same_built_file(path, site / rel, rel), rel
 
 
@@ -529,7 +528,7 @@ def test_a_build_stopped_while_applying_in_place_is_completed_by_the_next(tmp_pa
     assert "竜巻ミョルニル" in (site / "cr" / "601.2f.html").read_text(encoding="utf-8")
     for path in (tmp_path / "full").rglob("*"):
         rel = path.relative_to(tmp_path / "full")
-        if path.is_file() and path.name != "manifest.marshal" and rel.parts[:2] != ("search", "v"):
+        if path.is_file() and path.name not in BUILD_RECORDS and rel.parts[:2] != ("search", "v"):
             assert same_built_file(path, site / rel, rel), rel
 
 
@@ -603,11 +602,9 @@ def test_an_archived_version_is_made_again_only_when_its_nodes_change(tmp_path, 
 def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_check_finds(sample_kb, tmp_path):
     """With no page gone and no rewritten page losing an id, a rebuild checks only the rewritten pages' links and the
     links broken before: a link mended by a new page, or broken by a page that lost its anchor, is still found."""
-    import marshal
-
     from kb.site.chrome import site_context as _site_context
     from kb.site.linkcheck import check_links
-    from kb.site.manifest import MANIFEST
+    from kb.site.manifest import load_manifest
 
     def producer(anchors):
         ctx = {"toc": [], "archive": {"name": "n", "version": "v", "lang": "ja", "index": "index.html",
@@ -622,7 +619,7 @@ def test_a_rebuild_checks_the_links_that_can_have_changed_and_finds_what_a_full_
     with Store.open(sample_kb) as store:
         for anchors in (None, ["b1"], ["b2"], ["b2", "b3"], ["b1", "b2", "b3"]):
             report = build_site(store, out, producers=[*PAGE_PRODUCERS, producer(anchors)])
-            files = marshal.loads((out / MANIFEST).read_bytes())["files"]
+            files = load_manifest(out)["files"]
             assert report.broken == [f"{p}: {link} ({why})" for p, link, why in check_links(files)]  # a full check
             seen.append({b for b in report.broken if b.startswith("x/")})  # the link and the canonical URL
     assert seen == [{"x/a.html: x/b.html#b1 (no such page)"}, set(), {"x/a.html: x/b.html#b1 (no such anchor)"},

@@ -46,7 +46,18 @@ from kb.model import Progress, no_progress
 from kb.site.fingerprint import group_hash, inputs_fingerprint, page_hash, render_key
 from kb.site.gather import gather_site, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
-from kb.site.manifest import MANIFEST, MANIFEST_FORMAT, NAMES, STAMP, FileRecord, file_record, load_record
+from kb.site.manifest import (
+    FILES,
+    MANIFEST,
+    MANIFEST_FORMAT,
+    NAMES,
+    STAMP,
+    FileRecord,
+    file_record,
+    load_manifest,
+    load_record,
+    manifest_files,
+)
 from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import PAGE_PRODUCERS, Producer, redirect_inputs
@@ -113,7 +124,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     stamp = load_record(out, STAMP)
     if stamp.get("inputs") == inputs and _site_whole(out, stamp["files"]):
         return _unchanged(out, stamp, strict, started)
-    previous = load_record(out, MANIFEST)
+    previous = load_manifest(out)
     old_files: dict[str, FileRecord] = previous.get("files", {})
     progress("gather", 0, None)
     site = gather_site(store, splitter, load_record(out, NAMES))
@@ -142,10 +153,14 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         output.write(STAMP, marshal.dumps({
             "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
-        output.write(MANIFEST, marshal.dumps({
-            "format": MANIFEST_FORMAT, "files": files, "search": search_state,
-            "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
-            "groups": pages.groups}))
+        manifest = {"format": MANIFEST_FORMAT, "files": files, "search": search_state,
+                    "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
+                    "groups": pages.groups}
+        records = manifest_files(previous, manifest)
+        if FILES not in dict(records) and not output.keep(FILES):  # the delta's base is gone: a new one
+            records = manifest_files({}, manifest)
+        for rel, data in records:
+            output.write(rel, data)
         deleted = [rel for rel in old_files if rel not in files]
         # pages alone are counted (not the static search's files, nor the analysis files under the records)
         changed = pages.changed + sum(1 for rel in deleted if not rel.startswith(NOT_PAGES))
