@@ -16,23 +16,25 @@ from tests.test_site_per_page import ARTICLES, assert_same_site, cr_and_wiki, pa
 
 
 def test_the_delta_holds_the_changed_records_and_the_base_is_written_again_past_its_share():
-    base_files = {f"p{i}.html": {"hash": str(i)} for i in range(4 * DELTA_MAX_SHARE)}
+    base_files = {f"p{i}.html": {"hash": str(i)} for i in range(40)}
     manifest = {"format": MANIFEST_FORMAT, "files": base_files, "groups": {}}
     first = dict(manifest_files({}, manifest))  # no base yet: a base, an empty delta
     base = marshal.loads(first[FILES])
     assert base["files"] == base_files and marshal.loads(first[FILES_DELTA]) == {
         "format": MANIFEST_FORMAT, "base": base["token"], "files": {}}
-    previous = {**manifest, "base": base}
+    previous = {**manifest, "base": {**base, "size": len(first[FILES])}}
     files = {**base_files, "p0.html": {"hash": "new"}, "new.html": {"hash": "n"}}
     del files["p1.html"]
     second = dict(manifest_files(previous, {**manifest, "files": files}))
     assert FILES not in second  # the base stays
     assert marshal.loads(second[FILES_DELTA]) == {"format": MANIFEST_FORMAT, "base": base["token"], "files": {
         "p0.html": {"hash": "new"}, "new.html": {"hash": "n"}, "p1.html": None}}
-    changed = {rel: {"hash": "x"} for rel in list(base_files)[:4 + 1]}  # more than 1/DELTA_MAX_SHARE of the files
+    assert len(second[FILES_DELTA]) * DELTA_MAX_SHARE <= len(first[FILES])
+    changed = {rel: {"hash": "x" * 20} for rel in list(base_files)[:10]}  # a delta past its share of the base
     third = dict(manifest_files(previous, {**manifest, "files": {**base_files, **changed}}))
     assert marshal.loads(third[FILES])["files"] == {**base_files, **changed}
     assert marshal.loads(third[FILES])["token"] != base["token"]
+    assert marshal.loads(third[FILES_DELTA])["files"] == {}
 
 
 @pytest.mark.slow  # the Japanese CR and four builds
@@ -54,7 +56,7 @@ def test_a_build_after_one_change_writes_a_delta_and_reads_back_a_full_builds_re
         assert (site / FILES).read_bytes() == base  # the base was not written again
         delta = load_record(site, FILES_DELTA)["files"]
         assert {page_of("引用記事"), page_of("孤立記事")} <= delta.keys()
-        assert len(delta) * DELTA_MAX_SHARE <= len(load_manifest(site)["files"])
+        assert len((site / FILES_DELTA).read_bytes()) * DELTA_MAX_SHARE <= len(base)
         build_site(store, tmp_path / "full")
     assert_same_site(tmp_path / "full", site)
     assert load_manifest(site)["files"] == load_manifest(tmp_path / "full")["files"]
