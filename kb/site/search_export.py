@@ -405,7 +405,9 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         files["search/l.js"] = _script("l", latin)
     changed_readings, readings = export_readings(site.splitter, site.names, old_readings, counts)
     files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
-    kept_files = set(previous.get("files", [])) - {f"search/{previous['x']}.js"} if incremental else set()
+    kept_files = set(previous.get("files", [])) if incremental else set()
+    if incremental and previous["x"] != delta_state["x"]:  # the previous delta goes
+        kept_files.discard(f"search/{previous['x']}.js")
     every_file = sorted(kept_files | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
@@ -434,9 +436,6 @@ def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[
     if not drop and not compact:  # the delta as it was
         return state
     bases: dict[int, str] = {**{i: old_keys.get(i, "") for i in drop}, **previous["delta"]}
-    for k in bases.values():  # the base records of a delta document are those of this text: kept for a compaction
-        if k and not cache.keep(k):
-            raise _StaleCache(f"{cache.out / cache.path(k)}: missing")
     old = Delta()
     if previous["x"]:
         text = read_old(f"search/{previous['x']}.js")
@@ -446,6 +445,9 @@ def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[
     delta = updated(old, drop, new)
     name, text = delta_file(delta, counts, fnv1a)
     if not compact and len(text.encode()) * DELTA_SHARE <= state["base"]:
+        for k in bases.values():  # the base records of a delta document are those of this text: kept for a compaction
+            if k and not cache.keep(k):
+                raise _StaleCache(f"{cache.out / cache.path(k)}: missing")
         files[f"search/{name}.js"] = text
         listed = set(previous.get("files", []))
         for shard in shards_of(delta, counts, fnv1a) - {f[len("search/"):-3] for f in listed}:
