@@ -765,6 +765,8 @@
     return previous[b.length];
   }
   window.kbSearch = search;
+  /* a search file as the search reads it (a p/, g/ or q/ shard with the delta merged in), or null: for checks */
+  search.shard = function (name) { return constants().then(function () { return load(name); }); };
 
   function highlighted(text, marks) {  // a fragment: text with each mark (case-insensitive) in <mark>
     var frag = document.createDocumentFragment();
