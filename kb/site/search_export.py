@@ -30,6 +30,11 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
 - ``q/<i>.js`` — where adjacent term pairs stand (:mod:`kb.site.search_phrases`), for quoted phrases.
+- ``x/<hash>.js`` — the delta (:mod:`kb.site.search_delta`; named in ``meta.js`` as ``"x"``, by a hash of its
+  content): the ``p/``, ``g/`` and ``q/`` records of every document changed since those shards were last written
+  whole, and the ids of those documents, whose records in the shards are stale. The browser loads it with
+  ``meta.js`` and merges it into each ``p/``, ``g/``, ``q/`` shard as it loads one, so every shard reads as a full
+  build writes it.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 - ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
   reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
@@ -54,8 +59,15 @@ changed document is missing or damaged) — but for another user dictionary alon
 or removed) whose words and the old one's are known: then only the documents whose texts hold a word it changed are
 analysed again (found in their texts, which the build has at hand: no analysis file is read for it), and
 the vocabulary surfaces and name forms holding one are dropped, as a full build would not have them. Public
-entry: :func:`export_search`. An incremental build patches the ``p/``, ``g/`` and ``q/`` shards as text
-(:mod:`kb.site.search_shards`).
+entry: :func:`export_search`. An incremental build leaves the ``p/``, ``g/`` and ``q/`` shards as they are and
+writes the delta again, with the changed documents' records in place of theirs in it (an empty shard file where it
+has records of a shard no build wrote, so the browser asks for no missing file); when the delta would pass
+:data:`DELTA_SHARE` (1/32) of the shards' bytes — or the user dictionary changed — it is folded into the shards
+(patched as text, :func:`kb.site.search_shards.patched_shards`: those holding a delta document's base or current
+records, found from the analysis each one had when the shards were written, kept for that meanwhile) and the
+delta is gone. The bound: a compaction rewrites at most every shard, once per 1/32 of their bytes of delta, so
+the bytes written per changed article, compactions included, stay within about 32 times its own records however
+many articles there are; and the browser's delta stays within 1/32 of the shards.
 """
 
 from __future__ import annotations
