@@ -217,8 +217,14 @@
       return list;
     };
     var keys = Object.keys(data || {}).concat(Object.keys(adds).filter(function (key) { return !own(data, key); }));
+    var holdsStale = function (coded) {
+      for (var i = 0, id = 0; i < coded.length; i += 2 + (sizes ? coded[i + 1] : 0)) { id += coded[i]; if (own(stale, id)) { return true; } }
+      return false;
+    };
     keys.forEach(function (key) {
-      var kept = records(own(data, key) || []).filter(function (r) { return !own(stale, r[0]); });
+      var base = own(data, key);
+      if (base && !own(adds, key) && !holdsStale(base)) { out[key] = base; return; }  // as it was
+      var kept = records(base || []).filter(function (r) { return !own(stale, r[0]); });
       var list = kept.concat(records(own(adds, key) || [])).sort(function (x, y) { return x[0] - y[0]; });
       if (!list.length) { return; }
       var coded = [], last = 0;
