@@ -257,12 +257,13 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the shard counts
     and the list of files (the state's ``files`` lists every file of the index, written or kept); ``read_old(path)``
     returns a file of the previous build. Only the documents of chunks whose inputs changed are made again; only
-    shards whose content changes are returned, and of the posting shards only those holding a term of a changed
-    document are read and patched. (The vocabulary only grows between full builds: a surface whose last document
-    went away still maps to its term.) A previous state made by another analysis or dictionary, kept by an older kb
-    (its analyses in the manifest), or whose cache file of a changed document is missing or damaged, is dropped
-    (``notify`` is told why). A full export analyses the documents chunk by chunk, adding each to compact tables
-    and writing its text's cache file: no build holds every document's analysis.
+    shards whose content changes are returned; the ``p/``, ``g/`` and ``q/`` shards are left alone, the changed
+    documents' records going into the delta (:func:`_delta`), unless it is folded into them. (The vocabulary only
+    grows between full builds: a surface whose last document went away still maps to its term.) A previous state
+    made by another analysis or dictionary, kept by an older kb (its analyses in the manifest), or whose cache file
+    of a changed document is missing or damaged, is dropped (``notify`` is told why). A full export analyses the
+    documents chunk by chunk, adding each to compact tables and writing its text's cache file: no build holds every
+    document's analysis.
     """
     from kb.search.index import index_identity, stale_reason
 
