@@ -66,8 +66,9 @@ has records of a shard no build wrote, so the browser asks for no missing file);
 (patched as text, :func:`kb.site.search_shards.patched_shards`: those holding a delta document's base or current
 records, found from the analysis each one had when the shards were written, kept for that meanwhile) and the
 delta is gone. The bound: a compaction rewrites at most every shard, once per 1/32 of their bytes of delta, so
-the bytes written per changed article, compactions included, stay within about 32 times its own records however
-many articles there are; and the browser's delta stays within 1/32 of the shards.
+spread over the builds that filled the delta it writes about 32 times their changed records, however many articles
+there are; the delta itself, written whole by each build that changes a document, and loaded by the browser, stays
+within 1/32 of the shards (a smaller share would compact more often, a larger one make that file larger).
 """
 
 from __future__ import annotations
