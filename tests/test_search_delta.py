@@ -4,7 +4,7 @@ shards alone, and folds it into them past its bound. The merge (Python's :func:`
 ``site.js``'s: checked against it in Chromium) of base and delta gives a full build's lists: on random lists
 (hypothesis), and on real builds after an article changed, added and a rule removed, two builds in a row and a
 compaction; a word an edit brings is found in real Chromium, a word it takes away is not, before and after the
-compaction."""
+compaction; a delta file or a delta document's base analysis gone means a full export."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from search_files import exported_files, merged_shards, shard_data
-from test_site_per_page import cr_and_wiki, page_of, wiki_page
+from test_site_per_page import ARTICLES, cr_and_wiki, page_of, wiki_page, write_wiki
 
 from kb.pipeline import ingest_sources
 from kb.site import build_site, search_export
@@ -262,3 +262,47 @@ def test_site_js_merges_as_python_does_and_finds_a_new_word_and_not_an_old_one(b
                 assert not ingest_sources(store, [str(paths["対象記事"])], index=False).failed
                 build_site(store, site)
                 assert "x" not in shard_data(site / "search" / "meta.js", "meta")
+
+
+# -- a delta's files gone ---------------------------------------------------------------------------------------------
+@pytest.fixture
+def delta_site(tmp_path, monkeypatch):
+    """A wiki site built, 引用記事 changed and built again (its delta written): (store, paths, site)."""
+    paths = write_wiki(tmp_path / "wiki", ARTICLES)
+    site = tmp_path / "site"
+    monkeypatch.setattr(search_export, "DELTA_SHARE", 0)
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
+        build_site(store, site)
+        paths["引用記事"].write_text(wiki_page("引用記事", [], "竜巻ミョルニル。"), encoding="utf-8")
+        assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
+        build_site(store, site)
+        assert _state(site)["x"]
+        yield store, paths, site
+
+
+def _change_and_build(store: Store, paths: dict[str, Path], site: Path):
+    paths["孤立記事"].write_text(wiki_page("孤立記事", [], "稲妻の記事。"), encoding="utf-8")
+    assert not ingest_sources(store, [str(paths["孤立記事"])], index=False).failed
+    return build_site(store, site)
+
+
+@pytest.mark.slow  # four builds
+def test_a_delta_file_deleted_by_hand_means_a_full_export(delta_site, tmp_path):
+    store, paths, site = delta_site
+    (site / "search" / f"{_state(site)['x']}.js").unlink()
+    _change_and_build(store, paths, site)
+    assert _state(site)["x"] is None and _state(site)["delta"] == {}  # exported whole: no delta
+    assert _lists(merged_shards(site)) == _full_lists(store, site, tmp_path / "ref")
+
+
+@pytest.mark.slow  # four builds
+def test_a_missing_base_analysis_of_a_delta_document_means_a_full_export_with_a_notice(delta_site, tmp_path):
+    store, paths, site = delta_site
+    state = _state(site)
+    gone = next(k for k in state["delta"].values() if k and k not in state["keys"].values())
+    (site / AnalysisCache.path(gone)).unlink()
+    report = _change_and_build(store, paths, site)
+    assert [n for n in report.notices if gone in n], report.notices
+    assert _state(site)["x"] is None
+    assert _lists(merged_shards(site)) == _full_lists(store, site, tmp_path / "ref")
