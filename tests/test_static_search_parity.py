@@ -17,8 +17,9 @@ from kb.pipeline import ingest_sources
 from kb.search import Searcher, analysis
 from kb.search.names import NameTable
 from kb.site.search_export import browser_constants, fnv1a
-from kb.site.search_phrases import BODY, TITLE, PairTable, export_pairs, field_pairs
+from kb.site.search_phrases import BODY, TITLE, PairTable, field_pairs
 from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings, reading_table
+from kb.site.search_shards import patched_shards
 from kb.splitter import JapaneseSplitter
 from kb.store import Store
 
@@ -126,6 +127,9 @@ def _table(text: str) -> dict:
 
 
 def test_pair_shards_are_patched_for_the_changed_documents():
+    def export_pairs(new, old, drop, count, shard_of, read_old):  # a compaction's patch of the q/ shards
+        return patched_shards("q", new.places, old.places, count, shard_of, True, drop, read_old)
+
     def shard_of(pair):
         return fnv1a(pair)
     built = export_pairs(pair_table({0: {"q": {"a\tb": [1]}}, 1: {"q": {"a\tb": [3, 5]}}}), PairTable(), [0, 1], 1,

@@ -30,6 +30,11 @@ Layout under ``search/`` (each file is ``window.__kbSearch("<name>", <json>)``):
   (:func:`kb.search.view.asked_by`: ``601.2`` with its subrules, ``601.2.`` alone) → their rules: these come first,
   as in ``kb search``.
 - ``q/<i>.js`` — where adjacent term pairs stand (:mod:`kb.site.search_phrases`), for quoted phrases.
+- ``x/<hash>.js`` — the delta (:mod:`kb.site.search_delta`; named in ``meta.js`` as ``"x"``, by a hash of its
+  content): the ``p/``, ``g/`` and ``q/`` records of every document changed since those shards were last written
+  whole, and the ids of those documents, whose records in the shards are stale. The browser loads it with
+  ``meta.js`` and merges it into each ``p/``, ``g/``, ``q/`` shard as it loads one, so every shard reads as a full
+  build writes it.
 - ``d/<i>.js`` — documents ``[url, label, snippet, kind, lang]`` with ids ``i*c … i*c+c-1`` (``null`` for none).
 - ``r/<hex>.js`` — the reading table (:mod:`kb.site.search_readings`): reading → the term a kana query of that
   reading is rewritten to, loaded only for a kana run the vocabulary does not cover.
@@ -54,8 +59,16 @@ changed document is missing or damaged) — but for another user dictionary alon
 or removed) whose words and the old one's are known: then only the documents whose texts hold a word it changed are
 analysed again (found in their texts, which the build has at hand: no analysis file is read for it), and
 the vocabulary surfaces and name forms holding one are dropped, as a full build would not have them. Public
-entry: :func:`export_search`. An incremental build patches the ``p/``, ``g/`` and ``q/`` shards as text
-(:mod:`kb.site.search_shards`).
+entry: :func:`export_search`. An incremental build leaves the ``p/``, ``g/`` and ``q/`` shards as they are and
+writes the delta again, with the changed documents' records in place of theirs in it (an empty shard file where it
+has records of a shard no build wrote, so the browser asks for no missing file); when the delta would pass
+:data:`DELTA_SHARE` (1/32) of the shards' bytes — or the user dictionary changed — it is folded into the shards
+(patched as text, :func:`kb.site.search_shards.patched_shards`: those holding a delta document's base or current
+records, found from the analysis each one had when the shards were written, kept for that meanwhile) and the
+delta is gone. The bound: a compaction rewrites at most every shard, once per 1/32 of their bytes of delta, so
+spread over the builds that filled the delta it writes about 32 times their changed records, however many articles
+there are; the delta itself, written whole by each build that changes a document, and loaded by the browser, stays
+within 1/32 of the shards (a smaller share would compact more often, a larger one make that file larger).
 """
 
 from __future__ import annotations
@@ -80,8 +93,9 @@ from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
 from kb.site.search_cache import AnalysisCache
+from kb.site.search_delta import PREFIXES, Delta, delta_file, read_delta, shards_of, updated
 from kb.site.search_learned import learned_rules
-from kb.site.search_phrases import BODY, TITLE, PairTable, export_pairs, field_pairs, shard_count
+from kb.site.search_phrases import BODY, TITLE, PairTable, field_pairs, shard_count
 from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings
 from kb.site.search_shards import initial_shard, patched_shards
 from kb.site.search_shards import read_shard as _read_shard
@@ -94,6 +108,7 @@ POSTINGS_PER_SHARD = 700
 VOCAB_INLINE_BYTES = 48 * 1024  # a vocabulary up to this size is written into meta.js (one round trip less per query)
 VOCAB_BUCKET_BYTES = 16 * 1024  # else it is split in buckets of about this size
 SNIPPET_CHARS = 70
+DELTA_SHARE = 32  # the delta is folded into the base shards when it would pass 1/32 of their bytes (see docs/site.md)
 
 
 KIND_LABELS = {"rule": "ルール", "glossary": "用語", "article": "記事", "note": "リリースノート", "card": "カード"}
@@ -243,12 +258,13 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
     reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the shard counts
     and the list of files (the state's ``files`` lists every file of the index, written or kept); ``read_old(path)``
     returns a file of the previous build. Only the documents of chunks whose inputs changed are made again; only
-    shards whose content changes are returned, and of the posting shards only those holding a term of a changed
-    document are read and patched. (The vocabulary only grows between full builds: a surface whose last document
-    went away still maps to its term.) A previous state made by another analysis or dictionary, kept by an older kb
-    (its analyses in the manifest), or whose cache file of a changed document is missing or damaged, is dropped
-    (``notify`` is told why). A full export analyses the documents chunk by chunk, adding each to compact tables
-    and writing its text's cache file: no build holds every document's analysis.
+    shards whose content changes are returned; the ``p/``, ``g/`` and ``q/`` shards are left alone, the changed
+    documents' records going into the delta (:func:`_delta`), unless it is folded into them. (The vocabulary only
+    grows between full builds: a surface whose last document went away still maps to its term.) A previous state
+    made by another analysis or dictionary, kept by an older kb (its analyses in the manifest), or whose cache file
+    of a changed document is missing or damaged, is dropped (``notify`` is told why). A full export analyses the
+    documents chunk by chunk, adding each to compact tables and writing its text's cache file: no build holds every
+    document's analysis.
     """
     from kb.search.index import index_identity, stale_reason
 
@@ -280,7 +296,8 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     per_chunk = 2 * CHUNK
     entries = search_entries(site)
     ids: dict[str, int] = dict(previous.get("ids", {}))
-    old_keys = {int(i): k for i, k in previous.get("keys", {}).items()} if previous.get("p") and "vb" in previous else {}
+    old_keys = ({int(i): k for i, k in previous.get("keys", {}).items()}
+                if previous.get("p") and "vb" in previous and "base" in previous else {})
     incremental = bool(old_keys)
 
     def old_analysis(k: str) -> bytes:
@@ -357,23 +374,25 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     if counts is not None:
         for fields in old_fields.values():
             counts.add(fields, -1)
-    old = _Tables(parts, glossary)  # the changed documents' previous entries
-    for i in sorted(old_fields):
-        old.add(i, old_fields[i])
+    del old_fields
 
     drop = sorted(changed)  # the documents whose old entries go from each list they are in
     p_count: int = previous["p"] if incremental else max(1, sum(map(len, tables.postings.values())) // (2 * POSTINGS_PER_SHARD))
     g_count: int = previous["g"] if incremental else max(1, sum(map(len, tables.grams.values())) // (2 * POSTINGS_PER_SHARD))
-    read_previous = read_old if incremental else None  # a first build makes every shard
-    for prefix, table, old_table, count in (("p", tables.postings, old.postings, p_count),
-                                            ("g", tables.grams, old.grams, g_count)):
-        files.update({f"search/{name}.js": text for name, text in patched_shards(  # kb.site.search_shards
-            prefix, table, old_table, count, fnv1a, False, drop, read_previous).items()})
     q_count: int = previous["q"] if incremental else shard_count(tables.pairs, POSTINGS_PER_SHARD)
-    files.update({f"search/{name}.js": text for name, text in export_pairs(
-        tables.pairs, old.pairs, drop, q_count, fnv1a, read_previous).items()})
+    counts_of = {"p": p_count, "g": g_count, "q": q_count}
+    new_tables = {"p": tables.postings, "g": tables.grams, "q": tables.pairs.places}
+    if incremental:
+        delta_state = _delta(previous, old_keys, drop, new_tables, counts_of, read_old, cache, files, bool(words),
+                             lambda docs: _base_tables(docs, parts, glossary, old_analysis))
+    else:  # a first build makes every shard
+        for prefix, sizes in PREFIXES.items():
+            files.update({f"search/{name}.js": text for name, text in patched_shards(  # kb.site.search_shards
+                prefix, new_tables[prefix], {}, counts_of[prefix], fnv1a, sizes, [], None).items()})
+        delta_state = {"x": None, "delta": {}, "base": sum(len(text.encode()) for f, text in files.items()
+                                                           if f[len("search/"):][:2] in ("p/", "g/", "q/"))}
     vocab = tables.vocab
-    del tables, old_fields, old  # the names and lexicons need none of them
+    del tables, new_tables  # the names and lexicons need none of them
     names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
                                            if not (words and text_holds(name, words))})
     for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
@@ -400,16 +419,79 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         files["search/l.js"] = _script("l", latin)
     changed_readings, readings = export_readings(site.splitter, site.names, old_readings, counts)
     files.update({f"search/{name}.js": _script(name, table) for name, table in changed_readings.items()})
-    every_file = sorted((set(previous.get("files", [])) if incremental else set()) | set(files) | {"search/meta.js"})
+    kept_files = set(previous.get("files", [])) if incremental else set()
+    if incremental and previous["x"] != delta_state["x"]:  # the previous delta goes
+        kept_files.discard(f"search/{previous['x']}.js")
+    every_file = sorted(kept_files | set(files) | {"search/meta.js"})
     files["search/meta.js"] = _script("meta", {"n": len(keys), "p": p_count, "g": g_count, "q": q_count, "c": per_chunk,
                                                "sections": sorted({d // 2 for d in parts}),
                                                "k": browser_constants(), "s": _listed(every_file),
                                                "langs": sorted(LANG_SLOT, key=LANG_SLOT.__getitem__), "vb": v_count,
                                                "f": sorted(readings["dropped"]),
+                                               **({"x": delta_state["x"]} if delta_state["x"] else {}),
                                                **({"v": inline} if inline is not None else {})})
     return files, {"ids": ids, "keys": keys, "p": p_count, "g": g_count, "q": q_count,
                    "vb": v_count, "files": every_file, "names": name_cache, "chunks": chunks,
-                   "name_digests": name_digests, "identity": identity, "readings": readings}
+                   "name_digests": name_digests, "identity": identity, "readings": readings, **delta_state}
+
+
+def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[str, Any], counts: dict[str, int],
+           read_old: Callable[[str], str | None], cache: AnalysisCache, files: dict[str, str], compact: bool,
+           base_tables: Callable[[dict[int, str]], dict[str, Any]]) -> dict:
+    """The ``p/``, ``g/`` and ``q/`` files of an incremental build (added to ``files``) and their state: the
+    previous delta (:mod:`kb.site.search_delta`) with the documents ``drop`` (ascending: the changed ones) and their
+    records ``new`` (prefix → key → records) in it, written as the new delta (with an empty base shard where it has
+    records of a shard no build wrote); or, when it would grow past :data:`DELTA_SHARE` of the base shards' bytes
+    (or ``compact``), folded into the base shards (:func:`kb.site.search_shards.patched_shards`: the shards holding
+    a delta document's base or current records, found from each one's base analysis, ``base_tables``) and no
+    delta. The state: the delta's name (``x``), each delta document's base text key (``delta``; "" for none: its
+    base records are those of that text), about how many bytes the base shards hold (``base``)."""
+    state = {"x": previous["x"], "delta": previous["delta"], "base": previous["base"]}
+    if not drop and not compact:  # the delta as it was
+        return state
+    bases: dict[int, str] = {**{i: old_keys.get(i, "") for i in drop}, **previous["delta"]}
+    old = Delta()
+    if previous["x"]:
+        text = read_old(f"search/{previous['x']}.js")
+        if text is None:
+            raise _StaleCache(f"search/{previous['x']}.js: missing")
+        old = read_delta(previous["x"], text)
+    delta = updated(old, drop, new)
+    name, text = delta_file(delta, counts, fnv1a)
+    if not compact and len(text.encode()) * DELTA_SHARE <= state["base"]:
+        for k in bases.values():  # the base records of a delta document are those of this text: kept for a compaction
+            if k and not cache.keep(k):
+                raise _StaleCache(f"{cache.out / cache.path(k)}: missing")
+        files[f"search/{name}.js"] = text
+        listed = set(previous.get("files", []))
+        for shard in shards_of(delta, counts, fnv1a) - {f[len("search/"):-3] for f in listed}:
+            files[f"search/{shard}.js"] = _script(shard, {})  # a shard the browser merges the delta into
+        return {**state, "x": name, "delta": bases}
+    sizes: dict[str, int] = {}
+
+    def measured(path: str) -> str | None:
+        text = read_old(path)
+        sizes[path] = len(text.encode()) if text else 0
+        return text
+
+    base = base_tables(bases)
+    for prefix, sized in PREFIXES.items():
+        files.update({f"search/{name}.js": text for name, text in patched_shards(
+            prefix, delta.tables.get(prefix, {}), base[prefix], counts[prefix], fnv1a, sized, list(delta.docs),
+            measured).items()})
+    grown = sum(len(files[path].encode()) - size for path, size in sizes.items())
+    return {"x": None, "delta": {}, "base": state["base"] + grown}
+
+
+def _base_tables(bases: dict[int, str], parts: set[int], glossary: set[int],
+                 analysis: Callable[[str], bytes]) -> dict[str, Any]:
+    """The records the base shards hold of the delta documents ``bases`` (document → its base text key, "" for
+    none), prefix → key → records."""
+    base = _Tables(parts, glossary)
+    for i, k in sorted(bases.items()):
+        if k:
+            base.add(i, marshal.loads(analysis(k)))
+    return {"p": base.postings, "g": base.grams, "q": base.pairs.places}
 
 
 def _dictionary_move(site: SiteData, recorded: dict, identity: dict) -> frozenset[str] | None:

@@ -12,17 +12,15 @@ is that term's postings; a phrase with a word the index lacks is matched by its 
 of them, not their order).
 
 Contract: :func:`field_pairs` is what ``kb.site.search_export.analyse`` keeps of a document (``q``);
-:func:`export_pairs` gives the files of the shards that changed, patching the previous build's as the posting shards
-are."""
+:class:`PairTable` holds the pairs of many documents, written and patched as the posting shards are
+(:func:`kb.site.search_shards.patched_shards`, :mod:`kb.site.search_delta`)."""
 
 from __future__ import annotations
 
 from array import array
 from collections import defaultdict
-from collections.abc import Callable, Sequence
 
 from kb.search.analysis import Term
-from kb.site.search_shards import patched_shards
 
 TITLE, BODY = 0, 1
 
@@ -61,16 +59,6 @@ class PairTable:
             coded.append(len(places))
             coded.extend(places)
         self.entries += len(pairs)
-
-
-def export_pairs(new: PairTable, old: PairTable, drop: Sequence[int], count: int, shard_of: Callable[[str], int],
-                 read_old: Callable[[str], str | None] | None) -> dict[str, str]:
-    """The ``q/<i>`` shards (name → file) holding a pair of a changed document: the pairs of ``new`` (new and
-    changed documents) replacing those of ``old`` (their previous analysis) and of the documents ``drop`` (ascending:
-    the changed ones) in the previous build's shard (``read_old(path)``, patched as text by
-    :func:`kb.site.search_shards.patched_shards`, as the posting shards are; None: a first build, every shard made
-    here)."""
-    return patched_shards("q", new.places, old.places, count, shard_of, True, drop, read_old)
 
 
 def shard_count(table: PairTable, per_shard: int) -> int:

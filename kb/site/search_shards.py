@@ -4,13 +4,13 @@ A shard file is ``window.__kbSearch("<name>", <json>)`` (:func:`script`); the ``
 JSON object of keys in sorted order, each mapped to a list of ints made of records that each begin with a document
 id written as the gap from the previous record's (:mod:`kb.site.search_export`, :mod:`kb.site.search_phrases`).
 
-An incremental build changes the records of a few documents in such a list. :class:`ShardText` reads a shard's keys
-and keeps each value as its text (no int is decoded, and an unchanged value is written back as it was read);
-:func:`splice` drops the records of the changed documents from a value's items and inserts their new records,
-re-coding only the gap after each place it changes and copying the rest: it gives the bytes that decoding the whole
-list, merging and encoding it again gives (``json.dumps`` with compact separators, keys sorted).
-:func:`patched_shards` makes the changed shards of the ``p/``, ``g/`` and ``q/`` tables so, or whole in a first
-build."""
+A compaction of the delta (:mod:`kb.site.search_delta`) changes the records of a few documents in such a list.
+:class:`ShardText` reads a shard's keys and keeps each value as its text (no int is decoded, and an unchanged value
+is written back as it was read); :func:`splice` drops the records of the changed documents from a value's items and
+inserts their new records, re-coding only the gap after each place it changes and copying the rest: it gives the
+bytes that decoding the whole list, merging and encoding it again gives (``json.dumps`` with compact separators,
+keys sorted). :func:`patched_shards` makes the changed shards of the ``p/``, ``g/`` and ``q/`` tables so (a
+compaction), or whole in a first build."""
 
 from __future__ import annotations
 

@@ -187,12 +187,52 @@
   document.addEventListener("keydown", function (e) { if (e.key === "Escape") { hidePreview(); } });
 
   /* -- search: loading shards ------------------------------------------------------------------------------ */
-  var loaded = {}, waiting = {};
+  var loaded = {}, waiting = {}, delta = null, stale = {};
   window.__kbSearch = function (name, data) {
+    if (name === "meta" && data && data.x && !delta) {  // the delta first: no p/g/q shard is used without it
+      load(data.x).then(function (x) {
+        delta = x || {d: []};  // a delta that did not load: the base shards as they are
+        delta.d.forEach(function (id) { stale[id] = 1; });
+        window.__kbSearch(name, data);
+      });
+      return;
+    }
+    if (delta && /^[pgq]\//.test(name)) { data = mergedShard(name, data); }
     loaded[name] = data;
     (waiting[name] || []).forEach(function (f) { f(data); });
     delete waiting[name];
   };
+  /* A p/, g/ or q/ shard with the delta merged in (search/x/<hash>.js, named by meta.x; kb/site/search_delta.py,
+     whose merged_shard is this in Python): the records of the delta's documents (d) dropped from each list, the
+     delta's records of this shard inserted in document order, a list left empty dropped; lists gap-coded as before,
+     records of [doc gap, weight] (p/, g/) or [doc gap, n, n places] (q/). */
+  function mergedShard(name, data) {
+    var sizes = name[0] === "q", adds = own(own(delta, name[0]), name.slice(2)) || {}, out = {};
+    var records = function (coded) {  // [[doc, items…]…], absolute doc ids
+      var list = [], id = 0;
+      for (var i = 0; i < coded.length; i += 2 + (sizes ? coded[i + 1] : 0)) {
+        id += coded[i];
+        list.push([id].concat(coded.slice(i + 1, i + 2 + (sizes ? coded[i + 1] : 0))));
+      }
+      return list;
+    };
+    var keys = Object.keys(data || {}).concat(Object.keys(adds).filter(function (key) { return !own(data, key); }));
+    var holdsStale = function (coded) {
+      for (var i = 0, id = 0; i < coded.length; i += 2 + (sizes ? coded[i + 1] : 0)) { id += coded[i]; if (own(stale, id)) { return true; } }
+      return false;
+    };
+    keys.forEach(function (key) {
+      var base = own(data, key);
+      if (base && !own(adds, key) && !holdsStale(base)) { out[key] = base; return; }  // as it was
+      var kept = records(base || []).filter(function (r) { return !own(stale, r[0]); });
+      var list = kept.concat(records(own(adds, key) || [])).sort(function (x, y) { return x[0] - y[0]; });
+      if (!list.length) { return; }
+      var coded = [], last = 0;
+      list.forEach(function (r) { coded.push(r[0] - last); last = r[0]; for (var j = 1; j < r.length; j++) { coded.push(r[j]); } });
+      out[key] = coded;
+    });
+    return out;
+  }
   function load(name) {
     if (Object.prototype.hasOwnProperty.call(loaded, name)) { return Promise.resolve(loaded[name]); }
     var listed = loaded.meta && loaded.meta.s;  // the vocabulary, name and reading shards there are: never ask for another
@@ -731,6 +771,8 @@
     return previous[b.length];
   }
   window.kbSearch = search;
+  /* a search file as the search reads it (a p/, g/ or q/ shard with the delta merged in), or null: for checks */
+  search.shard = function (name) { return constants().then(function () { return load(name); }); };
 
   function highlighted(text, marks) {  // a fragment: text with each mark (case-insensitive) in <mark>
     var frag = document.createDocumentFragment();
