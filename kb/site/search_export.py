@@ -68,7 +68,10 @@ records, found from the analysis each one had when the shards were written, kept
 delta is gone. The bound: a compaction rewrites at most every shard, once per 1/32 of their bytes of delta, so
 spread over the builds that filled the delta it writes about 32 times their changed records, however many articles
 there are; the delta itself, written whole by each build that changes a document, and loaded by the browser, stays
-within 1/32 of the shards (a smaller share would compact more often, a larger one make that file larger).
+within 1/32 of the shards (a smaller share would compact more often, a larger one make that file larger) — and
+within :data:`DELTA_MAX_BYTES` (256 KB) whatever their size: the browser loads it with ``meta.js`` before a first
+query (a 1.2 MB delta at 5,000 articles doubled a cold query's 70 ms), so past a few thousand articles the delta is
+folded more often than the writes alone would want.
 """
 
 from __future__ import annotations
@@ -109,6 +112,7 @@ VOCAB_INLINE_BYTES = 48 * 1024  # a vocabulary up to this size is written into m
 VOCAB_BUCKET_BYTES = 16 * 1024  # else it is split in buckets of about this size
 SNIPPET_CHARS = 70
 DELTA_SHARE = 32  # the delta is folded into the base shards when it would pass 1/32 of their bytes (see docs/site.md)
+DELTA_MAX_BYTES = 256 * 1024  # or when it would pass this: the browser loads it before a first query
 
 
 KIND_LABELS = {"rule": "ルール", "glossary": "用語", "article": "記事", "note": "リリースノート", "card": "カード"}
@@ -442,6 +446,7 @@ def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[
     previous delta (:mod:`kb.site.search_delta`) with the documents ``drop`` (ascending: the changed ones) and their
     records ``new`` (prefix → key → records) in it, written as the new delta (with an empty base shard where it has
     records of a shard no build wrote); or, when it would grow past :data:`DELTA_SHARE` of the base shards' bytes
+    or past :data:`DELTA_MAX_BYTES`
     (or ``compact``), folded into the base shards (:func:`kb.site.search_shards.patched_shards`: the shards holding
     a delta document's base or current records, found from each one's base analysis, ``base_tables``) and no
     delta. The state: the delta's name (``x``), each delta document's base text key (``delta``; "" for none: its
@@ -458,7 +463,8 @@ def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[
         old = read_delta(previous["x"], text)
     delta = updated(old, drop, new)
     name, text = delta_file(delta, counts, fnv1a)
-    if not compact and len(text.encode()) * DELTA_SHARE <= state["base"]:
+    size = len(text.encode())
+    if not compact and size * DELTA_SHARE <= state["base"] and size <= DELTA_MAX_BYTES:
         for k in bases.values():  # the base records of a delta document are those of this text: kept for a compaction
             if k and not cache.keep(k):
                 raise _StaleCache(f"{cache.out / cache.path(k)}: missing")
