@@ -448,8 +448,9 @@ def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[
     records of a shard no build wrote); or, when it would grow past :data:`DELTA_SHARE` of the base shards' bytes
     or past :data:`DELTA_MAX_BYTES` (or ``compact``), folded into the base shards
     (:func:`kb.site.search_shards.patched_shards`: the shards holding a delta document's base or current records,
-    found from each one's base analysis, ``base_tables``) and no delta. The state: the delta's name (``x``), each delta document's base text key (``delta``; "" for none: its
-    base records are those of that text), about how many bytes the base shards hold (``base``)."""
+    found from each one's base analysis, ``base_tables``) and no delta. The state: the delta's name (``x``), each
+    delta document's base text key (``delta``; "" for none: its base records are those of that text), about how many
+    bytes the base shards hold (``base``)."""
     state = {"x": previous["x"], "delta": previous["delta"], "base": previous["base"]}
     if not drop and not compact:  # the delta as it was
         return state
