@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kb.site.search_shards import gap_coded
+from kb.site.search_shards import gap_coded, payload
 
 PREFIXES = {"p": False, "g": False, "q": True}  # the delta's tables, and whether their records carry a size
 Table = Mapping[str, Sequence[int]]  # key → records with absolute doc ids, ascending
@@ -39,13 +39,9 @@ class Delta:
     tables: Mapping[str, Table] = field(default_factory=dict)
 
 
-def _payload(name: str, text: str) -> str:
-    return text[len(f'window.__kbSearch("{name}",'):].rstrip().removesuffix(");")
-
-
 def read_delta(name: str, text: str) -> Delta:
     """The delta of the file ``search/<name>.js`` (``text``)."""
-    data = json.loads(_payload(name, text))
+    data = json.loads(payload(name, text))
     tables: dict[str, dict[str, array[int]]] = {}
     for prefix, sizes in PREFIXES.items():
         tables[prefix] = {key: array("q", absolute(coded, sizes))

@@ -24,8 +24,8 @@ from operator import lt, sub
 
 def script(name: str, data: object) -> str:
     """The file of shard ``name`` holding ``data``."""
-    payload = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
-    return f'window.__kbSearch("{name}",{payload});\n'
+    body = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return f'window.__kbSearch("{name}",{body});\n'
 
 
 def initial_shard(key: str) -> str:
@@ -34,14 +34,15 @@ def initial_shard(key: str) -> str:
     return f"{ord(key[0]):x}"
 
 
-def _payload(name: str, text: str) -> str:
+def payload(name: str, text: str) -> str:
+    """The JSON of the shard file ``text`` of shard ``name`` (what :func:`script` wrapped)."""
     return text[len(f'window.__kbSearch("{name}",'):].rstrip().removesuffix(");")
 
 
 def read_shard(read_old: Callable[[str], str | None], name: str) -> dict:
     """The data of the previous build's shard ``name`` (``{}`` when there is none)."""
     text = read_old(f"search/{name}.js")
-    return json.loads(_payload(name, text)) if text else {}
+    return json.loads(payload(name, text)) if text else {}
 
 
 class ShardText:
@@ -53,8 +54,8 @@ class ShardText:
         self.keys: list[str] = []  # sorted
         self.coded: list[str] = []  # each key as JSON writes it, without its quotes
         self.values: list[str] = []
-        payload = _payload(name, text) if text else "{}"
-        body = payload[1:-1]
+        data = payload(name, text) if text else "{}"
+        body = data[1:-1]
         if not body:
             return
         parts = (body + ",").split('"')  # '', key, ':[items],', key, ':[items],', …: a key holds no quote unescaped
@@ -63,7 +64,7 @@ class ShardText:
         if keys is not None and all(map(lt, keys, keys[1:])):  # in order (as every build writes them)
             self.keys, self.coded, self.values = keys, coded, [v[2:-2] for v in parts[2::2]]
             return
-        items = sorted(json.loads(payload).items())  # a key with a quote, or not in order: decoded whole
+        items = sorted(json.loads(data).items())  # a key with a quote, or not in order: decoded whole
         self.keys = [k for k, _ in items]
         self.coded = [json.dumps(k, ensure_ascii=False)[1:-1] for k in self.keys]
         self.values = [",".join(map(str, v)) for _, v in items]
@@ -88,8 +89,8 @@ class ShardText:
 
     def render(self) -> str:
         """The shard file, as :func:`script` writes the same data."""
-        payload = ",".join(map('"{}":[{}]'.format, self.coded, self.values))
-        return f'window.__kbSearch("{self.name}",{{{payload}}});\n'
+        body = ",".join(map('"{}":[{}]'.format, self.coded, self.values))
+        return f'window.__kbSearch("{self.name}",{{{body}}});\n'
 
 
 def records(flat: Sequence[int], sizes: bool) -> list[tuple[int, list[str]]]:
