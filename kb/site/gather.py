@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import astuple
 from functools import partial
-from itertools import groupby
+from itertools import groupby, repeat
 from operator import itemgetter
 from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
@@ -343,8 +343,7 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
     # a sentence end further than MENTION_CONTEXT makes no difference: looked for only within it (texts are long;
     # tens of thousands of mentions at 5,000 articles)
     low = max(0, start - MENTION_CONTEXT - 1)
-    left = max(text.rfind("。", low, start), text.rfind("！", low, start), text.rfind("？", low, start),
-               text.rfind("\n", low, start)) + 1  # the last of SENTENCE_ENDS before the mention
+    left = max(map(text.rfind, SENTENCE_ENDS, repeat(low), repeat(start))) + 1  # the last sentence end before it
     found = _SENTENCE_END.search(text, end, end + MENTION_CONTEXT + 1)
     right = found.start() if found else len(text)
     right += right < len(text) and text[right] != "\n"
