@@ -27,7 +27,20 @@ from urllib.parse import quote
 from kb import rulenum
 from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
-from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
+from kb.model import (
+    CARD,
+    CHAPTER,
+    GLOSSARY,
+    REF_REDLINK,
+    REF_RULE,
+    REF_SECTION,
+    REF_TERM,
+    REF_WIKI,
+    REFS_OUTSIDE_SITE,
+    RULE_KINDS,
+    UNVERSIONED,
+    Node,
+)
 from kb.site.manifest import MANIFEST_FORMAT
 from kb.site.records import Archive, Entry, Link, Mention, SiteData, StoredHtml
 from kb.splitter import JapaneseSplitter
@@ -330,7 +343,7 @@ class _Target(NamedTuple):
 
 
 _SOURCE, _START, _END = itemgetter(0, 1), itemgetter(0), itemgetter(1)
-_RULE_REFS, _WIKI_REFS = frozenset((REF_RULE, REF_SECTION)), frozenset(("wiki", "redlink"))
+_RULE_REFS, _WIKI_REFS = frozenset((REF_RULE, REF_SECTION)), frozenset((REF_WIKI, REF_REDLINK))
 
 
 SENTENCE_ENDS = "。！？\n"
