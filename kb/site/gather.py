@@ -17,7 +17,7 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import astuple
+from dataclasses import fields
 from functools import partial
 from itertools import groupby, repeat
 from operator import itemgetter
@@ -119,7 +119,8 @@ def _names(store: Store, site: SiteData, previous: dict[str, Any]) -> tuple[Name
     inputs = name_inputs(store)
     # the code and the installed Sudachi (installed_identity), and the user dictionary
     split = hashlib.sha256(marshal.dumps((splitter.dictionary_id, sorted(installed_identity().items())), 2)).hexdigest()
-    key = hashlib.sha256(marshal.dumps((split, astuple(inputs)), 2)).hexdigest()
+    # its fields as they are (plain tuples; astuple's deep copy of every name was a third of _names at 5,000 articles)
+    key = hashlib.sha256(marshal.dumps((split, tuple(getattr(inputs, f.name) for f in fields(inputs))), 2)).hexdigest()
     readings: dict[str, str] = {}
     if previous.get("split") == split and isinstance(previous.get("readings"), dict):
         readings = previous["readings"]
