@@ -10,23 +10,37 @@ it, not every page citing it.
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import marshal
 import re
 from collections import defaultdict
-from collections.abc import Iterable
-from contextlib import suppress
-from dataclasses import astuple
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import fields
 from functools import partial
-from itertools import groupby
+from itertools import groupby, repeat
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import quote
 
 from kb import rulenum
 from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
-from kb.model import CARD, CHAPTER, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, RULE_KINDS, UNVERSIONED, Node
+from kb.model import (
+    CARD,
+    CHAPTER,
+    GLOSSARY,
+    REF_REDLINK,
+    REF_RULE,
+    REF_SECTION,
+    REF_TERM,
+    REF_WIKI,
+    REFS_OUTSIDE_SITE,
+    RULE_KINDS,
+    UNVERSIONED,
+    Node,
+)
 from kb.site.manifest import MANIFEST_FORMAT
 from kb.site.records import Archive, Entry, Link, Mention, SiteData, StoredHtml
 from kb.splitter import JapaneseSplitter
@@ -50,8 +64,28 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: d
     :func:`_names`)."""
     from kb.search import userdict  # on first use: a build with nothing to do loads no search code
 
+    with _collector_paused():
+        return _gather(store, userdict.prepare(store, splitter or JapaneseSplitter()), names or {})
+
+
+@contextmanager
+def _collector_paused() -> Iterator[None]:
+    """Python's cycle collector off while the site is gathered: gathering makes a million objects (nodes, their
+    metadata, links) that all live on and form no garbage cycle, and each collection pass walked those made so far
+    again for nothing (some 0.1 s of a 1.35 s gather at 5,000 articles, with the thresholds of :mod:`kb.cli`). Back
+    on after, as it was (a caller may have it off)."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _gather(store: Store, splitter: JapaneseSplitter, names: dict[str, Any]) -> SiteData:
     # the static search and the 五十音 readings analyse with the store's user dictionary
-    site = SiteData(splitter=userdict.prepare(store, splitter or JapaneseSplitter()))
+    site = SiteData(splitter=splitter)
     # each language's consecutive version diffs (summaries, cached per version pair): read once, for the current
     # view's renumbering and the 更新履歴
     steps = {lang: consecutive_summaries(store, lang) for lang in ("en", "ja")}
@@ -63,7 +97,7 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: d
     _gather_others(store, site, shown)
     _link(store, site, shown)
     site.archives = _gather_archives(store, site)
-    site.names, site.names_record, site.readings = _names(store, site, names or {})
+    site.names, site.names_record, site.readings = _names(store, site, names)
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
 
@@ -85,7 +119,8 @@ def _names(store: Store, site: SiteData, previous: dict[str, Any]) -> tuple[Name
     inputs = name_inputs(store)
     # the code and the installed Sudachi (installed_identity), and the user dictionary
     split = hashlib.sha256(marshal.dumps((splitter.dictionary_id, sorted(installed_identity().items())), 2)).hexdigest()
-    key = hashlib.sha256(marshal.dumps((split, astuple(inputs)), 2)).hexdigest()
+    # its fields as they are (plain tuples; astuple's deep copy of every name was a third of _names at 5,000 articles)
+    key = hashlib.sha256(marshal.dumps((split, tuple(getattr(inputs, f.name) for f in fields(inputs))), 2)).hexdigest()
     readings: dict[str, str] = {}
     if previous.get("split") == split and isinstance(previous.get("readings"), dict):
         readings = previous["readings"]
@@ -224,69 +259,92 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     The references of one span of a node (rows of :meth:`kb.store.Store.ref_rows`, in order) make one link: the first
     that names an entry of the site is its link (and cites that entry); none, the span is an outside or unresolved
     link. One loop over the rows, with no call per reference where the target is a shown node: tens of thousands of
-    references per build."""
+    references per build; what a link needs of its target (URL, citations, mentions) is looked up once per entry
+    (:class:`_Target`), and a span is decided on its first row when that names a shown node (most do)."""
     by_title: dict[tuple[str, str], Entry] = {}
     for entry in [*site.terms.values(), *site.others.values()]:
         for node in entry.nodes.values():
             for name in (node.title, node.english):
                 if name:
                     by_title.setdefault((entry.kind, name.casefold()), entry)
-    by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
-    cited: dict[int, dict[str, str]] = defaultdict(dict)
-    mentions: dict[int, list[Mention]] = defaultdict(list)
+    targets: dict[int, _Target] = {}  # id(entry) → its target record
+
+    def target_of(entry: Entry) -> _Target:
+        found = targets.get(id(entry))
+        if found is None:
+            found = targets[id(entry)] = _Target(entry, entry.url, entry.kind == CARD, {}, [])
+        return found
+
+    by_key = {(key.version, key.lang, key.id): target_of(entry) for key, entry in shown.items()}  # plain tuples hash fast
     unresolved = site.unresolved
+    outside_urls: dict[str, str] = {}  # wiki title → its MTG Wiki URL (a title is linked from many articles)
     shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
     for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
         # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another
         for (s_lang, node_id), rows in groupby(store.ref_rows(version, lang), key=_SOURCE):
-            source_key = (version, s_lang, node_id)
-            source = by_key.get(source_key)
-            if source is None:
+            own = by_key.get((version, s_lang, node_id))
+            if own is None:
                 continue
-            spans: dict[tuple[int, int], list[Any]] = {}  # (start, end) → [first row, its target or None]
-            for row in rows:
-                span = spans.get((row[4], row[5]))
-                if span is not None and span[1] is not None:
+            source = own.entry
+            source_url, source_label = source.url, source.label
+            spans: dict[tuple[int, int], list[Any]] = {}  # (start, end) → its first row's kind and target, the entry found
+            for _, _, kind, name, start, end, r_version, r_lang, r_id in rows:
+                span = spans.get((start, end))
+                if span is not None and span[2] is not None:
                     continue  # the span's link is found: the later references of it are not looked at
-                target = by_key.get((row[6], row[7], row[8])) if row[8] is not None else None
-                if target is None:
-                    target = _target_entry(site, by_title, row, source_key)
+                target = by_key.get((r_version, r_lang, r_id))
+                if target is None and (r_id is not None or kind in _RULE_REFS):
+                    found = _target_entry(site, by_title, kind, name, r_id, version)
+                    target = target_of(found) if found is not None else None
                 if span is None:
-                    spans[(row[4], row[5])] = [row, target]
+                    spans[(start, end)] = [kind, name, target]
                 elif target is not None:
-                    span[1] = target
-            links = source.links.setdefault(s_lang, [])
-            for (start, end), (first, target) in spans.items():
-                ref_kind = first[2]
+                    span[2] = target
+            links: list[Link] = []
+            for (start, end), (ref_kind, name, target) in spans.items():
                 if target is None:
                     if ref_kind not in REFS_OUTSIDE_SITE:
-                        unresolved.append(f"{source.label} [{s_lang}] refers to {ref_kind} {first[3]}")
+                        unresolved.append(f"{source_label} [{s_lang}] refers to {ref_kind} {name}")
                     if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
                         continue
-                    outside = (MTGWIKI + quote(first[3].replace(" ", "_"), safe="/:()")
-                               if ref_kind in ("wiki", "redlink") else None)
+                    outside = None
+                    if ref_kind in _WIKI_REFS:
+                        outside = outside_urls.get(name)
+                        if outside is None:
+                            outside = outside_urls[name] = MTGWIKI + quote(name.replace(" ", "_"), safe="/:()")
                     links.append(Link(start, end, outside, ref_kind))
                     continue
-                if target is not source:
-                    cited[id(target)].setdefault(source.url, source.label)
-                    if start >= 0 and target.kind == CARD:
-                        mentions[id(target)].append(_mention(source, s_lang, start, end))
+                if target is not own:
+                    target.cited.setdefault(source_url, source_label)
+                    if start >= 0 and target.card:
+                        target.mentions.append(_mention(source, s_lang, start, end))
                 if start >= 0:  # terms found in the text look like parsed ones
                     links.append(Link(start, end, target.url, REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind))
-            if not links:
-                del source.links[s_lang]
-    for entry in [*site.rules.values(), *site.terms.values(), *site.others.values()]:
-        entry_id = id(entry)
-        if entry_id in cited:
-            entry.cited_by = list(cited[entry_id].items())
-        if entry_id in mentions:
-            entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions[entry_id]}.values())
-        for links in entry.links.values():  # by start, a longer span first (two stable sorts, keyed in C)
-            links.sort(key=_END, reverse=True)
-            links.sort(key=_START)
+            if links:  # by start, a longer span first (two stable sorts, keyed in C)
+                links.sort(key=_END, reverse=True)
+                links.sort(key=_START)
+                source.links[s_lang] = links
+    for target in targets.values():
+        entry = target.entry
+        if target.cited:
+            entry.cited_by = list(target.cited.items())
+        if target.mentions:
+            entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in target.mentions}.values())
+
+
+class _Target(NamedTuple):
+    """What a link to an entry needs, looked up once per entry (:func:`_link`): the entry, its URL, whether it is a
+    card (cited sentences are kept), and the citations and mentions gathered for it."""
+
+    entry: Entry
+    url: str
+    card: bool
+    cited: dict[str, str]  # citing page's URL → its label, in order
+    mentions: list[Mention]
 
 
 _SOURCE, _START, _END = itemgetter(0, 1), itemgetter(0), itemgetter(1)
+_RULE_REFS, _WIKI_REFS = frozenset((REF_RULE, REF_SECTION)), frozenset((REF_WIKI, REF_REDLINK))
 
 
 SENTENCE_ENDS = "。！？\n"
@@ -300,7 +358,7 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
     # a sentence end further than MENTION_CONTEXT makes no difference: looked for only within it (texts are long;
     # tens of thousands of mentions at 5,000 articles)
     low = max(0, start - MENTION_CONTEXT - 1)
-    left = max([text.rfind(ch, low, start) for ch in SENTENCE_ENDS]) + 1
+    left = max(map(text.rfind, SENTENCE_ENDS, repeat(low), repeat(start))) + 1  # the last sentence end before it
     found = _SENTENCE_END.search(text, end, end + MENTION_CONTEXT + 1)
     right = found.start() if found else len(text)
     right += right < len(text) and text[right] != "\n"
@@ -313,17 +371,16 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
             "name": text[start:end], "after": after + ("…" if cut_after else "")}
 
 
-def _target_entry(site: SiteData, by_title: dict, row: tuple[Any, ...], source_key: tuple[str, str, str]
+def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: str | None, source_version: str
                   ) -> Entry | None:
-    """The entry a reference (a row of :meth:`kb.store.Store.ref_rows`: its kind and target, resolved to a node the
-    site does not show, or to none) of the node ``source_key`` points at. A rule cited by an older translation is the
-    rule its number meant then."""
-    kind, key = row[2], row[8]
-    if kind in (REF_RULE, REF_SECTION):
-        number = id_name(key) if key is not None else row[3]
+    """The entry a reference (of :meth:`kb.store.Store.ref_rows`: its kind and target, resolved to the node id ``key``
+    the site does not show, or to none) of a node of ``source_version`` points at. A rule cited by an older
+    translation is the rule its number meant then."""
+    if kind in _RULE_REFS:
+        number = id_name(key) if key is not None else target
         renumbered = site.view.renumbered if site.view else {}
-        if (source_key[0], rule_id(number)) in renumbered:
-            now = renumbered[(source_key[0], rule_id(number))]
+        if (source_version, rule_id(number)) in renumbered:
+            now = renumbered[(source_version, rule_id(number))]
             return site.rules.get(id_name(now)) if now else None
         return site.rules.get(number)
     if key is not None and is_glossary_id(key):  # resolved into a version the site does not show: by name

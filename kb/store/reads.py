@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Collection, Iterable, Iterator
+from operator import attrgetter
 from typing import Any
 
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, UNVERSIONED, Node
@@ -17,6 +18,7 @@ from kb.store.connection import Connected
 from kb.store.filters import KEYED_MAX, where
 from kb.store.records import DocumentInfo, NodeKey, Scopes, StoredRef
 
+_DOCUMENT_ORDER = attrgetter("order", "id")  # a node's place in its version and language (the nodes' ORDER BY ord, id)
 _DOCUMENT_COLUMNS = ("d.id, d.source, d.kind, d.lang, d.version, d.effective_date, d.sync_date, d.title, d.content_hash,"
                      " d.ingested_at, d.translated_date")  # DocumentInfo's fields, in order
 
@@ -309,9 +311,12 @@ class Reads(Connected):
             self._light_nodes = (generation, {})
         nodes = self._light_nodes[1].get((version, lang))
         if nodes is None:
-            nodes = self._light_nodes[1][(version, lang)] = [decode_node(*row_fields(row)) for row in self._db.execute(
-                f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=? ORDER BY ord, id",
-                (version, lang))]
+            # put in document order here (ORDER BY ord, id): SQLite's sort carried every whole row, a wiki article's
+            # text and metadata, through its sorter — half of the read at 5,000 articles
+            nodes = [decode_node(*row_fields(row)) for row in self._db.execute(
+                f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=?", (version, lang))]
+            nodes.sort(key=_DOCUMENT_ORDER)
+            self._light_nodes[1][(version, lang)] = nodes
         if kinds is None:
             return list(nodes)
         wanted = set(kinds)
