@@ -28,6 +28,7 @@ import dataclasses
 import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 
 from kb.ids import card_id, id_name, is_glossary_id
 from kb.link.index import NAMED_KINDS, LinkIndex, LinkReport, fold, key_order, loose_fold
@@ -61,7 +62,7 @@ CARD_LANG = "ja"
 def prepare(store: Store) -> None:
     """Drop last run's derived references and rebuild the card entities from all card references."""
     store.delete_refs(DERIVED_KINDS)
-    store.put_document(card_entities(store.ref_targets(REF_CARD)))
+    store.put_document(card_entities(store.ref_target_counts(REF_CARD)))
 
 
 def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], set[NodeKey]]:
@@ -93,23 +94,23 @@ def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], 
 
 def _loose_names_of(store: Store, keys: set[NodeKey]) -> set[str]:
     """The loose-folded titles, aliases and English names of the named nodes (articles, cards) among ``keys``."""
-    scopes = {(key.version, key.lang) for key in keys}
-    return {loose_fold(name) for key, _, title, aliases, english in store.name_rows(scopes, kinds=NAMED_KINDS)
+    return {loose_fold(name) for key, _, title, aliases, english in store.name_rows(kinds=NAMED_KINDS, nodes=keys)
             if key in keys for name in (title, english, *aliases) if name}
 
 
-def card_entities(refs: list[tuple[str, str]]) -> Document:
-    """One card node per card named by the (target, surface text) of card references."""
+def card_entities(refs: Iterable[tuple[str, str, int]]) -> Document:
+    """One card node per card named by the (target, surface text, how many references) of card references (each
+    pair once: :meth:`kb.store.Store.ref_target_counts`)."""
     from ingest.wikititle import split_card_name
 
     names_of: dict[str, Counter] = defaultdict(Counter)  # English name → Japanese spellings (pairs count double)
     japanese_only: set[str] = set()
     english_of: dict[str, str] = {}
-    for target, text in refs:
+    for target, text, count in refs:
         pair = split_card_name(text or "")
         if target.isascii():
             japanese = pair[0] if pair else (text if text and not text.isascii() else None)
-            names_of[target].update({japanese: 2 if pair else 1} if japanese else {})
+            names_of[target].update({japanese: (2 if pair else 1) * count} if japanese else {})
             if japanese:
                 english_of.setdefault(japanese, target)
         else:

@@ -128,10 +128,10 @@ def _resolve_and_derive(store: Store, index: LinkIndex, refs: Iterable[StoredRef
 def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
     """:func:`link` after an ingest that changed the unversioned nodes ``touched`` only."""
     # with the card entities that changed with the card references
-    touched |= store.put_document(graph.card_entities(store.ref_targets(REF_CARD))).rewritten
+    touched |= store.put_document(graph.card_entities(store.ref_target_counts(REF_CARD))).rewritten
     refs, derive = graph.relink_names(store, touched)
     store.delete_refs_of(graph.DERIVED_KINDS, derive)
-    index = LinkIndex(store)
+    index = LinkIndex(store, by_key=True)  # what those few references name, read as they ask
     report, _ = _resolve(store, index, refs)
     graph.derive_links(store, index, report, [sr for key in sorted(derive, key=key_order) for sr in store.refs_from(key)])
     return stored_report(store)
@@ -167,9 +167,8 @@ def stored_report(store: Store) -> LinkReport:
     for kind, resolved, count in store.ref_summary():
         if kind not in REFS_OUTSIDE_KB:
             (report.resolved if resolved else report.unresolved)[kind] += count
-    for key, kind, target, source in store.unresolved_refs():
-        if kind not in REFS_OUTSIDE_KB:
-            report.diagnostics.append(_unresolved_at(source, key, kind, target))
+    for key, kind, target, source in store.unresolved_refs(skip=sorted(REFS_OUTSIDE_KB)):
+        report.diagnostics.append(_unresolved_at(source, key, kind, target))
     return report
 
 

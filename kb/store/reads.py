@@ -142,12 +142,13 @@ class Reads(Connected):
         return {id_: (kind, title, english) for id_, kind, title, english in self._db.execute(
             "SELECT id, kind, title, english FROM nodes WHERE version=? AND lang=?", (version, lang))}
 
-    def name_rows(self, scopes: Scopes = None, *, lang: str | None = None, kinds: Iterable[str] | None = None
+    def name_rows(self, scopes: Scopes = None, *, lang: str | None = None, kinds: Iterable[str] | None = None,
+                  nodes: Collection[NodeKey] | None = None
                   ) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
-        """(key, kind, title, aliases, English name) of every node (of ``scopes``, of ``lang`` and of ``kinds``, when
-        given): what the linker (kb.link.index) and the search's name tables (kb.search.names, kb.search.userdict)
-        look names up in."""
-        clause, args = where("nodes", scopes=scopes, lang=lang, kinds=kinds)
+        """(key, kind, title, aliases, English name) of every node (of ``scopes``, of ``lang``, of ``kinds`` and among
+        ``nodes``, when given; more than :data:`~kb.store.filters.KEYED_MAX` ``nodes``: the caller filters): what the
+        linker (kb.link.index) and the search's name tables (kb.search.names, kb.search.userdict) look names up in."""
+        clause, args = where("nodes", scopes=scopes, lang=lang, kinds=kinds, nodes=nodes)
         for version, lang_, id_, kind, title, aliases, english in self._db.execute(
                 f"SELECT version, lang, id, kind, title, aliases, english FROM nodes{clause}", args):
             yield NodeKey(version, lang_, id_), kind, title, () if aliases == "[]" else tuple(json.loads(aliases)), english
@@ -211,10 +212,11 @@ class Reads(Connected):
             f" AND target IN ({','.join('?' * len(numbers))}) AND version=? AND lang=? ORDER BY node_id, seq",
             (REF_RULE, REF_SECTION, *numbers, version, lang))]
 
-    def ref_targets(self, kind: str) -> list[tuple[str, str]]:
-        """(target, surface text) of every reference of ``kind``, in the order they were stored. For kb.link.graph."""
-        return [(target, text) for target, text in self._db.execute(
-            "SELECT target, text FROM refs WHERE kind=? ORDER BY rowid", (kind,))]
+    def ref_target_counts(self, kind: str) -> list[tuple[str, str, int]]:
+        """(target, surface text, how many) of the references of ``kind``, each distinct pair once, by target and text
+        (counted by SQLite: a card is cited many times, by few spellings). For kb.link.graph."""
+        return [(target, text, n) for target, text, n in self._db.execute(
+            "SELECT target, text, count(*) FROM refs WHERE kind=? GROUP BY target, text ORDER BY target, text", (kind,))]
 
     def ref_target_names(self, kinds: Iterable[str]) -> list[str]:
         """The distinct targets of the references of these kinds (read from the index on kind and target). For
@@ -245,13 +247,16 @@ class Reads(Connected):
             out += [(kind, True, n - missed)] if n > missed else []
         return out
 
-    def unresolved_refs(self) -> list[tuple[NodeKey, str, str, str]]:
-        """(citing key, kind, target, source of the citing node) of every unresolved reference, by node and order.
-        For kb.link.resolve's report."""
+    def unresolved_refs(self, skip: Iterable[str] = ()) -> list[tuple[NodeKey, str, str, str]]:
+        """(citing key, kind, target, source of the citing node) of every unresolved reference but those of the kinds
+        ``skip`` (left out by SQLite: never resolved, they are most of the unresolved), by node and order. For
+        kb.link.resolve's report."""
+        skip = list(skip)
         return [(NodeKey(v, lang, i), kind, target, source) for v, lang, i, kind, target, source in self._db.execute(
             "SELECT r.version, r.lang, r.node_id, r.kind, r.target, d.source FROM refs r"
             " JOIN nodes n ON n.version=r.version AND n.lang=r.lang AND n.id=r.node_id JOIN documents d ON d.id=n.doc_id"
-            " WHERE r.resolved_id IS NULL ORDER BY r.version, r.lang, r.node_id, r.seq")]
+            f" WHERE r.resolved_id IS NULL AND r.kind NOT IN ({','.join('?' * len(skip))})"
+            " ORDER BY r.version, r.lang, r.node_id, r.seq", skip)]
 
     # -- for the search (kb.search) ---------------------------------------------------------------------------------
     def kind_of(self, key: NodeKey) -> str | None:
@@ -346,3 +351,24 @@ class Reads(Connected):
                     " translated_date FROM documents ORDER BY id"):
             digest.update(json.dumps(self._db.execute(sql).fetchall(), ensure_ascii=False).encode())
         return digest.hexdigest()
+
+    # -- for the linker (kb.link), added after the rest -------------------------------------------------------------
+    def document_scopes(self) -> list[tuple[str, str]]:
+        """The distinct (version, lang) of the documents, by version and language (read by SQLite, not as every
+        document: :meth:`documents`). For kb.link.index and kb.link.resolve."""
+        return [(version, lang) for version, lang in self._db.execute(
+            "SELECT DISTINCT version, lang FROM documents ORDER BY version, lang")]
+
+    def node_name(self, key: NodeKey) -> tuple[str, str | None, str | None] | None:
+        """(kind, title, English name) of the node ``key``, None when there is none: :meth:`node_names` of one node.
+        For kb.link.index."""
+        row = self._db.execute("SELECT kind, title, english FROM nodes WHERE version=? AND lang=? AND id=?",
+                               (key.version, key.lang, key.id)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def titled_keys(self, kind: str, title: str, scopes: Scopes = None) -> list[NodeKey]:
+        """The keys of the nodes of ``kind`` (of ``scopes``, when given) with this exact title, by key (compared by
+        SQLite among the kind's nodes, none read). For kb.link.index."""
+        clause, args = where("nodes", scopes=scopes, kinds=[kind])
+        return [NodeKey(*r) for r in self._db.execute(
+            f"SELECT version, lang, id FROM nodes{clause} AND title=? ORDER BY version, lang, id", (*args, title))]
