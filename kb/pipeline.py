@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ingest import MAX_BYTES
 from ingest.kinds import authority, kinds_of_site, parse_source, unrecognised
 from kb.errors import KbError
+from kb.link.graph import CARD_LANG
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document, Progress, no_progress
 from kb.splitter import JapaneseSplitter
@@ -230,8 +231,10 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
     if not index or (not report.stored and not lagging):
         return report  # the index is left for later, or the store is as it was and so is its search index
     try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
-        report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
-                                    else changed, splitter=splitter, progress=progress)
+        # an unversioned source changed: the link may have rewritten card entities too (their own scope)
+        wiki = {(UNVERSIONED, CARD_LANG)} if any(v == UNVERSIONED for v, _ in changed) else set()
+        report.index = update_index(store, scopes=None if lagging else changed | wiki, splitter=splitter,
+                                    progress=progress)
     except KeyboardInterrupt:
         raise KbError(f"{store.path}: interrupted while updating the search index; the sources are stored: "
                       "run 'kb index' (or 'kb ingest' again) to complete the index") from None
