@@ -98,6 +98,27 @@ def _loose_names_of(store: Store, keys: set[NodeKey]) -> set[str]:
             if key in keys for name in (title, english, *aliases) if name}
 
 
+class CardRefs:
+    """The card references of the nodes an ingest may rewrite, as they were before it: :meth:`watch` each document
+    before it is stored; :meth:`changed` then tells whether the card entities — made from every card reference of
+    the store, and so from these, the only ones the ingest can have changed — must be made again. One ingest's."""
+
+    def __init__(self) -> None:
+        self._keys: set[NodeKey] = set()
+        self._before: Counter = Counter()
+
+    def watch(self, store: Store, doc: Document) -> None:
+        """Before ``doc`` is stored: note the card references of the nodes it gives, or gave (not noted yet)."""
+        keys = {NodeKey(doc.version, doc.lang, node.id) for node in doc.nodes}
+        new = (keys | store.contributed_keys(doc.source, doc.version, doc.lang)) - self._keys
+        self._keys |= new
+        self._before.update(store.ref_pairs_of(REF_CARD, new))
+
+    def changed(self, store: Store) -> bool:
+        """Whether the card references of the watched nodes are other than before (as a multiset)."""
+        return Counter(store.ref_pairs_of(REF_CARD, self._keys)) != self._before
+
+
 def card_entities(refs: Iterable[tuple[str, str, int]]) -> Document:
     """One card node per card named by the (target, surface text, how many references) of card references (each
     pair once: :meth:`kb.store.Store.ref_target_counts`)."""

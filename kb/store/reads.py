@@ -372,3 +372,33 @@ class Reads(Connected):
         clause, args = where("nodes", scopes=scopes, kinds=[kind])
         return [NodeKey(*r) for r in self._db.execute(
             f"SELECT version, lang, id FROM nodes{clause} AND title=? ORDER BY version, lang, id", (*args, title))]
+
+    def ref_pairs_of(self, kind: str, nodes: Collection[NodeKey]) -> list[tuple[str, str]]:
+        """(target, surface text) of the references of ``kind`` from ``nodes``, in no particular order (read by key:
+        :data:`~kb.store.filters.KEYED_MAX` nodes a query). For kb.link.graph."""
+        keys = sorted(nodes, key=lambda key: (key.version, key.lang, key.id))
+        out: list[tuple[str, str]] = []
+        for start in range(0, len(keys), KEYED_MAX):
+            clause, args = where("refs", nodes=keys[start:start + KEYED_MAX], id_column="node_id")
+            out += self._db.execute(f"SELECT target, text FROM refs{clause} AND +kind=?", (*args, kind)).fetchall()
+        return out
+
+    def contributed_keys(self, source: str, version: str, lang: str) -> set[NodeKey]:
+        """The keys of the nodes the document of (``source``, ``version``, ``lang``) gives (none: never ingested).
+        For kb.link.graph (what an ingest of it may rewrite)."""
+        return {NodeKey(*r) for r in self._db.execute(
+            "SELECT c.version, c.lang, c.id FROM documents d JOIN contributions c ON c.doc_id=d.id WHERE d.source=?"
+            " AND d.version=? AND d.lang=?", (source, version, lang))}
+
+    # -- for the search (kb.search), added after the rest -----------------------------------------------------------
+    def name_digest(self, lang: str, kinds: Iterable[str]) -> str:
+        """A hash of the key, order, title, aliases and source reading (``meta.reading``) of every node of ``lang``
+        and ``kinds``, in a fixed order: it changes whenever their names may have (one string made by SQLite, not the
+        rows read). For kb.search.userdict."""
+        clause, args = where("nodes", lang=lang, kinds=kinds)
+        row = self._db.execute(
+            "SELECT group_concat(name, char(30)) FROM (SELECT kind || char(31) || version || char(31) || id || char(31)"
+            " || ord || char(31) || coalesce(title, '') || char(31) || aliases || char(31)"
+            f" || coalesce(json_extract(meta, '$.reading'), '') AS name FROM nodes{clause}"
+            " ORDER BY kind, ord, version, id)", args).fetchone()
+        return hashlib.sha256((row[0] or "").encode()).hexdigest()
