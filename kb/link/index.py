@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -130,9 +131,18 @@ class LinkIndex:
         """The nodes of a named kind (:data:`NAMED_KINDS`) with this exact title, by key."""
         if self._by_key and kind not in self._named:
             if (kind, title) not in self._titles:
-                self._titles[(kind, title)] = self._store.titled_keys(kind, title, self._scopes)
+                self.expect_titles(kind, [title])
             return self._titles[(kind, title)]
         return self._named_tables(kind)[0].get(title, [])
+
+    def expect_titles(self, kind: str, titles: Collection[str]) -> None:
+        """With ``by_key``: read the nodes of ``kind`` with these exact titles at once (in one statement, not one
+        each), before :meth:`titled` asks for them."""
+        if self._by_key:
+            wanted = {title for title in titles if (kind, title) not in self._titles}
+            if wanted:
+                self._titles.update(((kind, title), keys) for title, keys in
+                                    self._store.titled_keys(kind, wanted, self._scopes).items())
 
     def names(self, kind: str) -> dict[str, NodeKey]:
         """Folded title, English name and aliases → node, of the nodes of a named kind (the least key wins a name

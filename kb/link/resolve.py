@@ -13,12 +13,15 @@ from kb.ids import id_name, is_glossary_id, is_rule_id, rule_id, split_id
 from kb.link import graph, termlinks
 from kb.link.index import LinkIndex, LinkReport, key_order
 from kb.model import (
+    ARTICLE,
+    CARD,
     REF_AUTO_TERM,
     REF_CARD,
     REF_MECHANIC,
     REF_RULE,
     REF_SECTION,
     REF_TERM,
+    REF_TERM_ARTICLE,
     REFS_OUTSIDE_KB,
     UNVERSIONED,
     Diagnostic,
@@ -134,6 +137,9 @@ def _link_unversioned(store: Store, touched: set[NodeKey], cards: graph.CardRefs
     refs, derive = graph.relink_names(store, touched)
     store.delete_refs_of(graph.DERIVED_KINDS, derive)
     index = LinkIndex(store, by_key=True)  # what those few references name, read as they ask
+    for kind in (ARTICLE, CARD):  # the titles they may name: read at once
+        index.expect_titles(kind, {sr.ref.target.split("#", 1)[0] for sr in refs
+                                   if sr.ref.kind in graph.NAMED_REF_KINDS + (REF_TERM_ARTICLE,)})
     report, _ = _resolve(store, index, refs)
     graph.derive_links(store, index, report, [sr for key in sorted(derive, key=key_order) for sr in store.refs_from(key)])
     return stored_report(store)

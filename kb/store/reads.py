@@ -366,12 +366,19 @@ class Reads(Connected):
                                (key.version, key.lang, key.id)).fetchone()
         return (row[0], row[1], row[2]) if row else None
 
-    def titled_keys(self, kind: str, title: str, scopes: Scopes = None) -> list[NodeKey]:
-        """The keys of the nodes of ``kind`` (of ``scopes``, when given) with this exact title, by key (compared by
-        SQLite among the kind's nodes, none read). For kb.link.index."""
+    def titled_keys(self, kind: str, titles: Collection[str], scopes: Scopes = None) -> dict[str, list[NodeKey]]:
+        """Each of ``titles`` → the keys of the nodes of ``kind`` (of ``scopes``, when given) with that exact title, by
+        key (compared by SQLite among the kind's nodes, none read; [] for a title none has). For kb.link.index."""
+        names = sorted(set(titles))
+        out: dict[str, list[NodeKey]] = {title: [] for title in names}
         clause, args = where("nodes", scopes=scopes, kinds=[kind])
-        return [NodeKey(*r) for r in self._db.execute(
-            f"SELECT version, lang, id FROM nodes{clause} AND title=? ORDER BY version, lang, id", (*args, title))]
+        for start in range(0, len(names), KEYED_MAX):
+            chunk = names[start:start + KEYED_MAX]
+            for version, lang, id_, title in self._db.execute(
+                    f"SELECT version, lang, id, title FROM nodes{clause} AND title IN ({','.join('?' * len(chunk))})"
+                    " ORDER BY version, lang, id", (*args, *chunk)):
+                out[title].append(NodeKey(version, lang, id_))
+        return out
 
     def ref_pairs_of(self, kind: str, nodes: Collection[NodeKey]) -> list[tuple[str, str]]:
         """(target, surface text) of the references of ``kind`` from ``nodes``, in no particular order (read by key:
@@ -392,13 +399,13 @@ class Reads(Connected):
 
     # -- for the search (kb.search), added after the rest -----------------------------------------------------------
     def name_digest(self, lang: str, kinds: Iterable[str]) -> str:
-        """A hash of the key, order, title, aliases and source reading (``meta.reading``) of every node of ``lang``
-        and ``kinds``, in a fixed order: it changes whenever their names may have (one string made by SQLite, not the
-        rows read). For kb.search.userdict."""
+        """A hash of the key, order, title and aliases of every node of ``lang`` and ``kinds`` (and the meta of the
+        glossary entries: their source readings), in a fixed order: it changes whenever their names may have (one
+        string made by SQLite, not the rows read). For kb.search.userdict."""
         clause, args = where("nodes", lang=lang, kinds=kinds)
         row = self._db.execute(
             "SELECT group_concat(name, char(30)) FROM (SELECT kind || char(31) || version || char(31) || id || char(31)"
             " || ord || char(31) || coalesce(title, '') || char(31) || aliases || char(31)"
-            f" || coalesce(json_extract(meta, '$.reading'), '') AS name FROM nodes{clause}"
-            " ORDER BY kind, ord, version, id)", args).fetchone()
+            f" || CASE kind WHEN ? THEN meta ELSE '' END AS name FROM nodes{clause}"
+            " ORDER BY kind, ord, version, id)", (GLOSSARY, *args)).fetchone()
         return hashlib.sha256((row[0] or "").encode()).hexdigest()
