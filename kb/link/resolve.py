@@ -7,6 +7,7 @@ store (resolved columns NULL) and reported with their location, never dropped.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 
 from kb.ids import id_name, is_glossary_id, is_rule_id, rule_id, split_id
@@ -172,10 +173,13 @@ def stored_report(store: Store) -> LinkReport:
     """The report :func:`link` gave for the store as it is, read back without linking again (for an ingest that
     changed nothing)."""
     report = LinkReport()
-    for kind, resolved, count in store.ref_summary():
+    unresolved = store.unresolved_refs(skip=sorted(REFS_OUTSIDE_KB))
+    missed = Counter(kind for _, kind, _, _ in unresolved)
+    for kind, count in store.ref_counts():
         if kind not in REFS_OUTSIDE_KB:
-            (report.resolved if resolved else report.unresolved)[kind] += count
-    for key, kind, target, source in store.unresolved_refs(skip=sorted(REFS_OUTSIDE_KB)):
+            report.unresolved.update({kind: missed[kind]} if missed[kind] else {})
+            report.resolved.update({kind: count - missed[kind]} if count > missed[kind] else {})
+    for key, kind, target, source in unresolved:
         report.diagnostics.append(_unresolved_at(source, key, kind, target))
     return report
 

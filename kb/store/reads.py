@@ -236,16 +236,10 @@ class Reads(Connected):
                 f" AND target IN ({','.join('?' * len(chunk))})", [*kinds, *chunk])]
         return sorted(out, key=lambda sr: (sr.source_key.version, sr.source_key.lang, sr.source_key.id, sr.seq))
 
-    def ref_summary(self) -> list[tuple[str, bool, int]]:
-        """(kind, resolved?, count) over every stored reference, by kind, the unresolved first (two index reads: the
-        references of each kind, and the few unresolved). For kb.link.resolve's report."""
-        unresolved = dict(self._db.execute("SELECT kind, count(*) FROM refs WHERE resolved_id IS NULL GROUP BY kind"))
-        out = []
-        for kind, n in self._db.execute("SELECT kind, count(*) FROM refs GROUP BY kind ORDER BY kind"):
-            missed = unresolved.get(kind, 0)
-            out += [(kind, False, missed)] if missed else []
-            out += [(kind, True, n - missed)] if n > missed else []
-        return out
+    def ref_counts(self) -> list[tuple[str, int]]:
+        """(kind, count) over every stored reference, by kind (one read of the index on kind). For kb.link.resolve's
+        report (with :meth:`unresolved_refs`)."""
+        return [(kind, n) for kind, n in self._db.execute("SELECT kind, count(*) FROM refs GROUP BY kind ORDER BY kind")]
 
     def unresolved_refs(self, skip: Iterable[str] = ()) -> list[tuple[NodeKey, str, str, str]]:
         """(citing key, kind, target, source of the citing node) of every unresolved reference but those of the kinds
