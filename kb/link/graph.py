@@ -24,7 +24,6 @@ resolver takes the cited version when it is present, else the newest.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections import Counter, defaultdict
@@ -136,16 +135,15 @@ def card_entities(refs: Iterable[tuple[str, str, int]]) -> Document:
                 english_of.setdefault(japanese, target)
         else:
             japanese_only.add(target)
-    nodes = []
+    nodes: list[Node] = []
     for english, spellings in sorted(names_of.items()):
         ranked = [name for name, _ in sorted(spellings.items(), key=lambda kv: (-kv[1], kv[0]))]
         nodes.append(Node(id=card_id(english), kind=CARD, lang=CARD_LANG, version=UNVERSIONED,
                           text=f"{ranked[0]}/{english}" if ranked else english, title=ranked[0] if ranked else english,
-                          english=english, aliases=tuple(ranked[1:])))
+                          english=english, aliases=tuple(ranked[1:]), order=len(nodes)))
     for japanese in sorted(japanese_only - english_of.keys()):
         nodes.append(Node(id=card_id(japanese), kind=CARD, lang=CARD_LANG, version=UNVERSIONED, text=japanese,
-                          title=japanese))
-    nodes = [dataclasses.replace(n, order=i) for i, n in enumerate(nodes)]
+                          title=japanese, order=len(nodes)))
     payload = json.dumps([[n.id, n.title, n.english, n.aliases] for n in nodes], ensure_ascii=False)
     return Document(source=CARDS_SOURCE, kind="cards", lang=CARD_LANG, nodes=tuple(nodes), version=UNVERSIONED,
                     content_hash=hashlib.sha256(payload.encode()).hexdigest(), title="Card entities")
