@@ -76,8 +76,9 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     there) but with ``nodes`` all unversioned (wiki articles, release notes: only they changed), the card entities
     are rebuilt (unless ``cards``, which watched every document stored, says no card reference changed) and what
     those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references,
-    the references into them and to the names they have, and the derived references beside those); the name tables
-    are dictionaries built once, so the cost is that of what changed, not of the corpus. Otherwise everything is
+    the references into them and to the names they have, and the derived references beside those); the nodes and
+    titles those references name are read by key (:class:`~kb.link.index.LinkIndex` ``by_key``; a name table only
+    when a name is no title), so the cost is mostly that of what changed, not of the corpus. Otherwise everything is
     linked again.
 
     Memory: versions are linked one at a time (their tables, term links and references; then those of the next),
