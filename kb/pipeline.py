@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 from ingest import MAX_BYTES
 from ingest.kinds import authority, kinds_of_site, parse_source, unrecognised
 from kb.errors import KbError
+from kb.link.graph import CARD_LANG, CardRefs
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document, Progress, no_progress
 from kb.splitter import JapaneseSplitter
@@ -190,6 +191,7 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
     lagging = pending.exists() or index_lag(store) is not None  # an earlier writer stopped before its index was done
     ranks = authority()
     rewritten: set[NodeKey] = set()  # the merged nodes that changed: only they (and what names them) are linked again
+    cards = CardRefs()  # the card references they had: the card entities are made again only when those changed
     guard = _Guard(store, force)
     with store.transaction():
         guard.start()
@@ -203,6 +205,8 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
                 continue
             report.documents.append(replace(doc, nodes=()))
             report.node_kinds.update(node.kind for node in doc.nodes)
+            if doc.version == UNVERSIONED:
+                cards.watch(store, doc)
             written = store.put_document(doc, ranks.get(doc.kind, 0))
             rewritten |= written.rewritten
             if written.documents:
@@ -218,7 +222,7 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
         else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
             progress("link", 0, None)
             report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
-                                rewritten, splitter=splitter)
+                                rewritten, splitter=splitter, cards=cards)
         refused = _refused_by_strict(report) if strict else []
         if refused:
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "
@@ -230,8 +234,10 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
     if not index or (not report.stored and not lagging):
         return report  # the index is left for later, or the store is as it was and so is its search index
     try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
-        report.index = update_index(store, scopes=None if lagging or any(v == UNVERSIONED for v, _ in changed)
-                                    else changed, splitter=splitter, progress=progress)
+        # an unversioned source changed: the link may have rewritten card entities too (their own scope)
+        wiki = {(UNVERSIONED, CARD_LANG)} if any(v == UNVERSIONED for v, _ in changed) else set()
+        report.index = update_index(store, scopes=None if lagging else changed | wiki, splitter=splitter,
+                                    progress=progress)
     except KeyboardInterrupt:
         raise KbError(f"{store.path}: interrupted while updating the search index; the sources are stored: "
                       "run 'kb index' (or 'kb ingest' again) to complete the index") from None

@@ -24,10 +24,10 @@ resolver takes the cited version when it is present, else the newest.
 
 from __future__ import annotations
 
-import dataclasses
 import hashlib
 import json
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 
 from kb.ids import card_id, id_name, is_glossary_id
 from kb.link.index import NAMED_KINDS, LinkIndex, LinkReport, fold, key_order, loose_fold
@@ -61,7 +61,7 @@ CARD_LANG = "ja"
 def prepare(store: Store) -> None:
     """Drop last run's derived references and rebuild the card entities from all card references."""
     store.delete_refs(DERIVED_KINDS)
-    store.put_document(card_entities(store.ref_targets(REF_CARD)))
+    store.put_document(card_entities(store.ref_target_counts(REF_CARD)))
 
 
 def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], set[NodeKey]]:
@@ -93,37 +93,57 @@ def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], 
 
 def _loose_names_of(store: Store, keys: set[NodeKey]) -> set[str]:
     """The loose-folded titles, aliases and English names of the named nodes (articles, cards) among ``keys``."""
-    scopes = {(key.version, key.lang) for key in keys}
-    return {loose_fold(name) for key, _, title, aliases, english in store.name_rows(scopes, kinds=NAMED_KINDS)
+    return {loose_fold(name) for key, _, title, aliases, english in store.name_rows(kinds=NAMED_KINDS, nodes=keys)
             if key in keys for name in (title, english, *aliases) if name}
 
 
-def card_entities(refs: list[tuple[str, str]]) -> Document:
-    """One card node per card named by the (target, surface text) of card references."""
+class CardRefs:
+    """The card references of the nodes an ingest may rewrite, as they were before it: :meth:`watch` each document
+    before it is stored; :meth:`changed` then tells whether the card entities — made from every card reference of
+    the store, and so from these, the only ones the ingest can have changed — must be made again. One ingest's."""
+
+    def __init__(self) -> None:
+        self._keys: set[NodeKey] = set()
+        self._before: Counter = Counter()
+
+    def watch(self, store: Store, doc: Document) -> None:
+        """Before ``doc`` is stored: note the card references of the nodes it gives, or gave (not noted yet)."""
+        keys = {NodeKey(doc.version, doc.lang, node.id) for node in doc.nodes}
+        new = (keys | store.contributed_keys(doc.source, doc.version, doc.lang)) - self._keys
+        self._keys |= new
+        self._before.update(store.ref_pairs_of(REF_CARD, new))
+
+    def changed(self, store: Store) -> bool:
+        """Whether the card references of the watched nodes are other than before (as a multiset)."""
+        return Counter(store.ref_pairs_of(REF_CARD, self._keys)) != self._before
+
+
+def card_entities(refs: Iterable[tuple[str, str, int]]) -> Document:
+    """One card node per card named by the (target, surface text, how many references) of card references (each
+    pair once: :meth:`kb.store.Store.ref_target_counts`)."""
     from ingest.wikititle import split_card_name
 
     names_of: dict[str, Counter] = defaultdict(Counter)  # English name → Japanese spellings (pairs count double)
     japanese_only: set[str] = set()
     english_of: dict[str, str] = {}
-    for target, text in refs:
+    for target, text, count in refs:
         pair = split_card_name(text or "")
         if target.isascii():
             japanese = pair[0] if pair else (text if text and not text.isascii() else None)
-            names_of[target].update({japanese: 2 if pair else 1} if japanese else {})
+            names_of[target].update({japanese: (2 if pair else 1) * count} if japanese else {})
             if japanese:
                 english_of.setdefault(japanese, target)
         else:
             japanese_only.add(target)
-    nodes = []
+    nodes: list[Node] = []
     for english, spellings in sorted(names_of.items()):
         ranked = [name for name, _ in sorted(spellings.items(), key=lambda kv: (-kv[1], kv[0]))]
         nodes.append(Node(id=card_id(english), kind=CARD, lang=CARD_LANG, version=UNVERSIONED,
                           text=f"{ranked[0]}/{english}" if ranked else english, title=ranked[0] if ranked else english,
-                          english=english, aliases=tuple(ranked[1:])))
+                          english=english, aliases=tuple(ranked[1:]), order=len(nodes)))
     for japanese in sorted(japanese_only - english_of.keys()):
         nodes.append(Node(id=card_id(japanese), kind=CARD, lang=CARD_LANG, version=UNVERSIONED, text=japanese,
-                          title=japanese))
-    nodes = [dataclasses.replace(n, order=i) for i, n in enumerate(nodes)]
+                          title=japanese, order=len(nodes)))
     payload = json.dumps([[n.id, n.title, n.english, n.aliases] for n in nodes], ensure_ascii=False)
     return Document(source=CARDS_SOURCE, kind="cards", lang=CARD_LANG, nodes=tuple(nodes), version=UNVERSIONED,
                     content_hash=hashlib.sha256(payload.encode()).hexdigest(), title="Card entities")

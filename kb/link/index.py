@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -49,15 +50,19 @@ class LinkIndex:
     always complete), each read from the store when a resolver first asks for it: linking a few references reads
     little more than they name. One link run's: the nodes must not change while it is used (references may)."""
 
-    def __init__(self, store: Store, scopes: Scopes = None):
+    def __init__(self, store: Store, scopes: Scopes = None, *, by_key: bool = False):
+        """``by_key``: for a few references (an incremental link) — each node, and each title looked up exactly,
+        read from the store as asked (an indexed read, or one by SQLite), not a table of every node of its scope;
+        a name table is still made the first time a name is not a title."""
         self._store = store
         self._scopes = None if scopes is None else frozenset(scopes)
+        self._by_key = by_key
+        self._keys: dict[NodeKey, tuple[str, str | None, str | None] | None] = {}
+        self._titles: dict[tuple[str, str], list[NodeKey]] = {}
         self.versions: dict[str, list[str]] = defaultdict(list)  # lang → CR versions, newest first
-        for doc in store.documents():
-            if doc.version != UNVERSIONED and doc.version not in self.versions[doc.lang]:
-                self.versions[doc.lang].append(doc.version)
-        for versions in self.versions.values():
-            versions.sort(reverse=True)
+        for version, lang in sorted(store.document_scopes(), reverse=True):
+            if version != UNVERSIONED:
+                self.versions[lang].append(version)
         self._nodes: dict[tuple[str, str], dict[str, tuple[str, str | None, str | None]]] = {}
         self._glossaries: dict[tuple[str, str], dict[str, str]] = {}
         self._loose_glossaries: dict[tuple[str, str], dict[str, str]] = {}
@@ -72,6 +77,10 @@ class LinkIndex:
     def _node(self, key: NodeKey) -> tuple[str, str | None, str | None] | None:
         """(kind, title, English name) of a node, None when there is none (or it is out of scope)."""
         scope = (key.version, key.lang)
+        if self._by_key:
+            if key not in self._keys:
+                self._keys[key] = self._store.node_name(key) if self._in_scope(*scope) else None
+            return self._keys[key]
         if scope not in self._nodes:
             self._nodes[scope] = self._store.node_names(*scope) if self._in_scope(*scope) else {}
         return self._nodes[scope].get(key.id)
@@ -120,7 +129,20 @@ class LinkIndex:
 
     def titled(self, kind: str, title: str) -> list[NodeKey]:
         """The nodes of a named kind (:data:`NAMED_KINDS`) with this exact title, by key."""
+        if self._by_key and kind not in self._named:
+            if (kind, title) not in self._titles:
+                self.expect_titles(kind, [title])
+            return self._titles[(kind, title)]
         return self._named_tables(kind)[0].get(title, [])
+
+    def expect_titles(self, kind: str, titles: Collection[str]) -> None:
+        """With ``by_key``: read the nodes of ``kind`` with these exact titles at once (in one statement, not one
+        each), before :meth:`titled` asks for them."""
+        if self._by_key:
+            wanted = {title for title in titles if (kind, title) not in self._titles}
+            if wanted:
+                self._titles.update(((kind, title), keys) for title, keys in
+                                    self._store.titled_keys(kind, wanted, self._scopes).items())
 
     def names(self, kind: str) -> dict[str, NodeKey]:
         """Folded title, English name and aliases → node, of the nodes of a named kind (the least key wins a name

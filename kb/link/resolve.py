@@ -7,18 +7,22 @@ store (resolved columns NULL) and reported with their location, never dropped.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable
 
 from kb.ids import id_name, is_glossary_id, is_rule_id, rule_id, split_id
 from kb.link import graph, termlinks
 from kb.link.index import LinkIndex, LinkReport, key_order
 from kb.model import (
+    ARTICLE,
+    CARD,
     REF_AUTO_TERM,
     REF_CARD,
     REF_MECHANIC,
     REF_RULE,
     REF_SECTION,
     REF_TERM,
+    REF_TERM_ARTICLE,
     REFS_OUTSIDE_KB,
     UNVERSIONED,
     Diagnostic,
@@ -52,7 +56,8 @@ INTO_VERSIONS = (REF_RULE, REF_SECTION, REF_TERM, REF_AUTO_TERM, REF_MECHANIC)  
 
 
 def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
-         nodes: Collection[NodeKey] | None = None, *, splitter: JapaneseSplitter | None = None) -> LinkReport:
+         nodes: Collection[NodeKey] | None = None, *, splitter: JapaneseSplitter | None = None,
+         cards: graph.CardRefs | None = None) -> LinkReport:
     """Resolve the stored references and write the results. Call inside the ingest's transaction.
 
     With ``scopes`` — the (version, lang) pairs of the CR versions whose documents changed, never an unversioned
@@ -69,15 +74,17 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     resolved, with the rule references of the version that name one of them (an added or removed number).
     Without ``scopes`` (an unversioned source changed: card entities, articles and terms of every version meet
     there) but with ``nodes`` all unversioned (wiki articles, release notes: only they changed), the card entities
-    are rebuilt and what those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references,
-    the references into them and to the names they have, and the derived references beside those); the name tables
-    are dictionaries built once, so the cost is that of what changed, not of the corpus. Otherwise everything is
+    are rebuilt (unless ``cards``, which watched every document stored, says no card reference changed) and what
+    those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references,
+    the references into them and to the names they have, and the derived references beside those); the nodes and
+    titles those references name are read by key (:class:`~kb.link.index.LinkIndex` ``by_key``; a name table only
+    when a name is no title), so the cost is mostly that of what changed, not of the corpus. Otherwise everything is
     linked again.
 
     Memory: versions are linked one at a time (their tables, term links and references; then those of the next),
     so a link holds one version's references, not every version's."""
     if scopes is None and nodes is not None and all(key.version == UNVERSIONED for key in nodes):
-        return _link_unversioned(store, set(nodes))
+        return _link_unversioned(store, set(nodes), cards)
     langs = {d.lang for d in store.documents()}
     unversioned = {(UNVERSIONED, lang) for lang in langs}
     if scopes is None:
@@ -125,13 +132,16 @@ def _resolve_and_derive(store: Store, index: LinkIndex, refs: Iterable[StoredRef
     report.diagnostics += part.diagnostics
 
 
-def _link_unversioned(store: Store, touched: set[NodeKey]) -> LinkReport:
+def _link_unversioned(store: Store, touched: set[NodeKey], cards: graph.CardRefs | None) -> LinkReport:
     """:func:`link` after an ingest that changed the unversioned nodes ``touched`` only."""
-    # with the card entities that changed with the card references
-    touched |= store.put_document(graph.card_entities(store.ref_targets(REF_CARD))).rewritten
+    if cards is None or cards.changed(store):  # with the card entities that changed with the card references
+        touched |= store.put_document(graph.card_entities(store.ref_target_counts(REF_CARD))).rewritten
     refs, derive = graph.relink_names(store, touched)
     store.delete_refs_of(graph.DERIVED_KINDS, derive)
-    index = LinkIndex(store)
+    index = LinkIndex(store, by_key=True)  # what those few references name, read as they ask
+    for kind in (ARTICLE, CARD):  # the titles they may name: read at once
+        index.expect_titles(kind, {sr.ref.target.split("#", 1)[0] for sr in refs
+                                   if sr.ref.kind in graph.NAMED_REF_KINDS + (REF_TERM_ARTICLE,)})
     report, _ = _resolve(store, index, refs)
     graph.derive_links(store, index, report, [sr for key in sorted(derive, key=key_order) for sr in store.refs_from(key)])
     return stored_report(store)
@@ -164,12 +174,14 @@ def stored_report(store: Store) -> LinkReport:
     """The report :func:`link` gave for the store as it is, read back without linking again (for an ingest that
     changed nothing)."""
     report = LinkReport()
-    for kind, resolved, count in store.ref_summary():
+    unresolved = store.unresolved_refs(skip=sorted(REFS_OUTSIDE_KB))
+    missed = Counter(kind for _, kind, _, _ in unresolved)
+    for kind, count in store.ref_counts():
         if kind not in REFS_OUTSIDE_KB:
-            (report.resolved if resolved else report.unresolved)[kind] += count
-    for key, kind, target, source in store.unresolved_refs():
-        if kind not in REFS_OUTSIDE_KB:
-            report.diagnostics.append(_unresolved_at(source, key, kind, target))
+            report.unresolved.update({kind: missed[kind]} if missed[kind] else {})
+            report.resolved.update({kind: count - missed[kind]} if count > missed[kind] else {})
+    for key, kind, target, source in unresolved:
+        report.diagnostics.append(_unresolved_at(source, key, kind, target))
     return report
 
 

@@ -335,8 +335,9 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
                  splitter: JapaneseSplitter | None = None, progress: Progress | None = None) -> IndexReport:
     """Bring the index in line with the store, touching only the scopes, and in them the nodes, whose content changed.
     ``scopes``: the only (version, lang) pairs that may have changed since the last update (an ingest's); the others
-    are not compared with the store — unless the index lags the store (:func:`index_lag`: then every scope is).
-    Call holding the writer lock.
+    are not compared with the store. Pass them only when the index was in line with the store before that change
+    (:func:`index_lag` checked before it: after it the generation differs anyway; :mod:`kb.pipeline` does); else every
+    scope is compared. Call holding the writer lock.
 
     An index built by another analysis, dictionary or layout is rebuilt whole (the report's ``notice`` says why);
     the store's user dictionary is brought up to date and used first (:func:`kb.search.userdict.prepare`, with
@@ -351,7 +352,7 @@ def update_index(store: Store, *, rebuild: bool = False, scopes: Collection[tupl
     words = dictionary_change(store, splitter) if stale else None
     if words is not None:  # another user dictionary: only the texts holding a word it changed are analysed again
         stale = None
-    if index_lag(store) or words:
+    if words:
         scopes = None
     notice = f"{root}: rebuilding the search index ({stale})" if stale else None
     state = {} if rebuild or stale else _read_state(root)

@@ -127,21 +127,22 @@ def lexicon(words: list[tuple[str, str]]) -> str:
 def prepare(store: Store, splitter: JapaneseSplitter) -> JapaneseSplitter:
     """``splitter`` with the user dictionary of ``store``'s names, built when missing (with none when no name needs
     one: the system dictionary alone); its :attr:`~kb.splitter.JapaneseSplitter.dictionary_id` is the digest. The
-    dictionary the same names made last is remembered (:data:`LAST`): the index update and the site build of one
-    ``kb update``, and every build whose names did not change, do not look the names up in Sudachi again."""
+    dictionary the same names made last is remembered (:data:`LAST`, by a hash SQLite makes of the nodes' names
+    and readings: :meth:`kb.store.Store.name_digest`): the index update and the site build of one ``kb update``,
+    and every build whose names did not change, neither read the names nor look them up in Sudachi again."""
     from kb.codedigest import code_digest
     from kb.search.names import source_readings
 
-    given = {fold(name): reading for name, reading in source_readings(store).items()}
-    names = candidate_names(store)
     folder = store.kb_dir / FOLDER
     key = hashlib.sha256(f"{code_digest()}\n{installed_version('sudachidict-core', 'sudachidict_core')}\n"
-                         f"{sorted(given.items())}\n{names}".encode()).hexdigest()
+                         f"{store.name_digest('ja', (GLOSSARY, ARTICLE))}".encode()).hexdigest()
     known = _last(folder, key)
     if known == "":
         return splitter.with_user_dictionary(None)
     if known is not None and intact(path := folder / f"{known}.dic") and lexicon_words(store, known) is not None:
         return splitter.with_user_dictionary(path)
+    given = {fold(name): reading for name, reading in source_readings(store).items()}
+    names = candidate_names(store)
     words = user_words(splitter, names, given)
     if not words:
         _remember(folder, key, "")

@@ -144,12 +144,13 @@ class Reads(Connected):
         return {id_: (kind, title, english) for id_, kind, title, english in self._db.execute(
             "SELECT id, kind, title, english FROM nodes WHERE version=? AND lang=?", (version, lang))}
 
-    def name_rows(self, scopes: Scopes = None, *, lang: str | None = None, kinds: Iterable[str] | None = None
+    def name_rows(self, scopes: Scopes = None, *, lang: str | None = None, kinds: Iterable[str] | None = None,
+                  nodes: Collection[NodeKey] | None = None
                   ) -> Iterator[tuple[NodeKey, str, str | None, tuple[str, ...], str | None]]:
-        """(key, kind, title, aliases, English name) of every node (of ``scopes``, of ``lang`` and of ``kinds``, when
-        given): what the linker (kb.link.index) and the search's name tables (kb.search.names, kb.search.userdict)
-        look names up in."""
-        clause, args = where("nodes", scopes=scopes, lang=lang, kinds=kinds)
+        """(key, kind, title, aliases, English name) of every node (of ``scopes``, of ``lang``, of ``kinds`` and among
+        ``nodes``, when given; more than :data:`~kb.store.filters.KEYED_MAX` ``nodes``: the caller filters): what the
+        linker (kb.link.index) and the search's name tables (kb.search.names, kb.search.userdict) look names up in."""
+        clause, args = where("nodes", scopes=scopes, lang=lang, kinds=kinds, nodes=nodes)
         for version, lang_, id_, kind, title, aliases, english in self._db.execute(
                 f"SELECT version, lang, id, kind, title, aliases, english FROM nodes{clause}", args):
             yield NodeKey(version, lang_, id_), kind, title, () if aliases == "[]" else tuple(json.loads(aliases)), english
@@ -213,10 +214,11 @@ class Reads(Connected):
             f" AND target IN ({','.join('?' * len(numbers))}) AND version=? AND lang=? ORDER BY node_id, seq",
             (REF_RULE, REF_SECTION, *numbers, version, lang))]
 
-    def ref_targets(self, kind: str) -> list[tuple[str, str]]:
-        """(target, surface text) of every reference of ``kind``, in the order they were stored. For kb.link.graph."""
-        return [(target, text) for target, text in self._db.execute(
-            "SELECT target, text FROM refs WHERE kind=? ORDER BY rowid", (kind,))]
+    def ref_target_counts(self, kind: str) -> list[tuple[str, str, int]]:
+        """(target, surface text, how many) of the references of ``kind``, each distinct pair once, by target and text
+        (counted by SQLite: a card is cited many times, by few spellings). For kb.link.graph."""
+        return [(target, text, n) for target, text, n in self._db.execute(
+            "SELECT target, text, count(*) FROM refs WHERE kind=? GROUP BY target, text ORDER BY target, text", (kind,))]
 
     def ref_target_names(self, kinds: Iterable[str]) -> list[str]:
         """The distinct targets of the references of these kinds (read from the index on kind and target). For
@@ -236,24 +238,21 @@ class Reads(Connected):
                 f" AND target IN ({','.join('?' * len(chunk))})", [*kinds, *chunk])]
         return sorted(out, key=lambda sr: (sr.source_key.version, sr.source_key.lang, sr.source_key.id, sr.seq))
 
-    def ref_summary(self) -> list[tuple[str, bool, int]]:
-        """(kind, resolved?, count) over every stored reference, by kind, the unresolved first (two index reads: the
-        references of each kind, and the few unresolved). For kb.link.resolve's report."""
-        unresolved = dict(self._db.execute("SELECT kind, count(*) FROM refs WHERE resolved_id IS NULL GROUP BY kind"))
-        out = []
-        for kind, n in self._db.execute("SELECT kind, count(*) FROM refs GROUP BY kind ORDER BY kind"):
-            missed = unresolved.get(kind, 0)
-            out += [(kind, False, missed)] if missed else []
-            out += [(kind, True, n - missed)] if n > missed else []
-        return out
+    def ref_counts(self) -> list[tuple[str, int]]:
+        """(kind, count) over every stored reference, by kind (one read of the index on kind). For kb.link.resolve's
+        report (with :meth:`unresolved_refs`)."""
+        return [(kind, n) for kind, n in self._db.execute("SELECT kind, count(*) FROM refs GROUP BY kind ORDER BY kind")]
 
-    def unresolved_refs(self) -> list[tuple[NodeKey, str, str, str]]:
-        """(citing key, kind, target, source of the citing node) of every unresolved reference, by node and order.
-        For kb.link.resolve's report."""
+    def unresolved_refs(self, skip: Iterable[str] = ()) -> list[tuple[NodeKey, str, str, str]]:
+        """(citing key, kind, target, source of the citing node) of every unresolved reference but those of the kinds
+        ``skip`` (left out by SQLite: never resolved, they are most of the unresolved), by node and order. For
+        kb.link.resolve's report."""
+        skip = list(skip)
         return [(NodeKey(v, lang, i), kind, target, source) for v, lang, i, kind, target, source in self._db.execute(
             "SELECT r.version, r.lang, r.node_id, r.kind, r.target, d.source FROM refs r"
             " JOIN nodes n ON n.version=r.version AND n.lang=r.lang AND n.id=r.node_id JOIN documents d ON d.id=n.doc_id"
-            " WHERE r.resolved_id IS NULL ORDER BY r.version, r.lang, r.node_id, r.seq")]
+            f" WHERE r.resolved_id IS NULL AND r.kind NOT IN ({','.join('?' * len(skip))})"
+            " ORDER BY r.version, r.lang, r.node_id, r.seq", skip)]
 
     # -- for the search (kb.search) ---------------------------------------------------------------------------------
     def kind_of(self, key: NodeKey) -> str | None:
@@ -351,3 +350,61 @@ class Reads(Connected):
                     " translated_date FROM documents ORDER BY id"):
             digest.update(json.dumps(self._db.execute(sql).fetchall(), ensure_ascii=False).encode())
         return digest.hexdigest()
+
+    # -- for the linker (kb.link), added after the rest -------------------------------------------------------------
+    def document_scopes(self) -> list[tuple[str, str]]:
+        """The distinct (version, lang) of the documents, by version and language (read by SQLite, not as every
+        document: :meth:`documents`). For kb.link.index and kb.link.resolve."""
+        return [(version, lang) for version, lang in self._db.execute(
+            "SELECT DISTINCT version, lang FROM documents ORDER BY version, lang")]
+
+    def node_name(self, key: NodeKey) -> tuple[str, str | None, str | None] | None:
+        """(kind, title, English name) of the node ``key``, None when there is none: :meth:`node_names` of one node.
+        For kb.link.index."""
+        row = self._db.execute("SELECT kind, title, english FROM nodes WHERE version=? AND lang=? AND id=?",
+                               (key.version, key.lang, key.id)).fetchone()
+        return (row[0], row[1], row[2]) if row else None
+
+    def titled_keys(self, kind: str, titles: Collection[str], scopes: Scopes = None) -> dict[str, list[NodeKey]]:
+        """Each of ``titles`` → the keys of the nodes of ``kind`` (of ``scopes``, when given) with that exact title, by
+        key (compared by SQLite among the kind's nodes, none read; [] for a title none has). For kb.link.index."""
+        names = sorted(set(titles))
+        out: dict[str, list[NodeKey]] = {title: [] for title in names}
+        clause, args = where("nodes", scopes=scopes, kinds=[kind])
+        for start in range(0, len(names), KEYED_MAX):
+            chunk = names[start:start + KEYED_MAX]
+            for version, lang, id_, title in self._db.execute(
+                    f"SELECT version, lang, id, title FROM nodes{clause} AND title IN ({','.join('?' * len(chunk))})"
+                    " ORDER BY version, lang, id", (*args, *chunk)):
+                out[title].append(NodeKey(version, lang, id_))
+        return out
+
+    def ref_pairs_of(self, kind: str, nodes: Collection[NodeKey]) -> list[tuple[str, str]]:
+        """(target, surface text) of the references of ``kind`` from ``nodes``, in no particular order (read by key:
+        :data:`~kb.store.filters.KEYED_MAX` nodes a query). For kb.link.graph."""
+        keys = sorted(nodes, key=lambda key: (key.version, key.lang, key.id))
+        out: list[tuple[str, str]] = []
+        for start in range(0, len(keys), KEYED_MAX):
+            clause, args = where("refs", nodes=keys[start:start + KEYED_MAX], id_column="node_id")
+            out += self._db.execute(f"SELECT target, text FROM refs{clause} AND +kind=?", (*args, kind)).fetchall()
+        return out
+
+    def contributed_keys(self, source: str, version: str, lang: str) -> set[NodeKey]:
+        """The keys of the nodes the document of (``source``, ``version``, ``lang``) gives (none: never ingested).
+        For kb.link.graph (what an ingest of it may rewrite)."""
+        return {NodeKey(*r) for r in self._db.execute(
+            "SELECT c.version, c.lang, c.id FROM documents d JOIN contributions c ON c.doc_id=d.id WHERE d.source=?"
+            " AND d.version=? AND d.lang=?", (source, version, lang))}
+
+    # -- for the search (kb.search), added after the rest -----------------------------------------------------------
+    def name_digest(self, lang: str, kinds: Iterable[str]) -> str:
+        """A hash of the key, order, title and aliases of every node of ``lang`` and ``kinds`` (and the meta of the
+        glossary entries: their source readings), in a fixed order: it changes whenever their names may have (one
+        string made by SQLite, not the rows read). For kb.search.userdict."""
+        clause, args = where("nodes", lang=lang, kinds=kinds)
+        row = self._db.execute(
+            "SELECT group_concat(name, char(30)) FROM (SELECT kind || char(31) || version || char(31) || id || char(31)"
+            " || ord || char(31) || coalesce(title, '') || char(31) || aliases || char(31)"
+            f" || CASE kind WHEN ? THEN meta ELSE '' END AS name FROM nodes{clause}"
+            " ORDER BY kind, ord, version, id)", (GLOSSARY, *args)).fetchone()
+        return hashlib.sha256((row[0] or "").encode()).hexdigest()

@@ -32,7 +32,7 @@ from kb.model import DERIVED_REF_KINDS
 from kb.store.codec import decode_node, encode_node, node_columns, payload, row_fields
 from kb.store.lock import writer_lock
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 TABLES = ("meta", "documents", "contributions", "nodes", "refs")
 
 SCHEMA = """
@@ -65,6 +65,7 @@ CREATE INDEX nodes_doc ON nodes(doc_id);
 CREATE INDEX nodes_kind ON nodes(kind);
 CREATE INDEX nodes_number ON nodes(number);
 CREATE INDEX nodes_scope_kind ON nodes(version, lang, kind);
+CREATE INDEX nodes_hash ON nodes(version, lang, id, content_hash);
 CREATE TABLE refs (
     version TEXT NOT NULL, lang TEXT NOT NULL, node_id TEXT NOT NULL, seq INTEGER NOT NULL,
     kind TEXT NOT NULL, target TEXT NOT NULL, text TEXT NOT NULL, start INTEGER NOT NULL, end_ INTEGER NOT NULL,
@@ -73,8 +74,8 @@ CREATE TABLE refs (
     PRIMARY KEY (version, lang, node_id, seq),
     FOREIGN KEY (version, lang, node_id) REFERENCES nodes(version, lang, id) ON DELETE CASCADE
 );
-CREATE INDEX refs_resolved ON refs(resolved_id, resolved_version, resolved_lang);
-CREATE INDEX refs_kind_target ON refs(kind, target);
+CREATE INDEX refs_resolved ON refs(resolved_id, resolved_version, resolved_lang, kind);
+CREATE INDEX refs_kind_target ON refs(kind, target, text);
 """
 STATEMENTS = [s.strip() for s in SCHEMA.split(";") if s.strip()]
 
@@ -130,9 +131,22 @@ def _migrate_6_to_7(db: sqlite3.Connection) -> None:
     db.execute("UPDATE documents SET content_hash='' WHERE lang='ja' AND kind='cr-text' AND translated_date IS NULL")
 
 
+def _migrate_7_to_8(db: sqlite3.Connection) -> None:
+    """Schema 8 indexes each node's content hash by key, each reference's surface text after its kind and target,
+    and its kind after where it resolved to (the content hashes of a scope — each search index update's — and the card
+    references' spellings — each link's card entities — were read from the rows, after their long texts; so were the
+    kinds of the unresolved references, for the link report, most of them of kinds it leaves out)."""
+    db.execute("CREATE INDEX IF NOT EXISTS nodes_hash ON nodes(version, lang, id, content_hash)")
+    for name, columns in (("refs_kind_target", "kind, target, text"),
+                          ("refs_resolved", "resolved_id, resolved_version, resolved_lang, kind")):
+        db.execute(f"DROP INDEX IF EXISTS {name}")
+        db.execute(f"CREATE INDEX {name} ON refs({columns})")
+
+
 MIGRATIONS: dict[int, Callable[[sqlite3.Connection], None]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3,
                                                                3: _migrate_3_to_4, 4: _migrate_4_to_5,
-                                                               5: _migrate_5_to_6, 6: _migrate_6_to_7}  # N to N + 1
+                                                               5: _migrate_5_to_6, 6: _migrate_6_to_7,
+                                                               7: _migrate_7_to_8}  # N to N + 1
 
 
 def connect(path: Path, *, create: bool) -> sqlite3.Connection:
