@@ -32,6 +32,7 @@ from kb.site.contexts import (
     Pager,
     RuleContext,
     Segment,
+    SiteContext,
     TermContext,
     TocItem,
 )
@@ -454,6 +455,7 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
     index (cards are many and mostly named in passing: the home page links the index instead of listing them)."""
     site_ctx = site_context(site)
+    chrome = hashlib.sha256(marshal.dumps(dict(site_ctx), 2)).hexdigest()[:24]  # once per build, not once per page
     site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
@@ -462,21 +464,13 @@ def other_pages(site: SiteData) -> Iterable[Page]:
         kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         term = term_of_article.get(entry.id)
         links = entry.links.get(node.lang, [])
-        deferred = entry.kind != "note" and site.html is not None  # the text is shown with the HTML, made with it
-        text = segments(node.text, links) if not deferred else []
-        shown: NodeContext = {
-            "id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label, "english": node.english,
-            "html": None, "text": text if entry.kind != "note" else [],
-            "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
-                      if entry.kind == "note" else []),
-            "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
-            "term": {"label": term.label, "url": term.url} if term else None,
-            "index": CARDS_INDEX if entry.kind == "card" else None,
-            "mentions": entry.mentions, "cited_by": entry.cited_by}
-        yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
-                   f"{entry.label}：{words_head(node.text, 120)}", {"site": site_ctx, "node": shown, "toc": []},
-                   deferred=_article_html(site, node, links, entry.url, shown, site_pages, rule_urls)
-                   if deferred else None)
+        title, description = f"{entry.label}（{kind_name}）", f"{entry.label}：{words_head(node.text, 120)}"
+        if entry.kind != "note" and site.html is not None:  # the text is shown with the HTML, made with it
+            yield Page(entry.url, "node.html", title, description, deferred=_article_page(
+                site, entry, node, links, term, (site_ctx, chrome), site_pages, rule_urls))
+            continue
+        yield Page(entry.url, "node.html", title, description,
+                   {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
@@ -488,15 +482,33 @@ def other_pages(site: SiteData) -> Iterable[Page]:
 LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
 
 
-def _article_html(site: SiteData, node: Node, links: list[Link], url: str, shown: NodeContext,
-                  site_pages: dict[str, tuple[str, str]], rule_urls: dict[str, str]) -> Deferred:
-    """The article's HTML (:func:`kb.site.render.article_html`) and its text cut at its ``links`` (long: hashing it
-    was most of a build with nothing to render), made only when its page is rendered: named by the node's content
-    hash (which covers its text), its links and the answers of the site's name and rule tables to the keys the
-    making looked up."""
+def _node_context(entry: Entry, node: Node, term: Entry | None, text: list[Segment], html: str | None = None) \
+        -> NodeContext:
+    """What an unversioned node's page shows of it: its text cut at its links (a release note's as lines), its HTML
+    (an article's, :func:`_article_page`), its paired term and who cites or mentions it."""
+    return {"id": node.id, "kind": entry.kind, "kind_name": PAGE_KIND_LABELS.get(entry.kind, entry.kind),
+            "label": entry.label, "english": node.english, "html": html, "text": text if entry.kind != "note" else [],
+            "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
+                      if entry.kind == "note" else []),
+            "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
+            "term": {"label": term.label, "url": term.url} if term else None,
+            "index": CARDS_INDEX if entry.kind == "card" else None,
+            "mentions": entry.mentions, "cited_by": entry.cited_by}
+
+
+def _article_page(site: SiteData, entry: Entry, node: Node, links: list[Link], term: Entry | None,
+                  chrome: tuple[SiteContext, str], site_pages: dict[str, tuple[str, str]],
+                  rule_urls: dict[str, str]) -> Deferred:
+    """An article's (or card's) whole context — its HTML (:func:`kb.site.render.article_html`), its text cut at its
+    ``links``, the chrome — made only when its page is rendered (building and hashing it for each of thousands of
+    pages was most of a build that renders three): named by what it is made from, without making it — the node's
+    content hash (its text, title, HTML, meta…), its id, URL and label, its links, its paired term, who cites and
+    mentions it, the chrome's hash (``chrome``: the chrome and its hash, once per build) — and the answers of the
+    site's name and rule tables to the keys the making looked up."""
     assert site.html is not None  # the caller's condition
-    html_of, key = site.html.read, NodeKey(node.version, node.lang, node.id)
+    html_of, key, url = site.html.read, NodeKey(node.version, node.lang, node.id), entry.url
     tables: dict[str, dict[str, Any]] = {"page": site_pages, "rule": rule_urls}
+    site_ctx, chrome_hash = chrome
 
     def make() -> tuple[dict[str, Any], list[Any]]:
         html = html_of(key)
@@ -504,14 +516,15 @@ def _article_html(site: SiteData, node: Node, links: list[Link], url: str, shown
         made = article_html(html, url, _Noting(site_pages, "page", looked), _Noting(rule_urls, "rule", looked)) \
             if html else None
         outline = article_outline(made, url) if made else []
-        return ({"node": {**shown, "text": segments(node.text, links), "html": made},
+        return ({"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links), made),
                  "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked))
 
     def lookup(keys: list[Any]) -> list[Any]:
         return [tables[table].get(name) for table, name in keys]
 
-    linked = hashlib.sha256(marshal.dumps(list(map(tuple, links)), 2)).hexdigest()[:24]
-    source = f"{site.html.digests.get((node.lang, node.id), '')}|{linked}"
+    shown = (chrome_hash, node.id, entry.kind, url, entry.label, list(map(tuple, links)),
+             (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
+    source = f"{site.html.digests.get((node.lang, node.id), '')}|{hashlib.sha256(marshal.dumps(shown, 2)).hexdigest()[:24]}"
     return Deferred(source, make, lookup)
 
 
