@@ -157,8 +157,8 @@ def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
 
     In parts, in order: each chapter's page alone, each section's page alone, and each rule's page
     with its subrules' (:func:`_part_of`) — a rule's citation changes its page, its parent's and its section's. Each
-    part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value:
-    the chrome, the rule contexts)."""
+    part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value's
+    digest, made once per build: the chrome, the rule contexts)."""
     site_ctx = site_context(site)
     memo: dict[str, RuleContext] = {}
     pagers = _pagers(site)
@@ -189,7 +189,7 @@ def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
                 {"site": site_ctx, "rule": family[0], "children": family[1:], "name": _rule_name(site, number),
                  "crumbs": _crumbs(site, number), "pager": pagers[number],
                  "section": {"label": section.label, "url": section.url} if section else None}))
-    shared: dict[int, Any] = {id(site_ctx): site_ctx, **{id(ctx): ctx for ctx in memo.values()}}
+    shared = {id(value): _digest(value) for value in (site_ctx, *memo.values())}
     return [(name, pages, shared) for name, pages in parts.items()]
 
 
@@ -205,19 +205,21 @@ def _part_of(site: SiteData, number: str) -> str:
     return str(at) if at is not None else number
 
 
-def part_inputs(pages: list[Page], shared: dict[int, Any]) -> tuple[Any, ...]:
+def _digest(value: Any) -> str:
+    """A hash of plain data (marshal format 2: the bytes of the values only)."""
+    return hashlib.sha256(marshal.dumps(value, 2)).hexdigest()[:24]
+
+
+def part_inputs(pages: list[Page], shared: dict[int, str]) -> list[tuple[Any, ...]]:
     """What a part's pages are made of, from the pages themselves: each page's fields and context, a value shared
-    with other pages (the chrome, a rule's context: :func:`_rule_parts`) written once, the pages naming it by its
-    place — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the values it shows."""
-    seen: dict[int, int] = {}
-    values: list[Any] = []
+    with other pages (the chrome, a rule's context: :func:`_rule_parts`) named by its digest (made once per build,
+    not once per part showing it) — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the
+    values it shows."""
 
     def ref(value: Any) -> Any:
-        if id(value) in shared:
-            if id(value) not in seen:
-                seen[id(value)] = len(values)
-                values.append(value)
-            return ("shared", seen[id(value)])
+        digest = shared.get(id(value))
+        if digest is not None:
+            return ("shared", digest)
         if isinstance(value, list):
             return [ref(v) for v in value]
         return value
@@ -227,7 +229,7 @@ def part_inputs(pages: list[Page], shared: dict[int, Any]) -> tuple[Any, ...]:
         assert page.deferred is None  # a rule page is made whole
         made.append((page.path, page.template, page.title, page.description, page.in_sitemap,
                      {key: ref(value) for key, value in page.context.items()}))
-    return made, values
+    return made
 
 
 LONG_SECTION = 12  # rules on a section page from which it has its own contents (601: 44 in the 2026 rules)
