@@ -162,6 +162,7 @@ def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
     site_ctx = site_context(site)
     memo: dict[str, RuleContext] = {}
     pagers = _pagers(site)
+    above = _ancestry(site)
     parts: dict[str, list[Page]] = {}
     for number, entry in site.rules.items():
         if entry.kind == CHAPTER:
@@ -184,25 +185,15 @@ def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
             family: list[RuleContext] = []
             _walk(site, entry, family, memo, include_self=True)
             section = site.rules.get(number.split(".")[0])
-            parts.setdefault(_part_of(site, number), []).append(Page(
-                rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
-                {"site": site_ctx, "rule": family[0], "children": family[1:], "name": _rule_name(site, number),
-                 "crumbs": _crumbs(site, number), "pager": pagers[number],
+            part, name, crumbs = above(number)
+            plain = _plain(entry, site)
+            parts.setdefault(part, []).append(Page(
+                rule_page(number), "rule.html", f"{number} {plain[:40]}", f"{number}：{plain}",
+                {"site": site_ctx, "rule": family[0], "children": family[1:], "name": name,
+                 "crumbs": crumbs, "pager": pagers[number],
                  "section": {"label": section.label, "url": section.url} if section else None}))
     shared = {id(value): _digest(value) for value in (site_ctx, *memo.values())}
     return [(name, pages, shared) for name, pages in parts.items()]
-
-
-def _part_of(site: SiteData, number: str) -> str:
-    """The rule whose part a rule's page is in: the rule itself, or for a subrule the rule above it below its section
-    (601.2f → 601.2)."""
-    at = rulenum.parse(number)
-    while at is not None and (parent := at.parent) is not None:
-        entry = site.rules.get(str(parent))
-        if entry is None or entry.kind in (CHAPTER, SECTION):
-            break
-        at = parent
-    return str(at) if at is not None else number
 
 
 def _digest(value: Any) -> str:
@@ -246,27 +237,33 @@ def _toc_item(entry: Entry) -> TocItem:
 TOC_HINT = 24  # characters of a rule's text in a contents line
 
 
-def _rule_name(site: SiteData, number: str) -> str | None:
-    """The name a rule page is headed by: the rule's own title (702.2 接死), else its nearest titled parent's
-    (601.2f: the section's, 呪文を唱えること) — the subject it belongs to."""
-    at: rulenum.RuleNumber | None = rulenum.parse(number)
-    while at is not None:
+def _ancestry(site: SiteData) -> Callable[[str], tuple[str, str | None, list[LinkContext]]]:
+    """Each rule number → its part (the rule whose part its page is in: the rule itself, or for a subrule the rule
+    above it below its section, 601.2f → 601.2), its name (what its page is headed by: its own title, 702.2 接死, else
+    its nearest titled parent's — 601.2f: the section's, 呪文を唱えること) and its crumbs (the levels above it, top
+    first: its chapter, its section, and for a subrule its rule) — each made from its parent's, once per number."""
+    out: dict[str, tuple[str, str | None, list[LinkContext]]] = {}
+
+    def of(number: str) -> tuple[str, str | None, list[LinkContext]]:
+        if number in out:
+            return out[number]
+        at = rulenum.parse(number)
+        if at is None:
+            out[number] = (number, None, [])
+            return out[number]
         entry = site.rules.get(str(at))
-        title = entry.main_node().title if entry else None
-        if title:
-            return title
-        at = at.parent
-    return None
+        title = (entry.main_node().title if entry else None) or None
+        if at.parent is None:
+            out[number] = (str(at), title, [])
+            return out[number]
+        up = str(at.parent)
+        part, name, crumbs = of(up)
+        parent = site.rules.get(up)
+        out[number] = (part if parent is not None and parent.kind not in (CHAPTER, SECTION) else str(at),
+                       title or name, [*crumbs, _page_link(site, up)] if parent is not None else crumbs)
+        return out[number]
 
-
-def _crumbs(site: SiteData, number: str) -> list[LinkContext]:
-    """The levels above a rule, top first: its chapter, its section, and for a subrule its rule."""
-    out: list[LinkContext] = []
-    at = rulenum.parse(number)
-    while at is not None and (at := at.parent) is not None:
-        if str(at) in site.rules:
-            out.insert(0, _page_link(site, str(at)))
-    return out
+    return of
 
 
 def _pagers(site: SiteData) -> dict[str, Pager]:
@@ -318,7 +315,10 @@ def _kana_key(site: SiteData, label: str) -> str:
     唱える sorts as となえる, and ア and あ together before か."""
     reading = site.readings_asked.get(label) or site.readings.get(label) or site.splitter.reading(label)
     site.readings_asked[label] = reading  # kept for the next build (kb.site.gather.names_record)
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(reading))
+    return fold(reading).translate(HIRAGANA_OF)
+
+
+HIRAGANA_OF = {c: c - 0x60 for c in range(ord("ァ"), ord("ヶ") + 1)}  # str.translate: katakana → hiragana
 
 
 def _term_reading(entry: Entry) -> str:
@@ -457,9 +457,10 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
     index (cards are many and mostly named in passing: the home page links the index instead of listing them)."""
     site_ctx = site_context(site)
-    chrome = hashlib.sha256(marshal.dumps(dict(site_ctx), 2)).hexdigest()[:24]  # once per build, not once per page
+    chrome = _digest(site_ctx)  # once per build, not once per page
     site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
+    lookup = partial(_lookup, {"page": site_pages, "rule": rule_urls})
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
@@ -468,8 +469,11 @@ def other_pages(site: SiteData) -> Iterable[Page]:
         links = entry.links.get(node.lang, [])
         title, description = f"{entry.label}（{kind_name}）", f"{entry.label}：{words_head(node.text, 120)}"
         if entry.kind != "note" and site.html is not None:  # the text is shown with the HTML, made with it
-            yield Page(entry.url, "node.html", title, description, deferred=_article_page(
-                site, entry, node, links, term, (site_ctx, chrome), site_pages, rule_urls))
+            shown = (chrome, node.id, entry.kind, entry.url, entry.label, list(zip(*links, strict=True)),  # links by column
+                     (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
+            source = f"{site.html.digests.get((node.lang, node.id), '')}|{_digest(shown)}"
+            yield Page(entry.url, "node.html", title, description, deferred=Deferred(source, partial(
+                _article_part, site.html.read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup))
             continue
         yield Page(entry.url, "node.html", title, description,
                    {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
@@ -498,36 +502,27 @@ def _node_context(entry: Entry, node: Node, term: Entry | None, text: list[Segme
             "mentions": entry.mentions, "cited_by": entry.cited_by}
 
 
-def _article_page(site: SiteData, entry: Entry, node: Node, links: list[Link], term: Entry | None,
-                  chrome: tuple[SiteContext, str], site_pages: dict[str, tuple[str, str]],
-                  rule_urls: dict[str, str]) -> Deferred:
-    """An article's (or card's) whole context — its HTML (:func:`kb.site.render.article_html`), its text cut at its
-    ``links``, the chrome — made only when its page is rendered (building and hashing it for each of thousands of
-    pages was most of a build that renders three): named by what it is made from, without making it — the node's
-    content hash (its text, title, HTML, meta…), its id, URL and label, its links, its paired term, who cites and
-    mentions it, the chrome's hash (``chrome``: the chrome and its hash, once per build) — and the answers of the
-    site's name and rule tables to the keys the making looked up."""
-    assert site.html is not None  # the caller's condition
-    html_of, key, url = site.html.read, NodeKey(node.version, node.lang, node.id), entry.url
-    tables: dict[str, dict[str, Any]] = {"page": site_pages, "rule": rule_urls}
-    site_ctx, chrome_hash = chrome
+def _article_part(read: Callable[[NodeKey], str | None], entry: Entry, node: Node, links: list[Link],
+                  term: Entry | None, site_ctx: SiteContext, site_pages: dict[str, tuple[str, str]],
+                  rule_urls: dict[str, str]) -> tuple[dict[str, Any], list[Any]]:
+    """An article's (or card's) whole context — its HTML (:func:`kb.site.render.article_html`, its links pointed at
+    our pages), its text cut at its ``links``, the chrome — and the keys of the site's name and rule tables it looked
+    up: the :class:`~kb.site.page.Deferred` part of its page, made only when the page is rendered (making and hashing
+    it for each of thousands of pages was most of a build that renders three). :func:`other_pages` names it without
+    making it: the node's content hash (its text, title, HTML, meta…), its id, URL and label, its links, its paired
+    term, who cites and mentions it, the chrome's hash; and the answers to those keys (:func:`_lookup`)."""
+    html = read(NodeKey(node.version, node.lang, node.id))
+    looked: dict[tuple[str, str], None] = {}
+    made = article_html(html, entry.url, _Noting(site_pages, "page", looked), _Noting(rule_urls, "rule", looked)) \
+        if html else None
+    outline = article_outline(made, entry.url) if made else []
+    return ({"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links), made),
+             "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked))
 
-    def make() -> tuple[dict[str, Any], list[Any]]:
-        html = html_of(key)
-        looked: dict[tuple[str, str], None] = {}
-        made = article_html(html, url, _Noting(site_pages, "page", looked), _Noting(rule_urls, "rule", looked)) \
-            if html else None
-        outline = article_outline(made, url) if made else []
-        return ({"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links), made),
-                 "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked))
 
-    def lookup(keys: list[Any]) -> list[Any]:
-        return [tables[table].get(name) for table, name in keys]
-
-    shown = (chrome_hash, node.id, entry.kind, url, entry.label, list(map(tuple, links)),
-             (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
-    source = f"{site.html.digests.get((node.lang, node.id), '')}|{hashlib.sha256(marshal.dumps(shown, 2)).hexdigest()[:24]}"
-    return Deferred(source, make, lookup)
+def _lookup(tables: dict[str, dict[str, Any]], keys: list[Any]) -> list[Any]:
+    """The answers of the ``tables`` (by tag) to the ``(tag, key)`` s an :func:`_article_part` looked up."""
+    return [tables[table].get(name) for table, name in keys]
 
 
 class _Noting(dict[str, Any]):
