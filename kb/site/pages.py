@@ -211,8 +211,9 @@ def part_inputs(pages: list[Page], shared: dict[int, str]) -> list[tuple[Any, ..
         digest = shared.get(id(value))
         if digest is not None:
             return ("shared", digest)
-        if isinstance(value, list):
-            return [ref(v) for v in value]
+        if isinstance(value, list):  # a list of rule contexts or of links: each item looked up here, not by a call
+            return [("shared", d) if (d := shared.get(id(v))) is not None else ref(v) if isinstance(v, list) else v
+                    for v in value]
         return value
 
     made = []
@@ -460,7 +461,7 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     chrome = _digest(site_ctx)  # once per build, not once per page
     site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
-    lookup = partial(_lookup, {"page": site_pages, "rule": rule_urls})
+    lookup = partial(_lookup, {"page": site_pages.get, "rule": rule_urls.get})
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
@@ -520,9 +521,10 @@ def _article_part(read: Callable[[NodeKey], str | None], entry: Entry, node: Nod
              "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked))
 
 
-def _lookup(tables: dict[str, dict[str, Any]], keys: list[Any]) -> list[Any]:
-    """The answers of the ``tables`` (by tag) to the ``(tag, key)`` s an :func:`_article_part` looked up."""
-    return [tables[table].get(name) for table, name in keys]
+def _lookup(tables: dict[str, Callable[[str], Any]], keys: list[Any]) -> list[Any]:
+    """The answers of the tables (``tables``: each one's ``get``, by tag) to the ``(tag, key)`` s an
+    :func:`_article_part` looked up."""
+    return [tables[table](name) for table, name in keys]
 
 
 class _Noting(dict[str, Any]):
