@@ -11,10 +11,11 @@ from typing import Any
 
 @dataclass(frozen=True)
 class Deferred:
-    """A part of a page's context that is costly to make (an article's HTML with its links pointed at our pages), made
-    only when the page is rendered. What it is made from is named without making it: ``source`` (e.g. the stored
-    node's content hash) and the answers to the lookups the making does (``lookup(keys)``, plain marshal-able data:
-    the same keys with the same answers make the same part). ``make()`` returns the part (merged into the context)
+    """A part of a page's context that is costly to make or to hash (an article page's whole context: its HTML with its
+    links pointed at our pages, its citations, the chrome), made only when the page is rendered. What it is made from
+    is named without making it: ``source`` (e.g. the stored node's content hash and a digest of the rest) and the
+    answers to the lookups the making does (``lookup(keys)``, plain marshal-able data: the same keys with the same
+    answers make the same part). ``make()`` returns the part (merged into the context)
     and the keys it looked up; the builder keeps the keys in the manifest and hashes the page with their answers."""
 
     source: str

@@ -32,6 +32,7 @@ from kb.site.contexts import (
     Pager,
     RuleContext,
     Segment,
+    SiteContext,
     TermContext,
     TocItem,
 )
@@ -156,11 +157,12 @@ def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
 
     In parts, in order: each chapter's page alone, each section's page alone, and each rule's page
     with its subrules' (:func:`_part_of`) — a rule's citation changes its page, its parent's and its section's. Each
-    part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value:
-    the chrome, the rule contexts)."""
+    part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value's
+    digest, made once per build: the chrome, the rule contexts)."""
     site_ctx = site_context(site)
     memo: dict[str, RuleContext] = {}
     pagers = _pagers(site)
+    above = _ancestry(site)
     parts: dict[str, list[Page]] = {}
     for number, entry in site.rules.items():
         if entry.kind == CHAPTER:
@@ -183,42 +185,35 @@ def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
             family: list[RuleContext] = []
             _walk(site, entry, family, memo, include_self=True)
             section = site.rules.get(number.split(".")[0])
-            parts.setdefault(_part_of(site, number), []).append(Page(
-                rule_page(number), "rule.html", f"{number} {_plain(entry, site, 40)}", f"{number}：{_plain(entry, site)}",
-                {"site": site_ctx, "rule": family[0], "children": family[1:], "name": _rule_name(site, number),
-                 "crumbs": _crumbs(site, number), "pager": pagers[number],
+            part, name, crumbs = above(number)
+            plain = _plain(entry, site)
+            parts.setdefault(part, []).append(Page(
+                rule_page(number), "rule.html", f"{number} {plain[:40]}", f"{number}：{plain}",
+                {"site": site_ctx, "rule": family[0], "children": family[1:], "name": name,
+                 "crumbs": crumbs, "pager": pagers[number],
                  "section": {"label": section.label, "url": section.url} if section else None}))
-    shared: dict[int, Any] = {id(site_ctx): site_ctx, **{id(ctx): ctx for ctx in memo.values()}}
+    shared = {id(value): _digest(value) for value in (site_ctx, *memo.values())}
     return [(name, pages, shared) for name, pages in parts.items()]
 
 
-def _part_of(site: SiteData, number: str) -> str:
-    """The rule whose part a rule's page is in: the rule itself, or for a subrule the rule above it below its section
-    (601.2f → 601.2)."""
-    at = rulenum.parse(number)
-    while at is not None and (parent := at.parent) is not None:
-        entry = site.rules.get(str(parent))
-        if entry is None or entry.kind in (CHAPTER, SECTION):
-            break
-        at = parent
-    return str(at) if at is not None else number
+def _digest(value: Any) -> str:
+    """A hash of plain data (marshal format 2: the bytes of the values only)."""
+    return hashlib.sha256(marshal.dumps(value, 2)).hexdigest()[:24]
 
 
-def part_inputs(pages: list[Page], shared: dict[int, Any]) -> tuple[Any, ...]:
+def part_inputs(pages: list[Page], shared: dict[int, str]) -> list[tuple[Any, ...]]:
     """What a part's pages are made of, from the pages themselves: each page's fields and context, a value shared
-    with other pages (the chrome, a rule's context: :func:`_rule_parts`) written once, the pages naming it by its
-    place — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the values it shows."""
-    seen: dict[int, int] = {}
-    values: list[Any] = []
+    with other pages (the chrome, a rule's context: :func:`_rule_parts`) named by its digest (made once per build,
+    not once per part showing it) — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the
+    values it shows."""
 
     def ref(value: Any) -> Any:
-        if id(value) in shared:
-            if id(value) not in seen:
-                seen[id(value)] = len(values)
-                values.append(value)
-            return ("shared", seen[id(value)])
-        if isinstance(value, list):
-            return [ref(v) for v in value]
+        digest = shared.get(id(value))
+        if digest is not None:
+            return ("shared", digest)
+        if isinstance(value, list):  # a list of rule contexts or of links: each item looked up here, not by a call
+            return [("shared", d) if (d := shared.get(id(v))) is not None else ref(v) if isinstance(v, list) else v
+                    for v in value]
         return value
 
     made = []
@@ -226,7 +221,7 @@ def part_inputs(pages: list[Page], shared: dict[int, Any]) -> tuple[Any, ...]:
         assert page.deferred is None  # a rule page is made whole
         made.append((page.path, page.template, page.title, page.description, page.in_sitemap,
                      {key: ref(value) for key, value in page.context.items()}))
-    return made, values
+    return made
 
 
 LONG_SECTION = 12  # rules on a section page from which it has its own contents (601: 44 in the 2026 rules)
@@ -243,27 +238,33 @@ def _toc_item(entry: Entry) -> TocItem:
 TOC_HINT = 24  # characters of a rule's text in a contents line
 
 
-def _rule_name(site: SiteData, number: str) -> str | None:
-    """The name a rule page is headed by: the rule's own title (702.2 接死), else its nearest titled parent's
-    (601.2f: the section's, 呪文を唱えること) — the subject it belongs to."""
-    at: rulenum.RuleNumber | None = rulenum.parse(number)
-    while at is not None:
+def _ancestry(site: SiteData) -> Callable[[str], tuple[str, str | None, list[LinkContext]]]:
+    """Each rule number → its part (the rule whose part its page is in: the rule itself, or for a subrule the rule
+    above it below its section, 601.2f → 601.2), its name (what its page is headed by: its own title, 702.2 接死, else
+    its nearest titled parent's — 601.2f: the section's, 呪文を唱えること) and its crumbs (the levels above it, top
+    first: its chapter, its section, and for a subrule its rule) — each made from its parent's, once per number."""
+    out: dict[str, tuple[str, str | None, list[LinkContext]]] = {}
+
+    def of(number: str) -> tuple[str, str | None, list[LinkContext]]:
+        if number in out:
+            return out[number]
+        at = rulenum.parse(number)
+        if at is None:
+            out[number] = (number, None, [])
+            return out[number]
         entry = site.rules.get(str(at))
-        title = entry.main_node().title if entry else None
-        if title:
-            return title
-        at = at.parent
-    return None
+        title = (entry.main_node().title if entry else None) or None
+        if at.parent is None:
+            out[number] = (str(at), title, [])
+            return out[number]
+        up = str(at.parent)
+        part, name, crumbs = of(up)
+        parent = site.rules.get(up)
+        out[number] = (part if parent is not None and parent.kind not in (CHAPTER, SECTION) else str(at),
+                       title or name, [*crumbs, _page_link(site, up)] if parent is not None else crumbs)
+        return out[number]
 
-
-def _crumbs(site: SiteData, number: str) -> list[LinkContext]:
-    """The levels above a rule, top first: its chapter, its section, and for a subrule its rule."""
-    out: list[LinkContext] = []
-    at = rulenum.parse(number)
-    while at is not None and (at := at.parent) is not None:
-        if str(at) in site.rules:
-            out.insert(0, _page_link(site, str(at)))
-    return out
+    return of
 
 
 def _pagers(site: SiteData) -> dict[str, Pager]:
@@ -315,7 +316,10 @@ def _kana_key(site: SiteData, label: str) -> str:
     唱える sorts as となえる, and ア and あ together before か."""
     reading = site.readings_asked.get(label) or site.readings.get(label) or site.splitter.reading(label)
     site.readings_asked[label] = reading  # kept for the next build (kb.site.gather.names_record)
-    return "".join(chr(ord(c) - 0x60) if "ァ" <= c <= "ヶ" else c for c in fold(reading))
+    return fold(reading).translate(HIRAGANA_OF)
+
+
+HIRAGANA_OF = {c: c - 0x60 for c in range(ord("ァ"), ord("ヶ") + 1)}  # str.translate: katakana → hiragana
 
 
 def _term_reading(entry: Entry) -> str:
@@ -454,29 +458,26 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
     index (cards are many and mostly named in passing: the home page links the index instead of listing them)."""
     site_ctx = site_context(site)
+    chrome = _digest(site_ctx)  # once per build, not once per page
     site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
+    lookup = partial(_lookup, {"page": site_pages.get, "rule": rule_urls.get})
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
         kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         term = term_of_article.get(entry.id)
         links = entry.links.get(node.lang, [])
-        deferred = entry.kind != "note" and site.html is not None  # the text is shown with the HTML, made with it
-        text = segments(node.text, links) if not deferred else []
-        shown: NodeContext = {
-            "id": node.id, "kind": entry.kind, "kind_name": kind_name, "label": entry.label, "english": node.english,
-            "html": None, "text": text if entry.kind != "note" else [],
-            "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
-                      if entry.kind == "note" else []),
-            "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
-            "term": {"label": term.label, "url": term.url} if term else None,
-            "index": CARDS_INDEX if entry.kind == "card" else None,
-            "mentions": entry.mentions, "cited_by": entry.cited_by}
-        yield Page(entry.url, "node.html", f"{entry.label}（{kind_name}）",
-                   f"{entry.label}：{words_head(node.text, 120)}", {"site": site_ctx, "node": shown, "toc": []},
-                   deferred=_article_html(site, node, links, entry.url, shown, site_pages, rule_urls)
-                   if deferred else None)
+        title, description = f"{entry.label}（{kind_name}）", f"{entry.label}：{words_head(node.text, 120)}"
+        if entry.kind != "note" and site.html is not None:  # the text is shown with the HTML, made with it
+            shown = (chrome, node.id, entry.kind, entry.url, entry.label, list(zip(*links, strict=True)),  # links by column
+                     (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
+            source = f"{site.html.digests.get((node.lang, node.id), '')}|{_digest(shown)}"
+            yield Page(entry.url, "node.html", title, description, deferred=Deferred(source, partial(
+                _article_part, site.html.read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup))
+            continue
+        yield Page(entry.url, "node.html", title, description,
+                   {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
@@ -488,31 +489,42 @@ def other_pages(site: SiteData) -> Iterable[Page]:
 LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
 
 
-def _article_html(site: SiteData, node: Node, links: list[Link], url: str, shown: NodeContext,
-                  site_pages: dict[str, tuple[str, str]], rule_urls: dict[str, str]) -> Deferred:
-    """The article's HTML (:func:`kb.site.render.article_html`) and its text cut at its ``links`` (long: hashing it
-    was most of a build with nothing to render), made only when its page is rendered: named by the node's content
-    hash (which covers its text), its links and the answers of the site's name and rule tables to the keys the
-    making looked up."""
-    assert site.html is not None  # the caller's condition
-    html_of, key = site.html.read, NodeKey(node.version, node.lang, node.id)
-    tables: dict[str, dict[str, Any]] = {"page": site_pages, "rule": rule_urls}
+def _node_context(entry: Entry, node: Node, term: Entry | None, text: list[Segment], html: str | None = None) \
+        -> NodeContext:
+    """What an unversioned node's page shows of it: its text cut at its links (a release note's as lines), its HTML
+    (an article's, :func:`_article_page`), its paired term and who cites or mentions it."""
+    return {"id": node.id, "kind": entry.kind, "kind_name": PAGE_KIND_LABELS.get(entry.kind, entry.kind),
+            "label": entry.label, "english": node.english, "html": html, "text": text if entry.kind != "note" else [],
+            "lines": ([_bullet(line) for line in _lines(text) if _plain_line(line) != entry.label]
+                      if entry.kind == "note" else []),
+            "meta": {k: v for k, v in node.meta.items() if isinstance(v, (str, int))},
+            "term": {"label": term.label, "url": term.url} if term else None,
+            "index": CARDS_INDEX if entry.kind == "card" else None,
+            "mentions": entry.mentions, "cited_by": entry.cited_by}
 
-    def make() -> tuple[dict[str, Any], list[Any]]:
-        html = html_of(key)
-        looked: dict[tuple[str, str], None] = {}
-        made = article_html(html, url, _Noting(site_pages, "page", looked), _Noting(rule_urls, "rule", looked)) \
-            if html else None
-        outline = article_outline(made, url) if made else []
-        return ({"node": {**shown, "text": segments(node.text, links), "html": made},
-                 "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked))
 
-    def lookup(keys: list[Any]) -> list[Any]:
-        return [tables[table].get(name) for table, name in keys]
+def _article_part(read: Callable[[NodeKey], str | None], entry: Entry, node: Node, links: list[Link],
+                  term: Entry | None, site_ctx: SiteContext, site_pages: dict[str, tuple[str, str]],
+                  rule_urls: dict[str, str]) -> tuple[dict[str, Any], list[Any]]:
+    """An article's (or card's) whole context — its HTML (:func:`kb.site.render.article_html`, its links pointed at
+    our pages), its text cut at its ``links``, the chrome — and the keys of the site's name and rule tables it looked
+    up: the :class:`~kb.site.page.Deferred` part of its page, made only when the page is rendered (making and hashing
+    it for each of thousands of pages was most of a build that renders three). :func:`other_pages` names it without
+    making it: the node's content hash (its text, title, HTML, meta…), its id, URL and label, its links, its paired
+    term, who cites and mentions it, the chrome's hash; and the answers to those keys (:func:`_lookup`)."""
+    html = read(NodeKey(node.version, node.lang, node.id))
+    looked: dict[tuple[str, str], None] = {}
+    made = article_html(html, entry.url, _Noting(site_pages, "page", looked), _Noting(rule_urls, "rule", looked)) \
+        if html else None
+    outline = article_outline(made, entry.url) if made else []
+    return ({"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links), made),
+             "toc": outline if len(outline) >= LONG_ARTICLE else []}, list(looked))
 
-    linked = hashlib.sha256(marshal.dumps(list(map(tuple, links)), 2)).hexdigest()[:24]
-    source = f"{site.html.digests.get((node.lang, node.id), '')}|{linked}"
-    return Deferred(source, make, lookup)
+
+def _lookup(tables: dict[str, Callable[[str], Any]], keys: list[Any]) -> list[Any]:
+    """The answers of the tables (``tables``: each one's ``get``, by tag) to the ``(tag, key)`` s an
+    :func:`_article_part` looked up."""
+    return [tables[table](name) for table, name in keys]
 
 
 class _Noting(dict[str, Any]):
