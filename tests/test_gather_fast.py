@@ -2,7 +2,8 @@
 once per entry, a span decided on its first row) gives exactly what the pass it replaced gave — every entry's links,
 cited-by list and card mentions, and the unresolved list, in the same order — on the sample, on the bilingual store
 (three English CRs, a renumbered translation) and on a generated wiki of articles linking each other, cards, missing
-pages and rules. The replaced pass is kept below, as it was in 2795056, only to compare with. Also: the light node
+pages and rules. The replaced pass is kept below, as it was in 2795056, only to compare with (with the
+mention's sentence of today's gather: it changed only in how the sentence start is found). Also: the light node
 read sorts its rows itself and gives the nodes in the document order :meth:`kb.store.Store.nodes` gives, and a gather
 leaves the cycle collector as it found it."""
 
@@ -10,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import random
-import re
 import shutil
 from collections import defaultdict
 from itertools import groupby
@@ -26,11 +26,10 @@ from kb.ids import id_name, is_glossary_id, rule_id
 from kb.link.termlinks import REF_AUTO_TERM
 from kb.model import CARD, GLOSSARY, REF_RULE, REF_SECTION, REF_TERM, REFS_OUTSIDE_SITE, UNVERSIONED
 from kb.pipeline import ingest_sources
-from kb.site.gather import MENTION_CONTEXT, MTGWIKI, SENTENCE_ENDS, gather_site
+from kb.site.gather import MTGWIKI, _mention, gather_site
 from kb.site.records import Entry, Link, Mention, SiteData
 from kb.store import NodeKey, Store
 
-_SENTENCE_END = re.compile(f"[{SENTENCE_ENDS}]")
 JA_CR = DATA / "JPN_CR_20231117_0.txt"
 
 
@@ -196,7 +195,7 @@ def _reference_link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -
                 if target is not source:
                     cited[id(target)].setdefault(source.url, source.label)
                     if start >= 0 and target.kind == CARD:
-                        mentions[id(target)].append(_reference_mention(source, s_lang, start, end))
+                        mentions[id(target)].append(_mention(source, s_lang, start, end))
                 if start >= 0:  # terms found in the text look like parsed ones
                     links.append(Link(start, end, target.url, REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind))
             if not links:
@@ -213,25 +212,6 @@ def _reference_link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -
 
 
 _SOURCE, _START, _END = itemgetter(0, 1), itemgetter(0), itemgetter(1)
-
-
-def _reference_mention(source: Entry, lang: str, start: int, end: int) -> Mention:
-    """The sentence of ``source`` around the reference at ``start:end`` (cut at ``MENTION_CONTEXT`` characters)."""
-    text = source.text(lang)
-    # a sentence end further than MENTION_CONTEXT makes no difference: looked for only within it (texts are long;
-    # tens of thousands of mentions at 5,000 articles)
-    low = max(0, start - MENTION_CONTEXT - 1)
-    left = max([text.rfind(ch, low, start) for ch in SENTENCE_ENDS]) + 1
-    found = _SENTENCE_END.search(text, end, end + MENTION_CONTEXT + 1)
-    right = found.start() if found else len(text)
-    right += right < len(text) and text[right] != "\n"
-    left = max(left, start - MENTION_CONTEXT)
-    right = min(right, end + MENTION_CONTEXT)
-    before, after = text[left:start].lstrip("•- ").strip(), text[end:right].rstrip()
-    cut_before = left > 0 and text[left - 1] not in SENTENCE_ENDS
-    cut_after = right < len(text) and text[right - 1] not in SENTENCE_ENDS
-    return {"url": source.url, "label": source.label, "before": ("…" if cut_before else "") + before,
-            "name": text[start:end], "after": after + ("…" if cut_after else "")}
 
 
 def _reference_target_entry(site: SiteData, by_title: dict, row: tuple[Any, ...], source_key: tuple[str, str, str]
