@@ -24,7 +24,7 @@ from array import array
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from kb.site.search_shards import gap_coded, payload
+from kb.site.search_shards import gap_coded, payload, records
 
 PREFIXES = {"p": False, "g": False, "q": True}  # the delta's tables, and whether their records carry a size
 Table = Mapping[str, Sequence[int]]  # key → records with absolute doc ids, ascending
@@ -58,8 +58,8 @@ def updated(delta: Delta, changed: Sequence[int], new: Mapping[str, Table]) -> D
         old, fresh = delta.tables.get(prefix, {}), new.get(prefix, {})
         table = tables[prefix] = {}
         for key in sorted(old.keys() | fresh.keys()):
-            kept = [r for r in _records(old.get(key, ()), sizes) if r[0] not in gone]
-            merged = sorted(kept + _records(fresh.get(key, ()), sizes)) if key in fresh else kept
+            kept = [r for r in records(old.get(key, ()), sizes) if r[0] not in gone]
+            merged = sorted(kept + records(fresh.get(key, ()), sizes)) if key in fresh else kept
             if merged:
                 table[key] = array("q", [x for doc, items in merged for x in (doc, *items)])
     return Delta(tuple(sorted(gone.union(delta.docs))), tables)
@@ -93,8 +93,8 @@ def merged_shard(base: Mapping[str, Sequence[int]] | None, docs: Collection[int]
     stale = set(docs)
     out = {}
     for key in sorted((base or {}).keys() | adds.keys()):
-        kept = [r for r in _records(absolute((base or {}).get(key, ()), sizes), sizes) if r[0] not in stale]
-        merged = sorted(kept + _records(absolute(adds.get(key, ()), sizes), sizes))
+        kept = [r for r in records(absolute((base or {}).get(key, ()), sizes), sizes) if r[0] not in stale]
+        merged = sorted(kept + records(absolute(adds.get(key, ()), sizes), sizes))
         if merged:
             out[key] = gap_coded([x for doc, items in merged for x in (doc, *items)], sizes)
     return out
@@ -108,13 +108,4 @@ def absolute(coded: Sequence[int], sizes: bool) -> list[int]:
         doc += out[i]
         out[i] = doc
         i += 2 + (out[i + 1] if sizes else 0)
-    return out
-
-
-def _records(flat: Sequence[int], sizes: bool) -> list[tuple[int, tuple[int, ...]]]:
-    out, i = [], 0
-    while i < len(flat):
-        end = i + 2 + (flat[i + 1] if sizes else 0)
-        out.append((flat[i], tuple(flat[i + 1:end])))
-        i = end
     return out

@@ -393,8 +393,9 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         for prefix, sizes in PREFIXES.items():
             files.update({f"search/{name}.js": text for name, text in patched_shards(  # kb.site.search_shards
                 prefix, new_tables[prefix], {}, counts_of[prefix], fnv1a, sizes, [], None).items()})
+        shards = tuple(f"search/{prefix}/" for prefix in PREFIXES)
         delta_state = {"x": None, "delta": {}, "base": sum(len(text.encode()) for f, text in files.items()
-                                                           if f[len("search/"):][:2] in ("p/", "g/", "q/"))}
+                                                           if f.startswith(shards))}
     vocab = tables.vocab
     del tables, new_tables  # the names and lexicons need none of them
     names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()

@@ -93,18 +93,18 @@ class ShardText:
         return f'window.__kbSearch("{self.name}",{{{body}}});\n'
 
 
-def records(flat: Sequence[int], sizes: bool) -> list[tuple[int, list[str]]]:
-    """``[doc, item…]…`` with absolute doc ids as ``(doc, the items after it as text)``: ``[doc, weight]`` pairs, or
+def records(flat: Sequence[int], sizes: bool) -> list[tuple[int, tuple[int, ...]]]:
+    """``[doc, item…]…`` with absolute doc ids as ``(doc, the items after it)``: ``[doc, weight]`` pairs, or
     (``sizes``) ``[doc, n, n places]`` records."""
     out, i = [], 0
     while i < len(flat):
         end = i + 2 + (flat[i + 1] if sizes else 0)
-        out.append((flat[i], [str(x) for x in flat[i + 1:end]]))
+        out.append((flat[i], tuple(flat[i + 1:end])))
         i = end
     return out
 
 
-def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, list[str]]]) -> str:
+def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, tuple[int, ...]]]) -> str:
     """The items of a gap-coded list (``"gap,…"``; records of two items, or of ``[gap, n, n places]`` when
     ``sizes``) without the records of the documents in ``drop`` (ascending) and with those of ``new`` (ascending
     ``(doc, items after the doc)``, no doc kept from the old list)."""
@@ -132,7 +132,7 @@ def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, li
     else:
         dropped = set(drop)
         gone = [p for p, d in enumerate(docs) if d in dropped]
-    events = sorted([(p, 1, docs[p], []) for p in gone] + [(bisect_left(docs, d), 0, d, rest) for d, rest in new])
+    events = sorted([(p, 1, docs[p], ()) for p in gone] + [(bisect_left(docs, d), 0, d, rest) for d, rest in new])
     out: list[str] = []
     last = k = 0  # the last doc written; the next old record to copy
     for pos, removal, doc, rest in events:
@@ -144,7 +144,7 @@ def splice(items: str, sizes: bool, drop: Sequence[int], new: list[tuple[int, li
             k = pos + 1
         else:
             out.append(str(doc - last))
-            out += rest
+            out += map(str, rest)
             last = doc
     if k < n:
         out.append(str(docs[k] - last))
