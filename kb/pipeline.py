@@ -39,6 +39,7 @@ class IngestReport:
     documents: list[Document] = field(default_factory=list)  # each document stored, without its nodes (a shell)
     node_kinds: Counter = field(default_factory=Counter)  # the nodes of those documents, by kind
     stored: int = 0  # documents whose content was new or changed
+    changed: set[tuple[str, str]] = field(default_factory=set)  # the (version, lang) of those documents
     unchanged: int = 0
     failed: list[str] = field(default_factory=list)  # one line per source that could not be read or parsed
     skipped: list[str] = field(default_factory=list)  # one line per file of a folder no source kind recognises
@@ -186,7 +187,7 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
     not read or parse to, and what they are called (``sources``): with ``strict``, any of them refuses the ingest."""
     from kb.search.index import index_lag, update_index
 
-    changed: set[tuple[str, str]] = set()  # (version, lang) of the documents stored
+    changed = report.changed  # (version, lang) of the documents stored
     pending = store.kb_dir / INDEX_PENDING
     lagging = pending.exists() or index_lag(store) is not None  # an earlier writer stopped before its index was done
     ranks = authority()

@@ -84,11 +84,8 @@ def run_update(kb_dir: str | os.PathLike | None, *, sources: Iterable[str] = (),
             staged = _stage(folder, staging, sites)
             try:
                 with staged.transaction():  # committed at the end of the block, or never
-                    before = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                    _ingest(staged, staging, sources, sites, folder, politeness, strict, force, result, splitter)
-                    after = {(d.source, d.version, d.lang): d.content_hash for d in staged.documents()}
-                    touched = {(version, lang) for (source, version, lang), digest in after.items()
-                               if before.get((source, version, lang)) != digest}
+                    touched = _ingest(staged, staging, sources, sites, folder, politeness, strict, force, result,
+                                      splitter)
                     result.changed = result.stored > 0
                     if not result.changed:
                         return result
@@ -189,7 +186,8 @@ def _site_folder(folder: Path, site: str) -> Path:
 
 def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], folder: Path,
             politeness: Politeness | None, strict: bool, force: bool, result: UpdateResult,
-            splitter: JapaneseSplitter) -> None:
+            splitter: JapaneseSplitter) -> set[tuple[str, str]]:
+    """Ingest the sources and the sites' cached pages into ``staged``; the (version, lang) of the documents stored."""
     from ingest.kinds import parse_source, unrecognised
     from kb.pipeline import IngestReport, gather_named, ingest_documents, ingest_from_cache, read_source
 
@@ -212,11 +210,14 @@ def _ingest(staged: Store, staging: Path, sources: list[str], sites: list[str], 
                                         splitter=splitter))
     for site in sites:
         reports.append(ingest_from_cache(staged, site, kb_dir=staging, strict=strict, force=force, splitter=splitter))
+    touched: set[tuple[str, str]] = set()
     for report in reports:
         if report.failed:
             raise KbError(f"{report.failed[0]} ({len(report.failed)} source(s) failed; nothing was updated)")
         result.stored += report.stored
+        touched |= report.changed
         result.warnings += [str(w) for w in report.warnings] + [str(d) for d in report.links.diagnostics]
+    return touched
 
 
 def _diffs(folder: Path, staged: Store, touched: set[tuple[str, str]]) -> list[VersionDiff]:

@@ -93,7 +93,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
         index = LinkIndex(store)  # the unversioned nodes' references (into any version) first, as the store orders them
         for _, lang in sorted(unversioned):
             _resolve_and_derive(store, index, store.refs(UNVERSIONED, lang), report)
-        for scope in sorted({(d.version, d.lang) for d in store.documents() if d.version != UNVERSIONED}):
+        for scope in sorted({(d.version, d.lang) for d in store.versioned_documents()}):
             index = LinkIndex(store, {scope} | unversioned)  # one version at a time: its references resolve inside it
             termlinks.link_terms(store, index, [scope], splitter=splitter)  # glossary terms in CR text, recomputed
             _resolve_and_derive(store, index, store.refs(*scope), report)

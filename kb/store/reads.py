@@ -45,6 +45,12 @@ class Reads(Connected):
                 f"SELECT {_DOCUMENT_COLUMNS} FROM documents d ORDER BY id")])
         return list(self._documents[1])
 
+    def versioned_documents(self) -> list[DocumentInfo]:
+        """The documents of a rules version (not the unversioned: a wiki has thousands), in the order of
+        :meth:`documents`; SQLite leaves the others out."""
+        return [DocumentInfo(*r) for r in self._db.execute(
+            f"SELECT {_DOCUMENT_COLUMNS} FROM documents d WHERE d.version != ? ORDER BY id", (UNVERSIONED,))]
+
     def document_of(self, key: NodeKey) -> DocumentInfo | None:
         """The document whose contribution the merged node ``key`` shows (the most authoritative source)."""
         row = self._db.execute(f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN nodes n ON n.doc_id=d.id"

@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from datetime import date
 
 from kb.errors import KbError
-from kb.model import GLOSSARY, RULE_KINDS, UNVERSIONED
+from kb.model import GLOSSARY, RULE_KINDS
 from kb.store import DocumentInfo, Store
 
 RULES_TEXT_KIND = "cr-text"  # a whole rules document: its dates are the version's (ingest.kinds names the kinds)
@@ -66,9 +66,8 @@ class VersionInfo:
 def list_versions(store: Store, lang: str | None = None) -> list[VersionInfo]:
     """Every versioned (version, language) in the store, newest first (translations dated as the module doc says)."""
     docs: dict[tuple[str, str], list[DocumentInfo]] = defaultdict(list)
-    for doc in store.documents():
-        if doc.version != UNVERSIONED:
-            docs[(doc.version, doc.lang)].append(doc)
+    for doc in store.versioned_documents():
+        docs[(doc.version, doc.lang)].append(doc)
     counts = store.node_counts()
     found = []
     for (version, doc_lang), group in docs.items():
