@@ -14,7 +14,9 @@ For each size: ``kb ingest`` of everything, ``kb build``; then, as new processes
 incremental link of one changed article (both rolled back: the link time alone), ``kb ingest`` of one changed
 article and ``kb build`` after it (with the pages it rendered), ``kb update`` of one changed article, and
 ``kb update`` of one new article whose title is a new compound noun; each with its share of ingest + build, in wall
-and in CPU time (``--no-link``: without the two link timings). ``--baseline DIR`` also times the full link with the
+and in CPU time. The one-article ``kb update`` runs ``--updates`` times (3), each with a new body; the last lines
+compare their medians across the sizes (the update should cost what it changes, not grow with the wiki)
+(``--no-link``: without the two link timings). ``--baseline DIR`` also times the full link with the
 kb of another checkout (e.g. /work/main, the code before the name indexes) on the same store.
 
 ``--ingest-only``: for each size only ``kb ingest`` of everything and then ``kb ingest`` of one new article whose
@@ -276,7 +278,7 @@ def make_sources(n: int, work: Path, args: argparse.Namespace) -> tuple[Path, Pa
     return sources, wiki, articles, pages
 
 
-def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
+def bench_size(n: int, work: Path, args: argparse.Namespace) -> Growth:
     python = sys.executable
     kb = [python, "-m", "kb.cli", "--kb-dir", str(work / "kb")]
     env = {**os.environ, "PYTHONPATH": str(REPO)}
@@ -309,8 +311,12 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
     one_build = measure([*kb, "build", "--out", str(work / "site")], env)
     rows.append(("kb build (after one article changed)", one_build))
     print("  " + next((line for line in one_build.output.splitlines() if line.startswith("site:")), "?"))
-    path.write_bytes(pages.article(one, extra=link(articles[1].name)))
-    rows.append(("kb update (one article changed)", measure([*kb, "update", str(path), "--out", str(work / "site")], env)))
+    updates = []  # the same step with new bodies: its median is the figure that is compared across sizes
+    for other in articles[1:1 + max(1, args.updates)]:
+        path.write_bytes(pages.article(one, extra=link(other.name)))
+        updates.append(measure([*kb, "update", str(path), "--out", str(work / "site")], env))
+    rows.append(("kb update (one article changed)", updates[0]))
+    rows += [(f"kb update (one article changed, {i})", run) for i, run in enumerate(updates[1:], 2)]
     new = new_compound_title(pages, {t.name for t in articles})  # a new word of the user dictionary
     new_path = wiki / page_file(new.name)
     new_path.write_bytes(pages.article(new))
@@ -328,6 +334,23 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> None:
     kb_size = sum(f.stat().st_size for f in (work / "kb").rglob("*") if f.is_file())
     site_size = sum(f.stat().st_size for f in (work / "site").rglob("*") if f.is_file())
     print(f"  kb folder {kb_size / 1e6:.0f} MB, site {site_size / 1e6:.0f} MB")
+    middle = len(updates) // 2
+    return (n, sorted(run.wall for run in updates)[middle], sorted(run.cpu for run in updates)[middle], len(updates))
+
+
+Growth = tuple[int, float, float, int]  # pages, the one-article update's median wall and CPU, how many runs
+
+
+def print_growth(growth: list[Growth]) -> None:
+    """How the one-article ``kb update`` grows with the wiki (issue 24: it should not): each size's median against
+    the smallest size's."""
+    if len(growth) < 2:
+        return
+    n0, wall0, cpu0, _ = growth[0]
+    print("\n== one-article kb update by size (median of the runs; growth against the smallest size)")
+    for n, wall, cpu, runs in growth:
+        print(f"  {n:6} pages: {wall:6.2f} s wall, {cpu:6.2f} s CPU (median of {runs}) — ×{wall / wall0:.2f} wall,"
+              f" ×{cpu / cpu0:.2f} CPU for ×{n / n0:g} pages")
 
 
 def new_compound_title(pages: Pages, taken: set[str]) -> Title:
@@ -396,6 +419,8 @@ def main() -> None:
     parser.add_argument("--ingest-only", action="store_true", help="only kb ingest, and of one new compound title")
     parser.add_argument("--no-link", action="store_true", help="leave out the link timings (the build and update rows only)")
     parser.add_argument("--versions", help="comma-separated counts of rules versions to ingest in one process")
+    parser.add_argument("--updates", type=int, default=3,
+                        help="one-article kb updates per size, each with a new body (their median is compared)")
     args = parser.parse_args()
     if args.versions:
         for count in (int(s) for s in args.versions.split(",")):
@@ -403,15 +428,18 @@ def main() -> None:
                 bench_versions(count, Path(tmp))
         return
     run = bench_ingest if args.ingest_only else bench_size
+    growth = []
     for n in (int(s) for s in args.sizes.split(",")):
         if args.keep:
             work = args.keep / str(n)
             shutil.rmtree(work, ignore_errors=True)
             work.mkdir(parents=True)
-            run(n, work, args)
+            growth.append(run(n, work, args))
         else:
             with tempfile.TemporaryDirectory(prefix=f"kb-bench-wiki-{n}-") as tmp:
-                run(n, Path(tmp), args)
+                growth.append(run(n, Path(tmp), args))
+    if not args.ingest_only:
+        print_growth([g for g in growth if g is not None])
 
 
 if __name__ == "__main__":
