@@ -61,6 +61,10 @@ def _resolve(base: str, link: str) -> str | None:
 @lru_cache(maxsize=262144)
 def _parse(link: str) -> tuple[str, str] | None:
     """(path, anchor) of a relative ``link``, percent-decoded; None for an outside link."""
+    if ":" not in link and link[:1] not in ("/", " ") and link.isprintable():
+        # what urlsplit makes of a link with no scheme, no host and nothing it strips: (path?query, fragment)
+        rest, _, fragment = link.partition("#")
+        return unquote(rest.partition("?")[0]), unquote(fragment)
     parts = urlsplit(link)
     if parts.scheme or parts.netloc or link.startswith("/"):
         return None  # outside links are not ours to check (and absolute paths are never written)
