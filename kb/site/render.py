@@ -16,7 +16,7 @@ fetch from another site.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -95,7 +95,7 @@ class Renderer:
 
         @pass_context
         def link_items(ctx: Context, items: list[LinkContext]) -> str:
-            return self.link_items(ctx["page_root"], ((i["url"], i["label"]) for i in items))
+            return self.link_items(ctx["page_root"], [(i["url"], i["label"]) for i in items])
 
         @pass_context
         def toc_items(ctx: Context, items: list[TocItem]) -> str:
@@ -157,54 +157,75 @@ class Renderer:
         return Markup("".join(out))
 
     # The long lists of links, each item as the template wrote it with ``{{ url|rel }}`` and ``{{ text }}``: an href
-    # needs no escaping, a text is escaped by markupsafe (what autoescape calls).
+    # needs no escaping, the texts are escaped by markupsafe (what autoescape calls), a list's texts at once
+    # (:func:`escaped`), the targets' encodings mapped (no call per item from Python).
 
-    def link_items(self, root: str, items: Iterable[tuple[str, str] | list[str]]) -> str:
+    def hrefs(self, root: str, targets: Iterable[str]) -> list[str]:
+        """:meth:`href` of each target."""
+        return [root + url for url in map(self.encoded, targets)]
+
+    def link_items(self, root: str, items: Sequence[tuple[str, str] | list[str]]) -> str:
         """``<li><a href="…">label</a></li>`` for each (url, label): the items citing a rule or term, the indexes."""
-        from markupsafe import Markup, escape
+        from markupsafe import Markup
 
-        href = self.href
-        return Markup("".join([f'<li><a href="{href(root, url)}">{escape(label)}</a></li>' for url, label in items]))
+        if not items:
+            return Markup("")
+        urls, labels = zip(*items, strict=True)
+        return Markup("".join([f'<li><a href="{url}">{label}</a></li>'
+                               for url, label in zip(self.hrefs(root, urls), escaped(labels), strict=True)]))
 
     def toc_items(self, root: str, items: list[TocItem]) -> str:
         """A page's contents: each line's link, level and hint."""
-        from markupsafe import Markup, escape
+        from markupsafe import Markup
 
-        href = self.href
-        return Markup("".join([
-            f'<li class="toc-level-{escape(t["level"])}"><a href="{href(root, t["url"])}">{escape(t["label"])}</a>'
-            + (f' <span class="toc-hint">{escape(t["hint"])}</span>' if t["hint"] else "") + "</li>"
-            for t in items]))
+        lines = zip(self.hrefs(root, [t["url"] for t in items]), escaped([t["label"] for t in items]),
+                    escaped([t["level"] for t in items]), escaped([t["hint"] for t in items]), items, strict=True)
+        return Markup("".join([f'<li class="toc-level-{level}"><a href="{url}">{label}</a>'
+                               + (f' <span class="toc-hint">{hint}</span>' if t["hint"] else "") + "</li>"
+                               for url, label, level, hint, t in lines]))
 
     def mention_items(self, root: str, items: list[Mention]) -> str:
         """A card's mentions: each one's link and the sentence around the card's name."""
-        from markupsafe import Markup, escape
+        from markupsafe import Markup
 
-        href = self.href
-        return Markup("".join([
-            f'<li><a href="{href(root, m["url"])}">{escape(m["label"])}</a><p class="mention">{escape(m["before"])}'
-            f'<mark>{escape(m["name"])}</mark>{escape(m["after"])}</p></li>' for m in items]))
+        texts = [escaped([m[key] for m in items]) for key in ("label", "before", "name", "after")]
+        lines = zip(self.hrefs(root, [m["url"] for m in items]), *texts, strict=True)
+        return Markup("".join([f'<li><a href="{url}">{label}</a><p class="mention">{before}<mark>{name}</mark>{after}'
+                               "</p></li>" for url, label, before, name, after in lines]))
 
     def term_items(self, root: str, items: list[dict[str, Any]]) -> str:
         """A glossary index row's terms, each with its English name when it has one."""
-        from markupsafe import Markup, escape
+        from markupsafe import Markup
 
-        href = self.href
-        return Markup("".join([
-            f'<li><a href="{href(root, t["url"])}">{escape(t["label"])}</a>'
-            + (f' <span class="en-name" lang="en">{escape(t["english"])}</span>' if t["english"] else "") + "</li>"
-            for t in items]))
+        lines = zip(self.hrefs(root, [t["url"] for t in items]), escaped([t["label"] for t in items]),
+                    escaped([t["english"] for t in items]), items, strict=True)
+        return Markup("".join([f'<li><a href="{url}">{label}</a>'
+                               + (f' <span class="en-name" lang="en">{english}</span>' if t["english"] else "")
+                               + "</li>" for url, label, english, t in lines]))
 
     def card_items(self, root: str, items: list[dict[str, Any]]) -> str:
         """The cards index: each card's link, English name (when another) and count of mentions."""
-        from markupsafe import Markup, escape
+        from markupsafe import Markup
 
-        href = self.href
-        return Markup("".join([
-            f'<li><a class="ref ref-card" href="{href(root, c["url"])}">{escape(c["label"])}</a>'
-            + (f' <span class="en-name" lang="en">{escape(c["english"])}</span>'
-               if c["english"] and c["english"] != c["label"] else "")
-            + f'（{escape(c["mentions"])}）</li>' for c in items]))
+        lines = zip(self.hrefs(root, [c["url"] for c in items]), escaped([c["label"] for c in items]),
+                    escaped([c["english"] for c in items]), escaped([c["mentions"] for c in items]), items,
+                    strict=True)
+        return Markup("".join([f'<li><a class="ref ref-card" href="{url}">{label}</a>'
+                               + (f' <span class="en-name" lang="en">{english}</span>'
+                                  if c["english"] and c["english"] != c["label"] else "")
+                               + f"（{mentions}）</li>" for url, label, english, mentions, c in lines]))
+
+
+def escaped(values: Sequence[object]) -> list[str]:
+    """``str(markupsafe.escape(value))`` of each value — with one call of escape for them all when they are plain
+    strings with no NUL: escaping replaces characters one by one, and the NUL joining them is none it replaces."""
+    from markupsafe import escape
+
+    if set(map(type, values)) == {str}:
+        joined = "\0".join(values)  # type: ignore[arg-type]
+        if joined.count("\0") == len(values) - 1:
+            return str(escape(joined)).split("\0")
+    return [str(escape(value)) for value in values]
 
 
 _ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)")
