@@ -5,8 +5,10 @@ bytes, for random paths and texts (Japanese, spaces, ``#`` anchors, ``%``, HTML'
 
 from __future__ import annotations
 
+import marshal
 import re
 from functools import cache
+from unittest.mock import patch
 from urllib.parse import quote, unquote, urlsplit
 
 from hypothesis import given, settings
@@ -15,6 +17,8 @@ from jinja2 import Template
 from markupsafe import Markup, escape
 
 from kb.site import linkcheck
+from kb.site.manifest import FileRecord, file_record
+from kb.site.output import RECORDS
 from kb.site.render import TEMPLATES, Renderer, escaped
 from kb.urls.paths import href, relative_prefix
 
@@ -174,3 +178,68 @@ def test_page_links_are_the_old_formula(attrs: list[tuple[str, str]]) -> None:
                    for name, value in attrs)
     assert linkcheck.page_links(html) == old_page_links(html)
 
+
+
+def old_check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord],
+                    old_broken: list[list[str]]) -> list[tuple[str, str, str]]:
+    """kb.site.linkcheck.check_links (with a previous build) before one search a kept file and an early return."""
+    ids: dict[str, set[str]] = {}
+
+    def problem(link: str) -> str | None:
+        target, _, anchor = link.partition("#")
+        if target not in files:
+            return "no such page"
+        if anchor:
+            if target not in ids:
+                ids[target] = set(marshal.loads(files[target]["ids"]))
+            if anchor not in ids[target]:
+                return "no such anchor"
+        return None
+
+    lost: set[str] | None = {rel for rel in old_files if rel not in files and not rel.startswith(RECORDS)}
+    for rel, info in files.items():
+        if (old := old_files.get(rel)) is not None and old is not info and old["ids"] != info["ids"] \
+                and not set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"])):
+            lost.add(rel)  # type: ignore[union-attr]
+        if len(lost) > linkcheck.LOST_AT_MOST:  # type: ignore[arg-type]
+            lost = None
+            break
+    if lost is not None:
+        broken_before: dict[str, set[str]] = {}
+        for path, link in old_broken:
+            broken_before.setdefault(path, set()).add(link)
+        pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
+        needles = [target.encode() for target in lost]
+        for path, info in files.items():
+            old = old_files.get(path)
+            if info["links"] == marshal.dumps([]):
+                continue
+            if info is not old:
+                pairs += [(path, link) for link in linkcheck._new_links(info, old, broken_before.get(path, set()), lost)]
+            elif any(needle in info["links"] for needle in needles):
+                broken = broken_before.get(path, set())
+                pairs += [(path, link) for link in marshal.loads(info["links"])
+                          if link.partition("#")[0] in lost and link not in broken]
+    else:
+        pairs = [(path, link) for path, info in files.items() for link in marshal.loads(info["links"])]
+    return sorted((path, link, reason) for path, link in pairs if (reason := problem(link)) is not None)
+
+
+FILE = st.sampled_from(["index.html", "cr/601.html", "cr/6.html", "wiki/唱える.html", "wiki/a b.html", "x.html",
+                        f"{RECORDS}names.marshal"])
+SITE_LINK = st.builds(lambda path, anchor: f"{path}#{anchor}" if anchor else path, FILE,
+                      st.sampled_from(["", "601.2", "a", "唱"]))
+RECORD = st.builds(lambda links, ids: file_record("h", links, ids), st.lists(SITE_LINK, max_size=4),
+                   st.lists(st.sampled_from(["601.2", "a", "唱"]), max_size=3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(FILE, RECORD, max_size=7), st.dictionaries(FILE, st.one_of(st.none(), RECORD), max_size=7),
+       st.lists(st.tuples(FILE, SITE_LINK).map(list), max_size=4), st.sampled_from([0, 1, 2, 64]))
+def test_check_links_is_the_old_formula(old_files: dict[str, FileRecord], changes: dict[str, FileRecord | None],
+                                        old_broken: list[list[str]], lost_at_most: int) -> None:
+    """A build's files: the previous build's, some kept (the same record), some rewritten, gone or new."""
+    files = {path: record for path, record in old_files.items() if path not in changes}
+    files.update({path: record for path, record in changes.items() if record is not None})
+    with patch.object(linkcheck, "LOST_AT_MOST", lost_at_most):
+        assert linkcheck.check_links(files, old_files, old_broken) == old_check_links(files, old_files, old_broken)

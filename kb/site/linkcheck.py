@@ -97,14 +97,15 @@ def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] |
         for path, link in old_broken:
             broken_before.setdefault(path, set()).add(link)
         pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
-        needles = [target.encode() for target in lost]
+        # a kept file may link a lost target when the target's bytes are in its marshalled links (one search a file)
+        needles = re.compile(b"|".join(re.escape(target.encode()) for target in sorted(lost))) if lost else None
         for path, info in files.items():
             old = old_files.get(path)
             if info["links"] == _NO_LINKS:
                 continue
             if info is not old:  # rewritten: its new links, those broken before and those into a lost target
                 pairs += [(path, link) for link in _new_links(info, old, broken_before.get(path, set()), lost)]
-            elif any(needle in info["links"] for needle in needles):  # kept, and may link a lost target
+            elif needles is not None and needles.search(info["links"]):  # kept, and may link a lost target
                 broken = broken_before.get(path, set())
                 pairs += [(path, link) for link in marshal.loads(info["links"])
                           if link.partition("#")[0] in lost and link not in broken]
@@ -132,12 +133,14 @@ def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord]
     analysis files: no link's target) or were rewritten without some of their ids — the only targets a kept link can
     have lost; None when there are many (every link is checked)."""
     lost = {rel for rel in old_files if rel not in files and not rel.startswith(RECORDS)}
+    if files and len(lost) > LOST_AT_MOST:
+        return None
     for rel, info in files.items():
         if (old := old_files.get(rel)) is not None and old is not info and old["ids"] != info["ids"] \
                 and not set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"])):
             lost.add(rel)
-        if len(lost) > LOST_AT_MOST:
-            return None
+            if len(lost) > LOST_AT_MOST:
+                return None
     return lost
 
 
