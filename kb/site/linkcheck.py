@@ -97,15 +97,14 @@ def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] |
         for path, link in old_broken:
             broken_before.setdefault(path, set()).add(link)
         pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
-        # a kept file may link a lost target when the target's bytes are in its marshalled links (one search a file)
-        needles = re.compile(b"|".join(re.escape(target.encode()) for target in sorted(lost))) if lost else None
+        needles = [target.encode() for target in lost]
         for path, info in files.items():
             old = old_files.get(path)
             if info["links"] == _NO_LINKS:
                 continue
             if info is not old:  # rewritten: its new links, those broken before and those into a lost target
                 pairs += [(path, link) for link in _new_links(info, old, broken_before.get(path, set()), lost)]
-            elif needles is not None and needles.search(info["links"]):  # kept, and may link a lost target
+            elif needles and any(needle in info["links"] for needle in needles):  # kept, may link a lost target
                 broken = broken_before.get(path, set())
                 pairs += [(path, link) for link in marshal.loads(info["links"])
                           if link.partition("#")[0] in lost and link not in broken]
