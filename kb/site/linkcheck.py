@@ -24,7 +24,9 @@ def page_links(html: str) -> tuple[list[str], list[str]]:
     links: list[str] = []
     ids: list[str] = []
     for attr, value in _ATTR_RE.findall(html):
-        (ids if attr == "id" else links).append(value.replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'"))
+        if "&" in value:  # an escaped character (every href the templates write has none)
+            value = value.replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'")
+        (ids if attr == "id" else links).append(value)
     return links, ids
 
 
@@ -44,14 +46,29 @@ def resolve_links(path: str, links: list[str]) -> list[str]:
 def _resolve(base: str, link: str) -> str | None:
     """``link`` written in the folder ``base`` as a site file with its anchor (``""`` for the page itself, then its
     anchor appended by the caller), None for an outside link. A page's links repeat across pages (the chrome, the
-    rules a section cites): each (folder, link) is resolved once per process."""
+    rules a section cites): each (folder, link) is resolved once per process, each link parsed once (:func:`_parse`:
+    the pages of a folder depth write the same link to a file)."""
+    parsed = _parse(link)
+    if parsed is None:
+        return None
+    path, fragment = parsed
+    if not path:
+        return f"#{fragment}" if fragment else ""
+    target = _join(base, path) or f"../{link}"
+    return f"{target}#{fragment}" if fragment else target
+
+
+@lru_cache(maxsize=262144)
+def _parse(link: str) -> tuple[str, str] | None:
+    """(path, anchor) of a relative ``link``, percent-decoded; None for an outside link."""
+    if ":" not in link and link[:1] not in ("/", " ") and link.isprintable():
+        # what urlsplit makes of a link with no scheme, no host and nothing it strips: (path?query, fragment)
+        rest, _, fragment = link.partition("#")
+        return unquote(rest.partition("?")[0]), unquote(fragment)
     parts = urlsplit(link)
     if parts.scheme or parts.netloc or link.startswith("/"):
         return None  # outside links are not ours to check (and absolute paths are never written)
-    if not parts.path:
-        return f"#{unquote(parts.fragment)}" if parts.fragment else ""
-    target = _join(base, unquote(parts.path)) or f"../{link}"
-    return f"{target}#{unquote(parts.fragment)}" if parts.fragment else target
+    return unquote(parts.path), unquote(parts.fragment)
 
 
 def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] | None = None,
@@ -87,7 +104,7 @@ def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] |
                 continue
             if info is not old:  # rewritten: its new links, those broken before and those into a lost target
                 pairs += [(path, link) for link in _new_links(info, old, broken_before.get(path, set()), lost)]
-            elif any(needle in info["links"] for needle in needles):  # kept, and may link a lost target
+            elif needles and any(needle in info["links"] for needle in needles):  # kept, may link a lost target
                 broken = broken_before.get(path, set())
                 pairs += [(path, link) for link in marshal.loads(info["links"])
                           if link.partition("#")[0] in lost and link not in broken]
@@ -115,12 +132,14 @@ def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord]
     analysis files: no link's target) or were rewritten without some of their ids — the only targets a kept link can
     have lost; None when there are many (every link is checked)."""
     lost = {rel for rel in old_files if rel not in files and not rel.startswith(RECORDS)}
+    if files and len(lost) > LOST_AT_MOST:
+        return None
     for rel, info in files.items():
         if (old := old_files.get(rel)) is not None and old is not info and old["ids"] != info["ids"] \
                 and not set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"])):
             lost.add(rel)
-        if len(lost) > LOST_AT_MOST:
-            return None
+            if len(lost) > LOST_AT_MOST:
+                return None
     return lost
 
 

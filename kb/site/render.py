@@ -1,8 +1,11 @@
 """Render :class:`kb.site.pages.Page` records to HTML with the Jinja2 templates in ``site_templates/``.
 
 Every link a template writes goes through the ``rel`` filter (site-relative target → relative href from the page
-being rendered), so the site works under any sub-path and from ``file://``; ``absolute`` (with the build's
-``base_url``) writes the few absolute URLs (canonical links). Linked text (rule references, glossary
+being rendered, :func:`kb.urls.paths.href`), so the site works under any sub-path and from ``file://``; ``absolute``
+(with the build's ``base_url``) writes the few absolute URLs (canonical links). A renderer computes a page's relative
+prefix once and memoises each target's percent-encoding, and writes the long lists of links (the items citing a rule
+or term, a card's mentions, a page's contents, the indexes) with one filter each rather than a template loop: the same
+bytes, escaped by markupsafe as the template would. Linked text (rule references, glossary
 terms) is rendered by the ``linked`` filter from the segments made in :mod:`kb.site.pages`; MTG Wiki HTML by
 :func:`article_html` (called by the page producer, so the result is part of the page's inputs), which points links
 at our pages when the article exists here and at mtgwiki.com otherwise (``CR:708.4``, ``総合ルール#601.4`` and Wisdom
@@ -13,6 +16,8 @@ fetch from another site.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, unquote, urlsplit
@@ -23,13 +28,14 @@ from kb import rulenum
 from kb.codedigest import tree_digest
 from kb.model import REF_RULE
 from kb.site.gather import MTGWIKI
-from kb.urls.paths import href
+from kb.urls.paths import encoded_target, href, relative_prefix
 
 if TYPE_CHECKING:
     from jinja2.runtime import Context
 
-    from kb.site.contexts import Segment, TocItem
+    from kb.site.contexts import LinkContext, Segment, TocItem
     from kb.site.page import Page
+    from kb.site.records import Mention
 
 
 def templates_folder() -> Path:
@@ -44,6 +50,9 @@ def templates_folder() -> Path:
 
 
 TEMPLATES = templates_folder()
+
+
+ENCODED_TARGETS = 1 << 18  # targets whose percent-encoding a renderer keeps (more than a large site's pages and anchors)
 
 
 class Renderer:
@@ -63,20 +72,50 @@ class Renderer:
         self.env = Environment(loader=FileSystemLoader(templates), autoescape=select_autoescape(["html", "xml"]),
                                undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                                bytecode_cache=FileSystemBytecodeCache())
+        # a target's encoding, once per renderer: the pages of a build link the same targets thousands of times
+        self.encoded = lru_cache(maxsize=ENCODED_TARGETS)(encoded_target)
+        encoded = self.encoded
 
+        # every filter writing a link reads the page's relative prefix from the context (render sets it, once a page)
         @pass_context
         def rel(ctx: Context, target: str) -> str:
-            return href(ctx["page_path"], target)
+            return ctx["page_root"] + encoded(target)
 
         @pass_context
         def linked(ctx: Context, segments: list[Segment]) -> str:
-            return self.linked(ctx["page_path"], segments)
+            return self.linked(ctx["page_root"], segments)
 
         @pass_context
         def absolute(ctx: Context, target: str) -> str:
-            return ctx["base_url"] + href("", target)
+            return ctx["base_url"] + encoded(target)
 
-        self.env.filters.update(rel=rel, linked=linked, absolute=absolute, jdate=japanese_date)
+        @pass_context
+        def cited_items(ctx: Context, items: list[tuple[str, str]]) -> str:
+            return self.link_items(ctx["page_root"], items)
+
+        @pass_context
+        def link_items(ctx: Context, items: list[LinkContext]) -> str:
+            return self.link_items(ctx["page_root"], [(i["url"], i["label"]) for i in items])
+
+        @pass_context
+        def toc_items(ctx: Context, items: list[TocItem]) -> str:
+            return self.toc_items(ctx["page_root"], items)
+
+        @pass_context
+        def mention_items(ctx: Context, items: list[Mention]) -> str:
+            return self.mention_items(ctx["page_root"], items)
+
+        @pass_context
+        def term_items(ctx: Context, items: list[dict[str, Any]]) -> str:
+            return self.term_items(ctx["page_root"], items)
+
+        @pass_context
+        def card_items(ctx: Context, items: list[dict[str, Any]]) -> str:
+            return self.card_items(ctx["page_root"], items)
+
+        self.env.filters.update(rel=rel, linked=linked, absolute=absolute, jdate=japanese_date, cited_items=cited_items,
+                                link_items=link_items, toc_items=toc_items, mention_items=mention_items,
+                                term_items=term_items, card_items=card_items)
         self.template_hash = templates_hash(templates)
 
     @classmethod
@@ -92,9 +131,16 @@ class Renderer:
     def render(self, page: Page, template_vars: dict[str, object]) -> str:
         """The page's file, without control characters (a NUL or an escape in a stored text is no text to show)."""
         variables = {"base_url": None, **template_vars, **page.context}
-        return without_controls(self.env.get_template(page.template).render(page_path=page.path, page=page, **variables))
+        return without_controls(self.env.get_template(page.template).render(
+            page_path=page.path, page_root=relative_prefix(page.path), page=page, **variables))
 
-    def linked(self, page_path: str, segments: list[Segment]) -> str:
+    def href(self, root: str, target: str) -> str:
+        """:func:`kb.urls.paths.href` from the page whose :func:`~kb.urls.paths.relative_prefix` is ``root``, the
+        target's encoding memoised. No character in it needs HTML escaping (see :func:`~kb.urls.paths.href`)."""
+        return root + self.encoded(target)
+
+    def linked(self, root: str, segments: list[Segment]) -> str:
+        """Linked text (the ``linked`` filter) on the page whose relative prefix is ``root``."""
         from markupsafe import Markup, escape
 
         out = []
@@ -106,9 +152,80 @@ class Renderer:
             if target is None:
                 out.append(f'<span class="unresolved" title="未収録">{escape(text)}</span>')
                 continue
-            url = target if target.startswith("https://") else href(page_path, target)
+            url = target if target.startswith("https://") else self.href(root, target)
             out.append(f'<a class="ref ref-{escape(kind)}" href="{escape(url)}">{escape(text)}</a>')
         return Markup("".join(out))
+
+    # The long lists of links, each item as the template wrote it with ``{{ url|rel }}`` and ``{{ text }}``: an href
+    # needs no escaping, the texts are escaped by markupsafe (what autoescape calls), a list's texts at once
+    # (:func:`escaped`), the targets' encodings mapped (no call per item from Python).
+
+    def hrefs(self, root: str, targets: Iterable[str]) -> list[str]:
+        """:meth:`href` of each target."""
+        return [root + url for url in map(self.encoded, targets)]
+
+    def link_items(self, root: str, items: Sequence[tuple[str, str] | list[str]]) -> str:
+        """``<li><a href="…">label</a></li>`` for each (url, label): the items citing a rule or term, the indexes."""
+        from markupsafe import Markup
+
+        if not items:
+            return Markup("")
+        urls, labels = zip(*items, strict=True)
+        return Markup("".join([f'<li><a href="{url}">{label}</a></li>'
+                               for url, label in zip(self.hrefs(root, urls), escaped(labels), strict=True)]))
+
+    def toc_items(self, root: str, items: list[TocItem]) -> str:
+        """A page's contents: each line's link, level and hint."""
+        from markupsafe import Markup
+
+        lines = zip(self.hrefs(root, [t["url"] for t in items]), escaped([t["label"] for t in items]),
+                    escaped([t["level"] for t in items]), escaped([t["hint"] for t in items]), items, strict=True)
+        return Markup("".join([f'<li class="toc-level-{level}"><a href="{url}">{label}</a>'
+                               + (f' <span class="toc-hint">{hint}</span>' if t["hint"] else "") + "</li>"
+                               for url, label, level, hint, t in lines]))
+
+    def mention_items(self, root: str, items: list[Mention]) -> str:
+        """A card's mentions: each one's link and the sentence around the card's name."""
+        from markupsafe import Markup
+
+        texts = [escaped([m[key] for m in items]) for key in ("label", "before", "name", "after")]
+        lines = zip(self.hrefs(root, [m["url"] for m in items]), *texts, strict=True)
+        return Markup("".join([f'<li><a href="{url}">{label}</a><p class="mention">{before}<mark>{name}</mark>{after}'
+                               "</p></li>" for url, label, before, name, after in lines]))
+
+    def term_items(self, root: str, items: list[dict[str, Any]]) -> str:
+        """A glossary index row's terms, each with its English name when it has one."""
+        from markupsafe import Markup
+
+        lines = zip(self.hrefs(root, [t["url"] for t in items]), escaped([t["label"] for t in items]),
+                    escaped([t["english"] for t in items]), items, strict=True)
+        return Markup("".join([f'<li><a href="{url}">{label}</a>'
+                               + (f' <span class="en-name" lang="en">{english}</span>' if t["english"] else "")
+                               + "</li>" for url, label, english, t in lines]))
+
+    def card_items(self, root: str, items: list[dict[str, Any]]) -> str:
+        """The cards index: each card's link, English name (when another) and count of mentions."""
+        from markupsafe import Markup
+
+        lines = zip(self.hrefs(root, [c["url"] for c in items]), escaped([c["label"] for c in items]),
+                    escaped([c["english"] for c in items]), escaped([c["mentions"] for c in items]), items,
+                    strict=True)
+        return Markup("".join([f'<li><a class="ref ref-card" href="{url}">{label}</a>'
+                               + (f' <span class="en-name" lang="en">{english}</span>'
+                                  if c["english"] and c["english"] != c["label"] else "")
+                               + f"（{mentions}）</li>" for url, label, english, mentions, c in lines]))
+
+
+def escaped(values: Sequence[object]) -> list[str]:
+    """``str(markupsafe.escape(value))`` of each value — with one call of escape for them all when they are plain
+    strings with no NUL: escaping replaces characters one by one, and the NUL joining them is none it replaces."""
+    from markupsafe import escape
+
+    if set(map(type, values)) == {str}:
+        joined = "\0".join(values)  # type: ignore[arg-type]
+        if joined.count("\0") == len(values) - 1:
+            return str(escape(joined)).split("\0")
+    return [str(escape(value)) for value in values]
 
 
 _ISO_DATE = re.compile(r"(\d{4})-(\d\d)-(\d\d)")

@@ -228,8 +228,20 @@ def url_for(node_key: HasId) -> str:
 
 
 def href(from_page: str, target: str) -> str:
-    """Relative, percent-encoded link from the page at ``from_page`` to ``target`` (both site-relative)."""
-    depth = from_page.count("/")
+    """Relative, percent-encoded link from the page at ``from_page`` to ``target`` (both site-relative): the page's
+    :func:`relative_prefix` and the target's :func:`encoded_target`. It holds no character HTML escapes (``&<>"'``)."""
+    return relative_prefix(from_page) + encoded_target(target)
+
+
+def relative_prefix(from_page: str) -> str:
+    """What leads from the page at ``from_page`` to the site root: ``../`` per folder (``""`` at the root)."""
+    return "../" * from_page.count("/")
+
+
+def encoded_target(target: str) -> str:
+    """``target`` (a site-relative path, maybe with ``#anchor``) percent-encoded for an ``href``: ASCII letters,
+    digits, ``/~._-``, ``%`` escapes and the one ``#`` — the page-independent part of :func:`href`, which a renderer
+    may memoise."""
     path, _, anchor = target.partition("#")
-    url = "../" * depth + quote(path, safe="/~._-")
+    url = quote(path, safe="/~._-")
     return f"{url}#{quote(anchor, safe='~._-')}" if anchor else url
