@@ -68,9 +68,17 @@ def split_node(node: Node) -> tuple[Node, list[tuple[Section, Node]]]:
     found = sections(node)
     if not found:
         return node, []
-    parts = [(s, replace(node, title=s.title, text=section_text(node, s), aliases=(), english=None, examples=()))
-             for s in found]
-    return replace(node, text=node.text[:found[0].start]), parts
+    return lead_node(node, found[0]), [(s, section_node(node, s)) for s in found]
+
+
+def lead_node(node: Node, first: Section) -> Node:
+    """The lead of a long article whose first section is ``first``: the node with its text up to that section."""
+    return replace(node, text=node.text[:first.start])
+
+
+def section_node(node: Node, section: Section) -> Node:
+    """A section of a long article as a node: the heading's title and the section's text (:func:`section_text`)."""
+    return replace(node, title=section.title, text=section_text(node, section), aliases=(), english=None, examples=())
 
 
 def _walk(tree: list) -> list[dict]:

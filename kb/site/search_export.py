@@ -83,19 +83,19 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ingest.wikititle import element_id
 from kb import rulenum
 from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
-from kb.search.sections import section_id, split_node, split_section_id
+from kb.search.sections import Section, lead_node, section_id, section_node
 from kb.search.userdict import text_holds
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
-from kb.site.search_cache import AnalysisCache
+from kb.site.search_cache import AnalysisCache, Cut, SectionCache
 from kb.site.search_delta import PREFIXES, Delta, delta_file, read_delta, shards_of, updated
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, PairTable, field_pairs, shard_count
@@ -164,22 +164,57 @@ def search_entries(site: SiteData) -> list[Entry]:
     """What the index has documents for: each rule, section, glossary term and unversioned node (a long MTG Wiki
     article as its lead and one document per section, at the heading's anchor: :mod:`kb.search.sections`), in the
     order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
-    others = [e for other in site.others.values() for e in _by_section(other)]
-    groups = ((site.rules.values(), False), (site.terms.values(), False), (others, True))
-    return [entry for entries, unversioned in groups
-            for entry in sorted(entries, key=lambda e, u=unversioned: place(e.url, e.number, u))]
+    return [_entry(item) for item in _items(site, SectionCache({}))]
 
 
-def _by_section(entry: Entry) -> list[Entry]:
-    if entry.kind != ARTICLE or len(entry.nodes) != 1:
-        return [entry]
+class _Item(NamedTuple):  # one per document pair, tens of thousands per build: a tuple is made faster than a dataclass
+    """A search entry before it is made (:func:`_entry`): the site's ``entry`` (``part`` -1), or — a long article
+    whose ``cuts`` (:class:`kb.site.search_cache.SectionCache`) are not () — its lead (-1) or its ``part``-th
+    section, at ``url``; ``hashes``: each node's (language, stored content hash) when the store gave them all (the
+    unversioned nodes, :class:`kb.site.records.StoredHtml`), else None."""
+
+    entry: Entry
+    url: str
+    part: int
+    cuts: tuple[Cut, ...]
+    hashes: tuple[tuple[str, str], ...] | None
+
+
+def _items(site: SiteData, sections: SectionCache) -> list[_Item]:
+    """:func:`search_entries` as :class:`_Item` s: an article's sections are found (from ``sections`` when it has
+    them) but not made."""
+    digests = site.html.digests if site.html is not None else {}
+    others = []
+    for entry in site.others.values():
+        hashes: tuple[tuple[str, str], ...] | None = tuple(
+            (lang, digests.get((lang, node.id), "")) for lang, node in entry.nodes.items())
+        if not hashes or not all(digest for _, digest in hashes):
+            hashes = None
+        cuts: tuple[Cut, ...] = ()
+        if entry.kind == ARTICLE and len(entry.nodes) == 1:
+            cuts = sections.of(next(iter(entry.nodes.values())), hashes[0][1] if hashes else None)
+        others.append(_Item(entry, entry.url, -1, cuts, hashes))
+        others += [_Item(entry, f"{entry.url}#{element_id(cut[0])}", i, cuts, hashes) for i, cut in enumerate(cuts)]
+    groups = (([_Item(e, e.url, -1, (), None) for e in site.rules.values()], False),
+              ([_Item(e, e.url, -1, (), None) for e in site.terms.values()], False), (others, True))
+
+    def ordered(items: list[_Item], unversioned: bool) -> list[_Item]:
+        return sorted(items, key=lambda item: place(item.url, item.entry.number, unversioned))
+
+    return [item for items, unversioned in groups for item in ordered(items, unversioned)]
+
+
+def _entry(item: _Item) -> Entry:
+    """The entry of an item: the site's, or an article's lead or section as an entry of its own."""
+    entry = item.entry
+    if not item.cuts:
+        return entry
     (lang, node), = entry.nodes.items()
-    lead, parts = split_node(node)
-    if not parts:
-        return [entry]
-    return [replace(entry, nodes={lang: lead}), *(
-        replace(entry, id=section_id(entry.id, s.anchor), url=f"{entry.url}#{element_id(s.anchor)}",
-                label=f"{entry.label} § {s.title}", nodes={lang: part}) for s, part in parts)]
+    if item.part < 0:
+        return replace(entry, nodes={lang: lead_node(node, Section(*item.cuts[0]))})
+    section = Section(*item.cuts[item.part])
+    return replace(entry, id=section_id(entry.id, section.anchor), url=item.url,
+                   label=f"{entry.label} § {section.title}", nodes={lang: section_node(node, section)})
 
 
 def search_doc(entry: Entry) -> list[SearchDoc]:
@@ -200,15 +235,21 @@ def search_doc(entry: Entry) -> list[SearchDoc]:
     return docs
 
 
-def _inputs_digest(slots: list[Entry | None]) -> bytes:
-    """A hash of all that :func:`search_doc` reads of a chunk's entries (``None`` for an empty slot)."""
-    flat: list = []  # per entry a 4-tuple, then a 6-tuple per node: unambiguous
-    for entry in slots:
-        if entry is None:
+def _inputs_digest(slots: list[_Item | None]) -> bytes:
+    """A hash of all that :func:`search_doc` reads of a chunk's entries (``None`` for an empty slot): per item its
+    URL, the entry's label, kind and number, which part of it it is, and its nodes — by their stored content hashes
+    when it has them (each covers the node's text, title, aliases, English name, examples, kind and ``meta``, so its
+    sections too), else by their language, title, aliases, English name, text and examples with the article's
+    section boundaries."""
+    flat: list = []  # per item one 6-tuple: unambiguous
+    for item in slots:
+        if item is None:
             flat.append(None)
             continue
-        flat.append((entry.url, entry.label, entry.kind, entry.number))
-        flat += [(n.lang, n.title, n.aliases, n.english, n.text, n.examples) for n in entry.nodes.values()]
+        entry = item.entry
+        nodes = item.hashes if item.hashes is not None else (item.cuts, *(
+            (n.lang, n.title, n.aliases, n.english, n.text, n.examples) for n in entry.nodes.values()))
+        flat.append((item.url, entry.label, entry.kind, entry.number, item.part, nodes))
     return _digest(flat)
 
 
@@ -298,7 +339,8 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     _StaleCache when the previous analysis of a document it must know is missing or damaged (the files it wrote to
     ``cache`` until then are of this build's texts, and written again by the full export that follows)."""
     per_chunk = 2 * CHUNK
-    entries = search_entries(site)
+    sections = SectionCache(previous.get("sections", {}))
+    items = _items(site, sections)
     ids: dict[str, int] = dict(previous.get("ids", {}))
     old_keys = ({int(i): k for i, k in previous.get("keys", {}).items()}
                 if previous.get("p") and "vb" in previous and "base" in previous else {})
@@ -311,18 +353,18 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         return found
 
     next_id = max(ids.values(), default=-1) + 1
-    slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
-    for entry in entries:
-        if entry.url not in ids:
-            ids[entry.url] = next_id
+    slots: dict[int, list[_Item | None]] = defaultdict(lambda: [None] * CHUNK)
+    for item in items:
+        doc_id = ids.get(item.url)
+        if doc_id is None:
+            doc_id = ids[item.url] = next_id
             next_id += 1
-        doc_id = ids[entry.url]
-        slots[doc_id // CHUNK][doc_id % CHUNK] = entry
-    parts = {2 * ids[e.url] + slot for e in entries if split_section_id(e.id)[1] for slot in LANG_SLOT.values()}
-    glossary = {2 * ids[e.url] + slot for e in entries if e.kind == GLOSSARY for slot in LANG_SLOT.values()}
+        slots[doc_id // CHUNK][doc_id % CHUNK] = item
+    parts = {2 * ids[i.url] + slot for i in items if i.part >= 0 for slot in LANG_SLOT.values()}
+    glossary = {2 * ids[i.url] + slot for i in items if i.entry.kind == GLOSSARY for slot in LANG_SLOT.values()}
     # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (found
     # in the texts at hand, no analysis file read), and their chunks made again
-    again = {2 * ids[e.url] + LANG_SLOT[doc.lang] for e in entries for doc in search_doc(e)
+    again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items for doc in search_doc(_entry(i))
              if text_holds(doc.title + "\n" + doc.body, words)} if words else set()
     forced = {i // per_chunk for i in again}
     old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
@@ -337,7 +379,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     for chunk, chunk_entries in slots.items():  # a chunk of the same documents as last time keeps their files
         chunks[chunk] = digest = _inputs_digest(chunk_entries)  # (one whose file is gone is made again)
         if (digest == old_chunks.get(chunk) and chunk not in forced
-                and all(cache.keep(k) for k in old_by_chunk[chunk].values())):
+                and cache.keep_all(old_by_chunk[chunk].values())):
             keys.update(old_by_chunk[chunk])
     same = {i // per_chunk for i in keys}
     reuse = set(old_keys.values())  # the texts whose analysis the previous build kept
@@ -351,7 +393,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     for chunk in sorted(chunks.keys() - same):  # in document order, each document analysed at most once
         rows: list[list[str] | None] = [None] * per_chunk
         for j, slot in enumerate(slots[chunk]):
-            for doc in search_doc(slot) if slot else ():
+            for doc in search_doc(_entry(slot)) if slot else ():
                 row = 2 * j + LANG_SLOT[doc.lang]
                 i = chunk * per_chunk + row
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
@@ -398,9 +440,10 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                            if f.startswith(shards))}
     vocab = tables.vocab
     del tables, new_tables  # the names and lexicons need none of them
-    names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
-                                           if not (words and text_holds(name, words))})
-    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
+    forms_of, name_cache = _name_forms(site, {name: forms for name, forms in previous.get("names", {}).items()
+                                              if not (words and text_holds(name, words))})
+    names = _names(site, ids, forms_of)
+    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry), forms_of).items():
         table = names[initial_shard(form)]
         table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
     english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
@@ -411,10 +454,10 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     old_name_digests: dict[str, bytes] = previous.get("name_digests", {}) if incremental else {}
     name_digests = {}
     for hex_code, table in names.items():
-        items = sorted(table.items())
-        name_digests[hex_code] = digest = _digest(items)
+        pairs = sorted(table.items())
+        name_digests[hex_code] = digest = _digest(pairs)
         if digest != old_name_digests.get(hex_code):
-            files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
+            files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(pairs))
     if counts is None:  # a site from before the lexicons' counts: every document's analysis, one at a time
         counts = DocumentCounts()
         for k in keys.values():
@@ -437,7 +480,8 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                **({"v": inline} if inline is not None else {})})
     return files, {"ids": ids, "keys": keys, "p": p_count, "g": g_count, "q": q_count,
                    "vb": v_count, "files": every_file, "names": name_cache, "chunks": chunks,
-                   "name_digests": name_digests, "identity": identity, "readings": readings, **delta_state}
+                   "name_digests": name_digests, "sections": sections.state, "identity": identity, "readings": readings,
+                   **delta_state}
 
 
 def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[str, Any], counts: dict[str, int],
@@ -553,20 +597,29 @@ def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], c
     return count, None
 
 
-def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:
+def _name_forms(site: SiteData, cache: dict[str, list[str]]) -> tuple[Callable[[str], list[str]], dict[str, list[str]]]:
+    """The name forms of a name (:func:`kb.search.names.name_forms`, sorted), from ``cache`` (the previous build's,
+    by name) when there, and the cache to keep: those asked for, as they are asked."""
+    from kb.search.names import name_forms
+
+    used: dict[str, list[str]] = {}
+
+    def forms_of(name: str) -> list[str]:
+        forms = used.get(name)
+        if forms is None:
+            forms = used[name] = cache.get(name) or sorted(name_forms(site.splitter, name))
+        return forms
+
+    return forms_of, used
+
+
+def _names(site: SiteData, ids: dict[str, int], forms_of: Callable[[str], list[str]]) -> dict:
     """Whole-query lookup, as ``kb search`` does it, by the form's first character: each name form of a glossary
     term (title, English name, alias; :func:`kb.search.names.name_forms`) → [the rule the entry cites first, the
     entry]; each Japanese name with an English name (:mod:`kb.search.names`: a wiki title, a card) and each known
     reading (katakana) → the same for the entries of those names; each rule number → its rule (so the browser
-    offers a jump only to a rule that has a page, at the URL the site gives it)."""
-    from kb.search.names import name_forms
-
+    offers a jump only to a rule that has a page, at the URL the site gives it); ``forms_of``: :func:`_name_forms`."""
     tables: dict[str, dict[str, list]] = defaultdict(dict)
-    used: dict[str, list[str]] = {}
-
-    def forms_of(name: str) -> list[str]:
-        forms = used[name] = cache.get(name) or sorted(name_forms(site.splitter, name))
-        return forms
 
     def add(form: str, docs: list[int]) -> None:  # docs: without repeats, and not changed afterwards
         table = tables[initial_shard(form)]
@@ -609,7 +662,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     for number, entry in site.rules.items():  # in rule order
         for asked in asked_by(number):
             add(asked, entry_docs(ids, entry))
-    return tables, used
+    return tables
 
 
 def entry_docs(ids: dict[str, int], entry: Entry) -> list[int]:
