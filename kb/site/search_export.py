@@ -440,24 +440,13 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                            if f.startswith(shards))}
     vocab = tables.vocab
     del tables, new_tables  # the names and lexicons need none of them
-    forms_of, name_cache = _name_forms(site, {name: forms for name, forms in previous.get("names", {}).items()
-                                              if not (words and text_holds(name, words))})
-    names = _names(site, ids, forms_of)
-    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry), forms_of).items():
-        table = names[initial_shard(form)]
-        table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
-    english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
+    names_key = _names_key(site, ids)
+    english: dict[str, list[str]] | None = None  # None: as the previous build's vocabulary has them
+    if incremental and not words and names_key is not None and names_key == previous.get("names_key"):
+        name_cache, name_digests = previous["names"], previous["name_digests"]  # the name shards as they are
+    else:
+        english, name_cache, name_digests = _name_files(site, ids, previous if incremental else {}, words, files)
     v_count, inline = _vocabulary(vocab, english, previous["vb"] if incremental else None, read_old, files, words)
-    if incremental:  # a name shard that lost its last name stays, empty
-        names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
-                      if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
-    old_name_digests: dict[str, bytes] = previous.get("name_digests", {}) if incremental else {}
-    name_digests = {}
-    for hex_code, table in names.items():
-        pairs = sorted(table.items())
-        name_digests[hex_code] = digest = _digest(pairs)
-        if digest != old_name_digests.get(hex_code):
-            files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(pairs))
     if counts is None:  # a site from before the lexicons' counts: every document's analysis, one at a time
         counts = DocumentCounts()
         for k in keys.values():
@@ -479,7 +468,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                **({"x": delta_state["x"]} if delta_state["x"] else {}),
                                                **({"v": inline} if inline is not None else {})})
     return files, {"ids": ids, "keys": keys, "p": p_count, "g": g_count, "q": q_count,
-                   "vb": v_count, "files": every_file, "names": name_cache, "chunks": chunks,
+                   "vb": v_count, "files": every_file, "names": name_cache, "names_key": names_key, "chunks": chunks,
                    "name_digests": name_digests, "sections": sections.state, "identity": identity, "readings": readings,
                    **delta_state}
 
@@ -564,7 +553,7 @@ def _listed(paths: list[str]) -> dict[str, list[str]]:
             for prefix in ("v", "n", "r")}
 
 
-def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], count: int | None,
+def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]] | None, count: int | None,
                 read_old: Callable[[str], str | None], files: dict[str, str],
                 words: frozenset[str] | None) -> tuple[int, dict[str, Any] | None]:
     """The vocabulary's files: ``(bucket count, the vocabulary written into meta.js or None)``; bucket files are
@@ -575,26 +564,78 @@ def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], c
     name form followed by a tab → its English names (:func:`_names`), so a query's English names are known with its
     terms and their postings fetched with the terms'. An incremental build keeps the count and merges the new
     surfaces into the old files (the vocabulary only grows, but for ``words``: a changed user dictionary's words, whose
-    old surfaces, and surfaces made of them, go, as in a full build); the English names replace the old ones."""
+    old surfaces, and surfaces made of them, go, as in a full build); the English names replace the old ones (None:
+    the old ones stay, and a bucket that gains no surface is not read)."""
     def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-        kept = {k: v for k, v in old.items() if not k.endswith("\t") and not (words and text_holds(k, words))}
+        kept = {k: v for k, v in old.items()
+                if not (english is not None and k.endswith("\t")) and not (words and text_holds(k, words))}
         return dict(sorted({**kept, **new}.items()))
 
     full = count is None
+    names = english or {}
     if count is None:
-        size = len(json.dumps({**surfaces, **english}, ensure_ascii=False, separators=(",", ":")).encode())
+        size = len(json.dumps({**surfaces, **names}, ensure_ascii=False, separators=(",", ":")).encode())
         count = 0 if size <= VOCAB_INLINE_BYTES else -(-size // VOCAB_BUCKET_BYTES)
     if count == 0:
-        return 0, merged({} if full else _read_shard(read_old, "meta").get("v", {}), {**surfaces, **english})
+        return 0, merged({} if full else _read_shard(read_old, "meta").get("v", {}), {**surfaces, **names})
     buckets: dict[int, dict[str, Any]] = {b: {} for b in range(count)}
-    for key, value in [*surfaces.items(), *english.items()]:
+    for key, value in [*surfaces.items(), *names.items()]:
         buckets[fnv1a(key[0]) % count][key] = value
     for b, table in buckets.items():
+        if english is None and not table:
+            continue  # as it was
         old = {} if full else _read_shard(read_old, f"v/{b}")
         new = merged(old, table)
         if full or new != old:
             files[f"search/v/{b}.js"] = _script(f"v/{b}", new)
     return count, None
+
+
+def _names_key(site: SiteData, ids: dict[str, int]) -> bytes | None:
+    """A hash of all the name shards (:func:`_name_files`) are made from: the name table's key (the builder's record
+    of its inputs, splitter and code: ``kb.site.gather._names``; None when there is none, and then no key), and of
+    each rule (in order) and glossary term its key in the site, URL, document id and, per node, its language, number,
+    title, English name, aliases, text and the target of its first rule link. The articles are not in it (their
+    names are in the table): an article changed leaves the key as it was. The name forms are a function of the name
+    and the splitter, both covered."""
+    table_key = site.names_record.get("key") if site.names is not None else None
+    if not isinstance(table_key, str):
+        return None
+    flat: list = [table_key]
+    for group in (site.rules, site.terms):
+        flat.append(None)
+        for key, entry in group.items():
+            flat.append((key, entry.url, ids.get(entry.url), [(
+                lang, node.number, node.title, node.english, node.aliases, node.text,
+                next((link.target for link in entry.links.get(lang, []) if link.kind == "rule" and link.target), None))
+                for lang, node in entry.nodes.items()]))
+    return _digest(flat)
+
+
+def _name_files(site: SiteData, ids: dict[str, int], previous: dict, words: frozenset[str], files: dict[str, str]
+                ) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, bytes]]:
+    """The name shards (``n/``: :func:`_names` with the rules the rules text names first,
+    :func:`kb.site.search_learned.learned_rules`), added to ``files`` when changed since ``previous`` (an
+    incremental build's state, else empty): (each Japanese form followed by a tab → its English names, for the
+    vocabulary; the name forms to keep; each shard's hash)."""
+    forms_of, name_cache = _name_forms(site, {name: forms for name, forms in previous.get("names", {}).items()
+                                              if not (words and text_holds(name, words))})
+    names = _names(site, ids, forms_of)
+    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry), forms_of).items():
+        table = names[initial_shard(form)]
+        table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
+    english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
+    # a name shard that lost its last name stays, empty
+    names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
+                  if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
+    old_name_digests: dict[str, bytes] = previous.get("name_digests", {})
+    name_digests = {}
+    for hex_code, table in names.items():
+        pairs = sorted(table.items())
+        name_digests[hex_code] = digest = _digest(pairs)
+        if digest != old_name_digests.get(hex_code):
+            files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(pairs))
+    return english, name_cache, name_digests
 
 
 def _name_forms(site: SiteData, cache: dict[str, list[str]]) -> tuple[Callable[[str], list[str]], dict[str, list[str]]]:
