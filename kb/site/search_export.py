@@ -164,7 +164,7 @@ def search_entries(site: SiteData) -> list[Entry]:
     """What the index has documents for: each rule, section, glossary term and unversioned node (a long MTG Wiki
     article as its lead and one document per section, at the heading's anchor: :mod:`kb.search.sections`), in the
     order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
-    return [_entry(item) for item in _items(site, SectionCache({}))]
+    return [_entry(item) for item in _ordered(_items(site, SectionCache({})))]
 
 
 class _Item(NamedTuple):  # one per document pair, tens of thousands per build: a tuple is made faster than a dataclass
@@ -180,9 +180,12 @@ class _Item(NamedTuple):  # one per document pair, tens of thousands per build: 
     hashes: tuple[tuple[str, str], ...] | None
 
 
-def _items(site: SiteData, sections: SectionCache) -> list[_Item]:
-    """:func:`search_entries` as :class:`_Item` s: an article's sections are found (from ``sections`` when it has
-    them) but not made."""
+_Groups = list[tuple[list[_Item], bool]]  # the rules, the glossary terms, the unversioned nodes; whether unversioned
+
+
+def _items(site: SiteData, sections: SectionCache) -> _Groups:
+    """:func:`search_entries` as :class:`_Item` s, by group, each in the site's order (:func:`_ordered` puts them in
+    the search's): an article's sections are found (from ``sections`` when it has them) but not made."""
     digests = site.html.digests if site.html is not None else {}
     others = []
     for entry in site.others.values():
@@ -195,9 +198,13 @@ def _items(site: SiteData, sections: SectionCache) -> list[_Item]:
             cuts = sections.of(next(iter(entry.nodes.values())), hashes[0][1] if hashes else None)
         others.append(_Item(entry, entry.url, -1, cuts, hashes))
         others += [_Item(entry, f"{entry.url}#{element_id(cut[0])}", i, cuts, hashes) for i, cut in enumerate(cuts)]
-    groups = (([_Item(e, e.url, -1, (), None) for e in site.rules.values()], False),
-              ([_Item(e, e.url, -1, (), None) for e in site.terms.values()], False), (others, True))
+    return [([_Item(e, e.url, -1, (), None) for e in site.rules.values()], False),
+            ([_Item(e, e.url, -1, (), None) for e in site.terms.values()], False), (others, True)]
 
+
+def _ordered(groups: _Groups) -> list[_Item]:
+    """The items of ``groups`` in the order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`):
+    group by group, each sorted by :func:`kb.search.view.place` (stable: the order of the items of one place kept)."""
     def ordered(items: list[_Item], unversioned: bool) -> list[_Item]:
         return sorted(items, key=lambda item: place(item.url, item.entry.number, unversioned))
 
@@ -340,7 +347,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     ``cache`` until then are of this build's texts, and written again by the full export that follows)."""
     per_chunk = 2 * CHUNK
     sections = SectionCache(previous.get("sections", {}))
-    items = _items(site, sections)
+    groups = _items(site, sections)
     ids: dict[str, int] = dict(previous.get("ids", {}))
     old_keys = ({int(i): k for i, k in previous.get("keys", {}).items()}
                 if previous.get("p") and "vb" in previous and "base" in previous else {})
@@ -353,15 +360,21 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         return found
 
     next_id = max(ids.values(), default=-1) + 1
-    slots: dict[int, list[_Item | None]] = defaultdict(lambda: [None] * CHUNK)
-    for item in items:
-        doc_id = ids.get(item.url)
-        if doc_id is None:
-            doc_id = ids[item.url] = next_id
+    for item in _ordered([([i for i in items if i.url not in ids], unversioned) for items, unversioned in groups]):
+        if item.url not in ids:  # the new entries numbered in the search's order (only they need sorting)
+            ids[item.url] = next_id
             next_id += 1
+    items = [item for group, _ in groups for item in group]  # the last of a URL in the search's order holds its slot
+    slots: dict[int, list[_Item | None]] = defaultdict(lambda: [None] * CHUNK)
+    parts: set[int] = set()  # the documents of a long article's sections
+    glossary: set[int] = set()  # the documents of a glossary term
+    for item in items:
+        doc_id = ids[item.url]
         slots[doc_id // CHUNK][doc_id % CHUNK] = item
-    parts = {2 * ids[i.url] + slot for i in items if i.part >= 0 for slot in LANG_SLOT.values()}
-    glossary = {2 * ids[i.url] + slot for i in items if i.entry.kind == GLOSSARY for slot in LANG_SLOT.values()}
+        if item.part >= 0:
+            parts.update((2 * doc_id, 2 * doc_id + 1))
+        elif item.entry.kind == GLOSSARY:
+            glossary.update((2 * doc_id, 2 * doc_id + 1))
     # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (found
     # in the texts at hand, no analysis file read), and their chunks made again
     again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items for doc in search_doc(_entry(i))
