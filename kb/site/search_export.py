@@ -188,16 +188,17 @@ def _items(site: SiteData, sections: SectionCache) -> _Groups:
     the search's): an article's sections are found (from ``sections`` when it has them) but not made."""
     digests = site.html.digests if site.html is not None else {}
     others = []
-    for entry in site.others.values():
-        hashes: tuple[tuple[str, str], ...] | None = tuple(
-            (lang, digests.get((lang, node.id), "")) for lang, node in entry.nodes.items())
-        if not hashes or not all(digest for _, digest in hashes):
-            hashes = None
+    for entry in site.others.values():  # plain loops: tens of thousands of items a build
+        hashes: tuple[tuple[str, str], ...] | None = ()
+        for lang, node in entry.nodes.items():
+            digest = digests.get((lang, node.id))
+            hashes = (*hashes, (lang, digest)) if digest and hashes is not None else None
         cuts: tuple[Cut, ...] = ()
         if entry.kind == ARTICLE and len(entry.nodes) == 1:
-            cuts = sections.of(next(iter(entry.nodes.values())), hashes[0][1] if hashes else None)
-        others.append(_Item(entry, entry.url, -1, cuts, hashes))
-        others += [_Item(entry, f"{entry.url}#{element_id(cut[0])}", i, cuts, hashes) for i, cut in enumerate(cuts)]
+            cuts = sections.of(node, hashes[0][1] if hashes else None)
+        others.append(_Item(entry, entry.url, -1, cuts, hashes or None))
+        for i, cut in enumerate(cuts):
+            others.append(_Item(entry, f"{entry.url}#{element_id(cut[0])}", i, cuts, hashes or None))
     return [([_Item(e, e.url, -1, (), None) for e in site.rules.values()], False),
             ([_Item(e, e.url, -1, (), None) for e in site.terms.values()], False), (others, True)]
 
@@ -254,8 +255,12 @@ def _inputs_digest(slots: list[_Item | None]) -> bytes:
             flat.append(None)
             continue
         entry = item.entry
-        nodes = item.hashes if item.hashes is not None else (item.cuts, *(
-            (n.lang, n.title, n.aliases, n.english, n.text, n.examples) for n in entry.nodes.values()))
+        nodes = item.hashes
+        if nodes is None:
+            fields: list = [item.cuts]
+            for n in entry.nodes.values():
+                fields.append((n.lang, n.title, n.aliases, n.english, n.text, n.examples))
+            nodes = tuple(fields)
         flat.append((item.url, entry.label, entry.kind, entry.number, item.part, nodes))
     return _digest(flat)
 
@@ -618,10 +623,14 @@ def _names_key(site: SiteData, ids: dict[str, int]) -> bytes | None:
     for group in (site.rules, site.terms):
         flat.append(None)
         for key, entry in group.items():
-            flat.append((key, entry.url, ids.get(entry.url), [(
-                lang, node.number, node.title, node.english, node.aliases, node.text,
-                next((link.target for link in entry.links.get(lang, []) if link.kind == "rule" and link.target), None))
-                for lang, node in entry.nodes.items()]))
+            flat.append((key, entry.url, ids.get(entry.url)))
+            for lang, node in entry.nodes.items():  # a 7-tuple per node after its entry's 3-tuple
+                rule = None
+                for link in entry.links.get(lang, ()):
+                    if link.kind == "rule" and link.target:
+                        rule = link.target
+                        break
+                flat.append((lang, node.number, node.title, node.english, node.aliases, node.text, rule))
     return _digest(flat)
 
 
