@@ -60,12 +60,12 @@ def test_the_section_cache_cuts_an_article_once_per_content_hash_and_keeps_only_
     node = _long_node(("A", "a"), ("B", "b"))
     cache = SectionCache({})
     cuts = cache.of(node, "h1")
-    assert [c[:2] for c in cuts] == [("a", "A"), ("b", "B")]  # (anchor, title, start, end)
+    assert cuts == ("a", "b")  # the sections' anchors
     # keyed by the content hash alone: another node under the same hash is not cut again (the store's hash covers
     # the text and meta sections() reads), and a new hash is
     other = _long_node(("C", "c"), ("D", "d"))
     assert cache.of(other, "h1") == cuts
-    assert [c[0] for c in cache.of(other, "h2")] == ["c", "d"]
+    assert cache.of(other, "h2") == ("c", "d")
     assert SectionCache(cache.state).of(other, "h1") == cuts  # the next build's cache: from this one's state
     kept = SectionCache(cache.state)
     kept.of(other, "h2")
@@ -95,22 +95,25 @@ def _digest_of(item: _Item) -> bytes:
 
 
 def test_a_chunk_key_changes_with_each_part_of_what_it_covers():
-    node = _long_node(("A", "a"))
+    node = _long_node(("A", "a"), ("B", "b"))
     entry = Entry(node.id, ARTICLE, "wiki/記事.html", "記事", {"ja": node})
     cuts = SectionCache({}).of(node, None)
-    hashed = _Item(entry, entry.url, 0, cuts, (("ja", "h1"),))
-    plain = _Item(entry, entry.url, 0, cuts, None)
+    assert cuts == ("a", "b")
+    hashed = _Item(entry, entry.url, -1, cuts, (("ja", "h1"),))
+    plain = _Item(entry, entry.url, -1, cuts, None)  # no stored hash: by the lead's made node
     entry_with = {name: Entry(node.id, **{"kind": ARTICLE, "url": entry.url, "label": "記事", "nodes": {"ja": node},
                                           "number": None, name: value})
                   for name, value in (("label", "別名"), ("kind", GLOSSARY), ("number", "601.2"))}
-    variants = [hashed, hashed._replace(url="wiki/別.html"), hashed._replace(part=-1),
+    variants = [hashed, hashed._replace(url="wiki/別.html"), hashed._replace(part=0),
                 hashed._replace(hashes=(("ja", "h2"),)), hashed._replace(hashes=(("en", "h1"),)),
                 *(hashed._replace(entry=e) for e in entry_with.values()), plain,
-                plain._replace(cuts=(("b", "B", 3, 700),))]
-    for field, value in (("text", node.text + "追記。"), ("title", "題"), ("aliases", ("別名",)), ("english", "Article"),
+                plain._replace(part=0, url=f"{entry.url}#a"), plain._replace(part=1, url=f"{entry.url}#a")]
+    for field, value in (("text", "前" + node.text[1:]), ("title", "題"), ("aliases", ("別名",)), ("english", "Article"),
                          ("examples", ("例。",)), ("lang", "en")):
         changed = Node(**{**node.__dict__, field: value})
         variants.append(plain._replace(entry=Entry(node.id, ARTICLE, entry.url, "記事", {changed.lang: changed})))
+    moved = Node(**{**node.__dict__, "meta": {"sections": [{**s, "start": s["start"] + 9} for s in node.meta["sections"]]}})
+    variants.append(plain._replace(entry=Entry(node.id, ARTICLE, entry.url, "記事", {"ja": moved})))  # its sections
     digests = [_digest_of(item) for item in variants]
     assert len(set(digests)) == len(digests)
     assert _digest_of(hashed) == _digest_of(hashed._replace(entry=Entry(node.id, ARTICLE, entry.url, "記事",
@@ -155,7 +158,7 @@ def test_items_are_ordered_as_the_search_numbers_them_and_made_as_search_entries
     site = SiteData(others={n.id: Entry(n.id, ARTICLE, f"wiki/{n.title}.html", n.title or "", {"ja": n})
                             for n in nodes})
     assert [i.url for i in _ordered(_items(site, SectionCache({})))] == ["wiki/a.html", "wiki/b.html", "wiki/c.html"]
-    assert [_entry(i) for i in _ordered(_items(site, SectionCache({})))] == search_entries(site)
+    assert [_entry(i, {}) for i in _ordered(_items(site, SectionCache({})))] == search_entries(site)
 
 
 # -- real builds ------------------------------------------------------------------------------------------------------
@@ -201,8 +204,7 @@ def test_the_search_files_are_a_full_exports_through_sections_added_removed_rena
         assert not ingest_sources(store, [str(tmp_path / "wiki"), str(cr)], index=False).failed
         build_site(store, site)
         first = _state(site)["search"]
-        assert len(first["sections"]) == 1 and [c[0] for c in next(iter(first["sections"].values()))] == [
-            "定義", "歴史", "注意点"]
+        assert list(first["sections"].values()) == [("定義", "歴史", "注意点")]
 
         def change(path: Path, html: str) -> None:
             path.write_text(html, encoding="utf-8")
@@ -213,8 +215,7 @@ def test_the_search_files_are_a_full_exports_through_sections_added_removed_rena
         # a section added, one removed, one renamed (title and anchor), one's text changed
         change(long, _long_article("長い記事", [("定義", "定義"), ("新しい節", "新しい節"), ("注意すべき点", "注意すべき点"),
                                                ("関連", "関連")]))
-        cuts = next(iter(_state(site)["search"]["sections"].values()))
-        assert [c[0] for c in cuts] == ["定義", "新しい節", "注意すべき点", "関連"]
+        assert list(_state(site)["search"]["sections"].values()) == [("定義", "新しい節", "注意すべき点", "関連")]
         change(long, _long_article("長い記事", [("定義", "定義"), ("改名した節", "新しい節")]))  # renamed, anchor kept
         change(paths["引用記事"], (tmp_path / "wiki" / "long.html").read_text(encoding="utf-8").replace(
             "長い記事", "引用記事"))  # a short article becomes long

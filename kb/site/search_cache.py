@@ -85,32 +85,31 @@ class AnalysisCache:
         return True
 
 
-Cut = tuple[str, str, int, int]  # a section's (anchor, title, start, end): :class:`kb.search.sections.Section`'s fields
-
-
 class SectionCache:
-    """The sections of long articles (:func:`kb.search.sections.sections`, as :data:`Cut` s) by the node's stored
-    content hash (``kb.store``'s: every field of the node but its order, so its kind, text and ``meta`` — the
+    """The anchors of the sections of long articles (:func:`kb.search.sections.sections`: all a build needs of an
+    unchanged article's sections, their URLs; plain strings, which load many times faster than the sections' tuples)
+    by the node's stored content hash (``kb.store``'s: every field of the node but its order, so its kind, text and ``meta`` — the
     heading tree and the quoted rules, all that ``sections`` reads); the code that cuts them is covered by the
     export's state, dropped when the code changes (:func:`kb.search.index.index_identity`). ``previous``: the last
     build's :attr:`state`; :attr:`state` holds those this build asked for (an article gone drops out)."""
 
-    def __init__(self, previous: dict[str, tuple[Cut, ...]]):
+    def __init__(self, previous: dict[str, tuple[str, ...]]):
         self._previous = previous
-        self.state: dict[str, tuple[Cut, ...]] = {}
+        self.state: dict[str, tuple[str, ...]] = {}
 
-    def of(self, node: Node, digest: str | None) -> tuple[Cut, ...]:
-        """The sections of ``node``, whose stored content hash is ``digest`` (None: unknown, cut without the cache)."""
+    def of(self, node: Node, digest: str | None) -> tuple[str, ...]:
+        """The anchors of the sections of ``node``, whose stored content hash is ``digest`` (None: unknown, cut
+        without the cache)."""
         if node.kind != ARTICLE or len(node.text) < LONG_ARTICLE_CHARS:
             return ()  # never cut (sections' first test): nothing kept
         if digest is None:
-            return _cuts(node)
+            return _anchors(node)
         found = self.state.get(digest)
         if found is None:
             found = self._previous.get(digest)
-            self.state[digest] = found = _cuts(node) if found is None else found
+            self.state[digest] = found = _anchors(node) if found is None else found
         return found
 
 
-def _cuts(node: Node) -> tuple[Cut, ...]:
-    return tuple((s.anchor, s.title, s.start, s.end) for s in sections(node))
+def _anchors(node: Node) -> tuple[str, ...]:
+    return tuple(s.anchor for s in sections(node))

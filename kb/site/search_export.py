@@ -90,12 +90,12 @@ from kb import rulenum
 from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
-from kb.search.sections import Section, lead_node, section_id, section_node
+from kb.search.sections import Section, lead_node, section_id, section_node, sections
 from kb.search.userdict import text_holds
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
-from kb.site.search_cache import AnalysisCache, Cut, SectionCache
+from kb.site.search_cache import AnalysisCache, SectionCache
 from kb.site.search_delta import PREFIXES, Delta, delta_file, read_delta, shards_of, updated
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, PairTable, field_pairs, shard_count
@@ -164,28 +164,29 @@ def search_entries(site: SiteData) -> list[Entry]:
     """What the index has documents for: each rule, section, glossary term and unversioned node (a long MTG Wiki
     article as its lead and one document per section, at the heading's anchor: :mod:`kb.search.sections`), in the
     order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
-    return [_entry(item) for item in _ordered(_items(site, SectionCache({})))]
+    cut: dict[str, list[Section]] = {}
+    return [_entry(item, cut) for item in _ordered(_items(site, SectionCache({})))]
 
 
 class _Item(NamedTuple):  # one per document pair, tens of thousands per build: a tuple is made faster than a dataclass
     """A search entry before it is made (:func:`_entry`): the site's ``entry`` (``part`` -1), or — a long article
-    whose ``cuts`` (:class:`kb.site.search_cache.SectionCache`) are not () — its lead (-1) or its ``part``-th
-    section, at ``url``; ``hashes``: each node's (language, stored content hash) when the store gave them all (the
+    whose sections' anchors ``cuts`` (:class:`kb.site.search_cache.SectionCache`) are not () — its lead (-1) or its
+    ``part``-th section, at ``url``; ``hashes``: each node's (language, stored content hash) when the store gave them all (the
     unversioned nodes, :class:`kb.site.records.StoredHtml`), else None."""
 
     entry: Entry
     url: str
     part: int
-    cuts: tuple[Cut, ...]
+    cuts: tuple[str, ...]
     hashes: tuple[tuple[str, str], ...] | None
 
 
 _Groups = list[tuple[list[_Item], bool]]  # the rules, the glossary terms, the unversioned nodes; whether unversioned
 
 
-def _items(site: SiteData, sections: SectionCache) -> _Groups:
+def _items(site: SiteData, section_cache: SectionCache) -> _Groups:
     """:func:`search_entries` as :class:`_Item` s, by group, each in the site's order (:func:`_ordered` puts them in
-    the search's): an article's sections are found (from ``sections`` when it has them) but not made."""
+    the search's): an article's sections are found (from ``section_cache`` when it has them) but not made."""
     digests = site.html.digests if site.html is not None else {}
     others = []
     for entry in site.others.values():  # plain loops: tens of thousands of items a build
@@ -193,12 +194,12 @@ def _items(site: SiteData, sections: SectionCache) -> _Groups:
         for lang, node in entry.nodes.items():
             digest = digests.get((lang, node.id))
             hashes = (*hashes, (lang, digest)) if digest and hashes is not None else None
-        cuts: tuple[Cut, ...] = ()
+        cuts: tuple[str, ...] = ()
         if entry.kind == ARTICLE and len(entry.nodes) == 1:
-            cuts = sections.of(node, hashes[0][1] if hashes else None)
+            cuts = section_cache.of(node, hashes[0][1] if hashes else None)
         others.append(_Item(entry, entry.url, -1, cuts, hashes or None))
-        for i, cut in enumerate(cuts):
-            others.append(_Item(entry, f"{entry.url}#{element_id(cut[0])}", i, cuts, hashes or None))
+        for i, anchor in enumerate(cuts):
+            others.append(_Item(entry, f"{entry.url}#{element_id(anchor)}", i, cuts, hashes or None))
     return [([_Item(e, e.url, -1, (), None) for e in site.rules.values()], False),
             ([_Item(e, e.url, -1, (), None) for e in site.terms.values()], False), (others, True)]
 
@@ -212,15 +213,19 @@ def _ordered(groups: _Groups) -> list[_Item]:
     return [item for items, unversioned in groups for item in ordered(items, unversioned)]
 
 
-def _entry(item: _Item) -> Entry:
-    """The entry of an item: the site's, or an article's lead or section as an entry of its own."""
+def _entry(item: _Item, cut: dict[str, list[Section]]) -> Entry:
+    """The entry of an item: the site's, or an article's lead or section as an entry of its own (``cut``: the
+    sections of the articles made so far, by URL, so an article is cut once for all its items)."""
     entry = item.entry
     if not item.cuts:
         return entry
     (lang, node), = entry.nodes.items()
+    found = cut.get(entry.url)
+    if found is None:
+        found = cut[entry.url] = sections(node)
     if item.part < 0:
-        return replace(entry, nodes={lang: lead_node(node, Section(*item.cuts[0]))})
-    section = Section(*item.cuts[item.part])
+        return replace(entry, nodes={lang: lead_node(node, found[0])})
+    section = found[item.part]
     return replace(entry, id=section_id(entry.id, section.anchor), url=item.url,
                    label=f"{entry.label} § {section.title}", nodes={lang: section_node(node, section)})
 
@@ -247,20 +252,17 @@ def _inputs_digest(slots: list[_Item | None]) -> bytes:
     """A hash of all that :func:`search_doc` reads of a chunk's entries (``None`` for an empty slot): per item its
     URL, the entry's label, kind and number, which part of it it is, and its nodes — by their stored content hashes
     when it has them (each covers the node's text, title, aliases, English name, examples, kind and ``meta``, so its
-    sections too), else by their language, title, aliases, English name, text and examples with the article's
-    section boundaries."""
+    sections too), else by the language, title, aliases, English name, text and examples of the nodes of the entry
+    it makes (:func:`_entry`: a section's own)."""
     flat: list = []  # per item one 6-tuple: unambiguous
+    cut: dict[str, list[Section]] = {}
     for item in slots:
         if item is None:
             flat.append(None)
             continue
         entry = item.entry
-        nodes = item.hashes
-        if nodes is None:
-            fields: list = [item.cuts]
-            for n in entry.nodes.values():
-                fields.append((n.lang, n.title, n.aliases, n.english, n.text, n.examples))
-            nodes = tuple(fields)
+        nodes: tuple = item.hashes or tuple((n.lang, n.title, n.aliases, n.english, n.text, n.examples)
+                                            for n in _entry(item, cut).nodes.values())
         flat.append((item.url, entry.label, entry.kind, entry.number, item.part, nodes))
     return _digest(flat)
 
@@ -351,8 +353,8 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     _StaleCache when the previous analysis of a document it must know is missing or damaged (the files it wrote to
     ``cache`` until then are of this build's texts, and written again by the full export that follows)."""
     per_chunk = 2 * CHUNK
-    sections = SectionCache(previous.get("sections", {}))
-    groups = _items(site, sections)
+    section_cache = SectionCache(previous.get("sections", {}))
+    groups = _items(site, section_cache)
     ids: dict[str, int] = dict(previous.get("ids", {}))
     old_keys = ({int(i): k for i, k in previous.get("keys", {}).items()}
                 if previous.get("p") and "vb" in previous and "base" in previous else {})
@@ -382,7 +384,8 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
             glossary.update((2 * doc_id, 2 * doc_id + 1))
     # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (found
     # in the texts at hand, no analysis file read), and their chunks made again
-    again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items for doc in search_doc(_entry(i))
+    cut: dict[str, list[Section]] = {}  # the articles made (_entry)
+    again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items for doc in search_doc(_entry(i, cut))
              if text_holds(doc.title + "\n" + doc.body, words)} if words else set()
     forced = {i // per_chunk for i in again}
     old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
@@ -411,7 +414,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     for chunk in sorted(chunks.keys() - same):  # in document order, each document analysed at most once
         rows: list[list[str] | None] = [None] * per_chunk
         for j, slot in enumerate(slots[chunk]):
-            for doc in search_doc(_entry(slot)) if slot else ():
+            for doc in search_doc(_entry(slot, cut)) if slot else ():
                 row = 2 * j + LANG_SLOT[doc.lang]
                 i = chunk * per_chunk + row
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
@@ -487,7 +490,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                **({"v": inline} if inline is not None else {})})
     return files, {"ids": ids, "keys": keys, "p": p_count, "g": g_count, "q": q_count,
                    "vb": v_count, "files": every_file, "names": name_cache, "names_key": names_key, "chunks": chunks,
-                   "name_digests": name_digests, "sections": sections.state, "identity": identity, "readings": readings,
+                   "name_digests": name_digests, "sections": section_cache.state, "identity": identity, "readings": readings,
                    **delta_state}
 
 
