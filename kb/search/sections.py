@@ -9,7 +9,8 @@ a question is answered by the section, or the rule, that answers it rather than 
 word somewhere; a section's weights are halved (:func:`kb.search.ranking.section_weight`, in every surface), so
 that among hits matching as many words the rule comes first. A section's search id is ``<article id>#<anchor>``
 (:func:`section_id`, :func:`split_section_id`); its URL is the article's with the heading's element id
-(:func:`ingest.wikititle.element_id`, as the parser writes it).
+(:func:`ingest.wikititle.element_id`, as the parser writes it). :func:`lead_node` and :func:`section_node` make one
+of those documents' nodes alone (the static search makes only the changed articles').
 """
 
 from __future__ import annotations

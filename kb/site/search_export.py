@@ -49,8 +49,12 @@ Entry ids are stable across builds (kept in the build manifest), and the analysi
 its text's hash — one file per text under the site's ``.kb-build/search/`` (:mod:`kb.site.search_cache`), not in
 the manifest, which keeps only each document's text hash — so an incremental build analyses only changed documents
 (each once), reads and writes the cache files of those alone and rewrites only changed shards; a hash of each
-document chunk's inputs and of each name shard, also kept, spares making the documents of an unchanged chunk and
-encoding unchanged chunks and name shards. A first build (or any full export) analyses the documents chunk by
+document chunk's inputs (:func:`_inputs_digest`: an unversioned node by the content hash the store keeps, not its
+text) and of each name shard, also kept, spares making the documents of an unchanged chunk and encoding unchanged
+chunks and name shards; the anchors of each long article's sections, kept by its content hash
+(:class:`kb.site.search_cache.SectionCache`), spare cutting an unchanged article again, and a hash of all the name
+shards' inputs (:func:`_names_key`: the name table's key, the rules and glossary terms) spares making them when an
+article changed. A first build (or any full export) analyses the documents chunk by
 chunk, in id order, into compact tables (:class:`_Tables`: arrays of ints) and the lexicons' counts, writing each
 text's cache file as it goes: it never holds every document's analysis. The state records the analysis and
 dictionary that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again,
@@ -314,9 +318,10 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
     ``previous`` is the state the last build returned (empty for a first build): stable document ids, each
     document's text hash (its analysis is that text's file in ``cache``, :mod:`kb.site.search_cache`, which this
-    reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the shard counts
-    and the list of files (the state's ``files`` lists every file of the index, written or kept); ``read_old(path)``
-    returns a file of the previous build. Only the documents of chunks whose inputs changed are made again; only
+    reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the sections' anchors
+    of each long article and the name shards' key (see the module doc), the shard counts and the list of files (the
+    state's ``files`` lists every file of the index, written or kept); ``read_old(path)`` returns a file of the
+    previous build. Only the documents of chunks whose inputs changed are made again; only
     shards whose content changes are returned; the ``p/``, ``g/`` and ``q/`` shards are left alone, the changed
     documents' records going into the delta (:func:`_delta`), unless it is folded into them. (The vocabulary only
     grows between full builds: a surface whose last document went away still maps to its term.) A previous state
