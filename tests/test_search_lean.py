@@ -226,3 +226,33 @@ def test_the_search_files_are_a_full_exports_through_sections_added_removed_rena
         build_site(store, site)
         _assert_search_as_full(store, site, ref)
         assert len(_state(site)["search"]["sections"]) == 2  # the removed article's sections are not kept
+
+
+@pytest.mark.slow  # three builds of five short articles, two long ones and the sample CR
+def test_an_incremental_build_cuts_and_makes_only_the_changed_article(tmp_path, monkeypatch):
+    """The unchanged long article is not cut again (its anchors come from the state), and only the documents of the
+    changed article's chunk are made; the name shards are not made again for an article whose names are the same."""
+    from kb.site import search_cache, search_export
+
+    write_wiki(tmp_path / "wiki", ARTICLES)
+    pages = {name: tmp_path / "wiki" / f"{name}.html" for name in ("one", "two")}
+    for name, title in (("one", "長い記事"), ("two", "別の長い記事")):
+        pages[name].write_text(_long_article(title, [("定義", "定義"), ("歴史", "歴史")]), encoding="utf-8")
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
+        build_site(store, site)
+        cut, made, named = [], [], []
+        real_sections, real_doc, real_names = search_cache.sections, search_export.search_doc, search_export._names
+        monkeypatch.setattr(search_cache, "sections", lambda node: cut.append(node.id) or real_sections(node))
+        monkeypatch.setattr(search_export, "search_doc", lambda entry: made.append(entry.url) or real_doc(entry))
+        monkeypatch.setattr(search_export, "_names", lambda *a: named.append(1) or real_names(*a))
+        pages["one"].write_text(_long_article("長い記事", [("定義", "定義"), ("新しい節", "新しい節")]), encoding="utf-8")
+        assert not ingest_sources(store, [str(pages["one"])], index=False).failed
+        build_site(store, site)
+        assert cut == ["wiki:長い記事"]
+        state = _state(site)["search"]
+        chunks = {state["ids"][url] // search_export.CHUNK for url in made}
+        assert any("新しい節" in url for url in made) and len(chunks) <= 2 and len(made) <= 2 * search_export.CHUNK
+        assert named == []  # the same names: the name shards as they were
+        assert sorted(state["sections"].values()) == [("定義", "新しい節"), ("定義", "歴史")]
