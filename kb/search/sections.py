@@ -9,7 +9,8 @@ a question is answered by the section, or the rule, that answers it rather than 
 word somewhere; a section's weights are halved (:func:`kb.search.ranking.section_weight`, in every surface), so
 that among hits matching as many words the rule comes first. A section's search id is ``<article id>#<anchor>``
 (:func:`section_id`, :func:`split_section_id`); its URL is the article's with the heading's element id
-(:func:`ingest.wikititle.element_id`, as the parser writes it).
+(:func:`ingest.wikititle.element_id`, as the parser writes it). :func:`lead_node` and :func:`section_node` make one
+of those documents' nodes alone (the static search makes only the changed articles').
 """
 
 from __future__ import annotations
@@ -68,9 +69,17 @@ def split_node(node: Node) -> tuple[Node, list[tuple[Section, Node]]]:
     found = sections(node)
     if not found:
         return node, []
-    parts = [(s, replace(node, title=s.title, text=section_text(node, s), aliases=(), english=None, examples=()))
-             for s in found]
-    return replace(node, text=node.text[:found[0].start]), parts
+    return lead_node(node, found[0]), [(s, section_node(node, s)) for s in found]
+
+
+def lead_node(node: Node, first: Section) -> Node:
+    """The lead of a long article whose first section is ``first``: the node with its text up to that section."""
+    return replace(node, text=node.text[:first.start])
+
+
+def section_node(node: Node, section: Section) -> Node:
+    """A section of a long article as a node: the heading's title and the section's text (:func:`section_text`)."""
+    return replace(node, title=section.title, text=section_text(node, section), aliases=(), english=None, examples=())
 
 
 def _walk(tree: list) -> list[dict]:

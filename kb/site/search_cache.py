@@ -10,16 +10,22 @@ leaves the previous build's files and manifest as they were; one killed while ap
 the next. A file missing, or whose payload does not match its hash, reads as None ("analyse that text again").
 
 Contract: :meth:`AnalysisCache.read` reads a previous build's file; :meth:`AnalysisCache.put` writes a text's
-analysis, :meth:`AnalysisCache.keep` keeps the previous build's; :attr:`AnalysisCache.files` lists every file of
-this build's cache (with the payload's hash when written, None when kept), for the build's file records.
+analysis, :meth:`AnalysisCache.keep` keeps the previous build's (:meth:`AnalysisCache.keep_all`, many at once);
+:attr:`AnalysisCache.files` lists every file of this build's cache (with the payload's hash when written, None when
+kept), for the build's file records.
+
+The export's state also keeps the section boundaries of the long articles (:class:`SectionCache`, by each node's
+stored content hash), so a build cuts again only the articles that changed.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from kb.model import ARTICLE, Node
+from kb.search.sections import LONG_ARTICLE_CHARS, sections
 from kb.site.output import RECORDS
 
 CACHE_DIR = f"{RECORDS}search/"  # among the build's records
@@ -57,6 +63,17 @@ class AnalysisCache:
             self._write(rel, digest.digest() + analysis)
             self.files[rel] = digest.hexdigest()
 
+    def keep_all(self, keys: Iterable[str]) -> bool:
+        """Keep the previous build's files of the texts ``keys``; False when one is not there (those before it kept)."""
+        files, keep = self.files, self._keep
+        for key in keys:
+            rel = f"{CACHE_DIR}{key}.marshal"
+            if rel not in files:
+                if not keep(rel):
+                    return False
+                files[rel] = None
+        return True
+
     def keep(self, key: str) -> bool:
         """Keep the previous build's file of the text ``key``; False when it is not there."""
         rel = self.path(key)
@@ -66,3 +83,33 @@ class AnalysisCache:
             return False
         self.files[rel] = None
         return True
+
+
+class SectionCache:
+    """The anchors of the sections of long articles (:func:`kb.search.sections.sections`: all a build needs of an
+    unchanged article's sections, their URLs; plain strings, which load many times faster than the sections' tuples)
+    by the node's stored content hash (``kb.store``'s: every field of the node but its order, so its kind, text and ``meta`` — the
+    heading tree and the quoted rules, all that ``sections`` reads); the code that cuts them is covered by the
+    export's state, dropped when the code changes (:func:`kb.search.index.index_identity`). ``previous``: the last
+    build's :attr:`state`; :attr:`state` holds those this build asked for (an article gone drops out)."""
+
+    def __init__(self, previous: dict[str, tuple[str, ...]]):
+        self._previous = previous
+        self.state: dict[str, tuple[str, ...]] = {}
+
+    def of(self, node: Node, digest: str | None) -> tuple[str, ...]:
+        """The anchors of the sections of ``node``, whose stored content hash is ``digest`` (None: unknown, cut
+        without the cache)."""
+        if node.kind != ARTICLE or len(node.text) < LONG_ARTICLE_CHARS:
+            return ()  # never cut (sections' first test): nothing kept
+        if digest is None:
+            return _anchors(node)
+        found = self.state.get(digest)
+        if found is None:
+            found = self._previous.get(digest)
+            self.state[digest] = found = _anchors(node) if found is None else found
+        return found
+
+
+def _anchors(node: Node) -> tuple[str, ...]:
+    return tuple(s.anchor for s in sections(node))

@@ -49,8 +49,12 @@ Entry ids are stable across builds (kept in the build manifest), and the analysi
 its text's hash — one file per text under the site's ``.kb-build/search/`` (:mod:`kb.site.search_cache`), not in
 the manifest, which keeps only each document's text hash — so an incremental build analyses only changed documents
 (each once), reads and writes the cache files of those alone and rewrites only changed shards; a hash of each
-document chunk's inputs and of each name shard, also kept, spares making the documents of an unchanged chunk and
-encoding unchanged chunks and name shards. A first build (or any full export) analyses the documents chunk by
+document chunk's inputs (:func:`_inputs_digest`: an unversioned node by the content hash the store keeps, not its
+text) and of each name shard, also kept, spares making the documents of an unchanged chunk and encoding unchanged
+chunks and name shards; the anchors of each long article's sections, kept by its content hash
+(:class:`kb.site.search_cache.SectionCache`), spare cutting an unchanged article again, and a hash of all the name
+shards' inputs (:func:`_names_key`: the name table's key, the rules and glossary terms) spares making them when an
+article changed. A first build (or any full export) analyses the documents chunk by
 chunk, in id order, into compact tables (:class:`_Tables`: arrays of ints) and the lexicons' counts, writing each
 text's cache file as it goes: it never holds every document's analysis. The state records the analysis and
 dictionary that made it (:func:`kb.search.index.index_identity`); a build by another one exports everything again,
@@ -83,19 +87,19 @@ from array import array
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import Any, NamedTuple
 
 from ingest.wikititle import element_id
 from kb import rulenum
 from kb.model import ARTICLE, CHAPTER, GLOSSARY, RULE_KINDS, SECTION
 from kb.search import ranking
 from kb.search.ranking import MAX_LOOKUPS
-from kb.search.sections import section_id, split_node, split_section_id
+from kb.search.sections import Section, lead_node, section_id, section_node, sections
 from kb.search.userdict import text_holds
 from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
-from kb.site.search_cache import AnalysisCache
+from kb.site.search_cache import AnalysisCache, SectionCache
 from kb.site.search_delta import PREFIXES, Delta, delta_file, read_delta, shards_of, updated
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, PairTable, field_pairs, shard_count
@@ -164,22 +168,70 @@ def search_entries(site: SiteData) -> list[Entry]:
     """What the index has documents for: each rule, section, glossary term and unversioned node (a long MTG Wiki
     article as its lead and one document per section, at the heading's anchor: :mod:`kb.search.sections`), in the
     order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`)."""
-    others = [e for other in site.others.values() for e in _by_section(other)]
-    groups = ((site.rules.values(), False), (site.terms.values(), False), (others, True))
-    return [entry for entries, unversioned in groups
-            for entry in sorted(entries, key=lambda e, u=unversioned: place(e.url, e.number, u))]
+    cut: dict[str, list[Section]] = {}
+    return [_entry(item, cut) for item in _ordered(_items(site, SectionCache({})))]
 
 
-def _by_section(entry: Entry) -> list[Entry]:
-    if entry.kind != ARTICLE or len(entry.nodes) != 1:
-        return [entry]
+class _Item(NamedTuple):  # one per document pair, tens of thousands per build: a tuple is made faster than a dataclass
+    """A search entry before it is made (:func:`_entry`): the site's ``entry`` (``part`` -1), or — a long article
+    whose sections' anchors ``cuts`` (:class:`kb.site.search_cache.SectionCache`) are not () — its lead (-1) or its
+    ``part``-th section, at ``url``; ``hashes``: each node's (language, stored content hash) when the store gave them all (the
+    unversioned nodes, :class:`kb.site.records.StoredHtml`), else None."""
+
+    entry: Entry
+    url: str
+    part: int
+    cuts: tuple[str, ...]
+    hashes: tuple[tuple[str, str], ...] | None
+
+
+_Groups = list[tuple[list[_Item], bool]]  # the rules, the glossary terms, the unversioned nodes; whether unversioned
+
+
+def _items(site: SiteData, section_cache: SectionCache) -> _Groups:
+    """:func:`search_entries` as :class:`_Item` s, by group, each in the site's order (:func:`_ordered` puts them in
+    the search's): an article's sections are found (from ``section_cache`` when it has them) but not made."""
+    digests = site.html.digests if site.html is not None else {}
+    others = []
+    for entry in site.others.values():  # plain loops: tens of thousands of items a build
+        hashes: tuple[tuple[str, str], ...] | None = ()
+        for lang, node in entry.nodes.items():
+            digest = digests.get((lang, node.id))
+            hashes = (*hashes, (lang, digest)) if digest and hashes is not None else None
+        cuts: tuple[str, ...] = ()
+        if entry.kind == ARTICLE and len(entry.nodes) == 1:
+            cuts = section_cache.of(node, hashes[0][1] if hashes else None)
+        others.append(_Item(entry, entry.url, -1, cuts, hashes or None))
+        for i, anchor in enumerate(cuts):
+            others.append(_Item(entry, f"{entry.url}#{element_id(anchor)}", i, cuts, hashes or None))
+    return [([_Item(e, e.url, -1, (), None) for e in site.rules.values()], False),
+            ([_Item(e, e.url, -1, (), None) for e in site.terms.values()], False), (others, True)]
+
+
+def _ordered(groups: _Groups) -> list[_Item]:
+    """The items of ``groups`` in the order :mod:`kb.search.view` numbers them (:func:`kb.search.ranking.doc_order`):
+    group by group, each sorted by :func:`kb.search.view.place` (stable: the order of the items of one place kept)."""
+    def ordered(items: list[_Item], unversioned: bool) -> list[_Item]:
+        return sorted(items, key=lambda item: place(item.url, item.entry.number, unversioned))
+
+    return [item for items, unversioned in groups for item in ordered(items, unversioned)]
+
+
+def _entry(item: _Item, cut: dict[str, list[Section]]) -> Entry:
+    """The entry of an item: the site's, or an article's lead or section as an entry of its own (``cut``: the
+    sections of the articles made so far, by URL, so an article is cut once for all its items)."""
+    entry = item.entry
+    if not item.cuts:
+        return entry
     (lang, node), = entry.nodes.items()
-    lead, parts = split_node(node)
-    if not parts:
-        return [entry]
-    return [replace(entry, nodes={lang: lead}), *(
-        replace(entry, id=section_id(entry.id, s.anchor), url=f"{entry.url}#{element_id(s.anchor)}",
-                label=f"{entry.label} § {s.title}", nodes={lang: part}) for s, part in parts)]
+    found = cut.get(entry.url)
+    if found is None:
+        found = cut[entry.url] = sections(node)
+    if item.part < 0:
+        return replace(entry, nodes={lang: lead_node(node, found[0])})
+    section = found[item.part]
+    return replace(entry, id=section_id(entry.id, section.anchor), url=item.url,
+                   label=f"{entry.label} § {section.title}", nodes={lang: section_node(node, section)})
 
 
 def search_doc(entry: Entry) -> list[SearchDoc]:
@@ -200,15 +252,22 @@ def search_doc(entry: Entry) -> list[SearchDoc]:
     return docs
 
 
-def _inputs_digest(slots: list[Entry | None]) -> bytes:
-    """A hash of all that :func:`search_doc` reads of a chunk's entries (``None`` for an empty slot)."""
-    flat: list = []  # per entry a 4-tuple, then a 6-tuple per node: unambiguous
-    for entry in slots:
-        if entry is None:
+def _inputs_digest(slots: list[_Item | None]) -> bytes:
+    """A hash of all that :func:`search_doc` reads of a chunk's entries (``None`` for an empty slot): per item its
+    URL, the entry's label, kind and number, which part of it it is, and its nodes — by their stored content hashes
+    when it has them (each covers the node's text, title, aliases, English name, examples, kind and ``meta``, so its
+    sections too), else by the language, title, aliases, English name, text and examples of the nodes of the entry
+    it makes (:func:`_entry`: a section's own)."""
+    flat: list = []  # per item one 6-tuple: unambiguous
+    cut: dict[str, list[Section]] = {}
+    for item in slots:
+        if item is None:
             flat.append(None)
             continue
-        flat.append((entry.url, entry.label, entry.kind, entry.number))
-        flat += [(n.lang, n.title, n.aliases, n.english, n.text, n.examples) for n in entry.nodes.values()]
+        entry = item.entry
+        nodes: tuple = item.hashes or tuple((n.lang, n.title, n.aliases, n.english, n.text, n.examples)
+                                            for n in _entry(item, cut).nodes.values())
+        flat.append((item.url, entry.label, entry.kind, entry.number, item.part, nodes))
     return _digest(flat)
 
 
@@ -259,9 +318,10 @@ def export_search(site: SiteData, previous: dict, read_old: Callable[[str], str 
 
     ``previous`` is the state the last build returned (empty for a first build): stable document ids, each
     document's text hash (its analysis is that text's file in ``cache``, :mod:`kb.site.search_cache`, which this
-    reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the shard counts
-    and the list of files (the state's ``files`` lists every file of the index, written or kept); ``read_old(path)``
-    returns a file of the previous build. Only the documents of chunks whose inputs changed are made again; only
+    reads, keeps and writes), a hash of each document chunk's inputs and of each name shard, the sections' anchors
+    of each long article and the name shards' key (see the module doc), the shard counts and the list of files (the
+    state's ``files`` lists every file of the index, written or kept); ``read_old(path)`` returns a file of the
+    previous build. Only the documents of chunks whose inputs changed are made again; only
     shards whose content changes are returned; the ``p/``, ``g/`` and ``q/`` shards are left alone, the changed
     documents' records going into the delta (:func:`_delta`), unless it is folded into them. (The vocabulary only
     grows between full builds: a surface whose last document went away still maps to its term.) A previous state
@@ -298,7 +358,8 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     _StaleCache when the previous analysis of a document it must know is missing or damaged (the files it wrote to
     ``cache`` until then are of this build's texts, and written again by the full export that follows)."""
     per_chunk = 2 * CHUNK
-    entries = search_entries(site)
+    section_cache = SectionCache(previous.get("sections", {}))
+    groups = _items(site, section_cache)
     ids: dict[str, int] = dict(previous.get("ids", {}))
     old_keys = ({int(i): k for i, k in previous.get("keys", {}).items()}
                 if previous.get("p") and "vb" in previous and "base" in previous else {})
@@ -311,18 +372,25 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         return found
 
     next_id = max(ids.values(), default=-1) + 1
-    slots: dict[int, list[Entry | None]] = defaultdict(lambda: [None] * CHUNK)
-    for entry in entries:
-        if entry.url not in ids:
-            ids[entry.url] = next_id
+    for item in _ordered([([i for i in items if i.url not in ids], unversioned) for items, unversioned in groups]):
+        if item.url not in ids:  # the new entries numbered in the search's order (only they need sorting)
+            ids[item.url] = next_id
             next_id += 1
-        doc_id = ids[entry.url]
-        slots[doc_id // CHUNK][doc_id % CHUNK] = entry
-    parts = {2 * ids[e.url] + slot for e in entries if split_section_id(e.id)[1] for slot in LANG_SLOT.values()}
-    glossary = {2 * ids[e.url] + slot for e in entries if e.kind == GLOSSARY for slot in LANG_SLOT.values()}
+    items = [item for group, _ in groups for item in group]  # the last of a URL in the search's order holds its slot
+    slots: dict[int, list[_Item | None]] = defaultdict(lambda: [None] * CHUNK)
+    parts: set[int] = set()  # the documents of a long article's sections
+    glossary: set[int] = set()  # the documents of a glossary term
+    for item in items:
+        doc_id = ids[item.url]
+        slots[doc_id // CHUNK][doc_id % CHUNK] = item
+        if item.part >= 0:
+            parts.update((2 * doc_id, 2 * doc_id + 1))
+        elif item.entry.kind == GLOSSARY:
+            glossary.update((2 * doc_id, 2 * doc_id + 1))
     # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (found
     # in the texts at hand, no analysis file read), and their chunks made again
-    again = {2 * ids[e.url] + LANG_SLOT[doc.lang] for e in entries for doc in search_doc(e)
+    cut: dict[str, list[Section]] = {}  # the articles made (_entry)
+    again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items for doc in search_doc(_entry(i, cut))
              if text_holds(doc.title + "\n" + doc.body, words)} if words else set()
     forced = {i // per_chunk for i in again}
     old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
@@ -337,7 +405,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     for chunk, chunk_entries in slots.items():  # a chunk of the same documents as last time keeps their files
         chunks[chunk] = digest = _inputs_digest(chunk_entries)  # (one whose file is gone is made again)
         if (digest == old_chunks.get(chunk) and chunk not in forced
-                and all(cache.keep(k) for k in old_by_chunk[chunk].values())):
+                and cache.keep_all(old_by_chunk[chunk].values())):
             keys.update(old_by_chunk[chunk])
     same = {i // per_chunk for i in keys}
     reuse = set(old_keys.values())  # the texts whose analysis the previous build kept
@@ -351,7 +419,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     for chunk in sorted(chunks.keys() - same):  # in document order, each document analysed at most once
         rows: list[list[str] | None] = [None] * per_chunk
         for j, slot in enumerate(slots[chunk]):
-            for doc in search_doc(slot) if slot else ():
+            for doc in search_doc(_entry(slot, cut)) if slot else ():
                 row = 2 * j + LANG_SLOT[doc.lang]
                 i = chunk * per_chunk + row
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
@@ -398,23 +466,13 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                            if f.startswith(shards))}
     vocab = tables.vocab
     del tables, new_tables  # the names and lexicons need none of them
-    names, name_cache = _names(site, ids, {name: forms for name, forms in previous.get("names", {}).items()
-                                           if not (words and text_holds(name, words))})
-    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry)).items():  # kb.site.search_learned
-        table = names[initial_shard(form)]
-        table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
-    english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
+    names_key = _names_key(site, ids)
+    english: dict[str, list[str]] | None = None  # None: as the previous build's vocabulary has them
+    if incremental and not words and names_key is not None and names_key == previous.get("names_key"):
+        name_cache, name_digests = previous["names"], previous["name_digests"]  # the name shards as they are
+    else:
+        english, name_cache, name_digests = _name_files(site, ids, previous if incremental else {}, words, files)
     v_count, inline = _vocabulary(vocab, english, previous["vb"] if incremental else None, read_old, files, words)
-    if incremental:  # a name shard that lost its last name stays, empty
-        names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
-                      if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
-    old_name_digests: dict[str, bytes] = previous.get("name_digests", {}) if incremental else {}
-    name_digests = {}
-    for hex_code, table in names.items():
-        items = sorted(table.items())
-        name_digests[hex_code] = digest = _digest(items)
-        if digest != old_name_digests.get(hex_code):
-            files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(items))
     if counts is None:  # a site from before the lexicons' counts: every document's analysis, one at a time
         counts = DocumentCounts()
         for k in keys.values():
@@ -436,8 +494,9 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                                                **({"x": delta_state["x"]} if delta_state["x"] else {}),
                                                **({"v": inline} if inline is not None else {})})
     return files, {"ids": ids, "keys": keys, "p": p_count, "g": g_count, "q": q_count,
-                   "vb": v_count, "files": every_file, "names": name_cache, "chunks": chunks,
-                   "name_digests": name_digests, "identity": identity, "readings": readings, **delta_state}
+                   "vb": v_count, "files": every_file, "names": name_cache, "names_key": names_key, "chunks": chunks,
+                   "name_digests": name_digests, "sections": section_cache.state, "identity": identity, "readings": readings,
+                   **delta_state}
 
 
 def _delta(previous: dict, old_keys: dict[int, str], drop: list[int], new: dict[str, Any], counts: dict[str, int],
@@ -520,7 +579,7 @@ def _listed(paths: list[str]) -> dict[str, list[str]]:
             for prefix in ("v", "n", "r")}
 
 
-def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], count: int | None,
+def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]] | None, count: int | None,
                 read_old: Callable[[str], str | None], files: dict[str, str],
                 words: frozenset[str] | None) -> tuple[int, dict[str, Any] | None]:
     """The vocabulary's files: ``(bucket count, the vocabulary written into meta.js or None)``; bucket files are
@@ -531,21 +590,26 @@ def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], c
     name form followed by a tab → its English names (:func:`_names`), so a query's English names are known with its
     terms and their postings fetched with the terms'. An incremental build keeps the count and merges the new
     surfaces into the old files (the vocabulary only grows, but for ``words``: a changed user dictionary's words, whose
-    old surfaces, and surfaces made of them, go, as in a full build); the English names replace the old ones."""
+    old surfaces, and surfaces made of them, go, as in a full build); the English names replace the old ones (None:
+    the old ones stay, and a bucket that gains no surface is not read)."""
     def merged(old: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
-        kept = {k: v for k, v in old.items() if not k.endswith("\t") and not (words and text_holds(k, words))}
+        kept = {k: v for k, v in old.items()
+                if not (english is not None and k.endswith("\t")) and not (words and text_holds(k, words))}
         return dict(sorted({**kept, **new}.items()))
 
     full = count is None
+    names = english or {}
     if count is None:
-        size = len(json.dumps({**surfaces, **english}, ensure_ascii=False, separators=(",", ":")).encode())
+        size = len(json.dumps({**surfaces, **names}, ensure_ascii=False, separators=(",", ":")).encode())
         count = 0 if size <= VOCAB_INLINE_BYTES else -(-size // VOCAB_BUCKET_BYTES)
     if count == 0:
-        return 0, merged({} if full else _read_shard(read_old, "meta").get("v", {}), {**surfaces, **english})
+        return 0, merged({} if full else _read_shard(read_old, "meta").get("v", {}), {**surfaces, **names})
     buckets: dict[int, dict[str, Any]] = {b: {} for b in range(count)}
-    for key, value in [*surfaces.items(), *english.items()]:
+    for key, value in [*surfaces.items(), *names.items()]:
         buckets[fnv1a(key[0]) % count][key] = value
     for b, table in buckets.items():
+        if english is None and not table:
+            continue  # as it was
         old = {} if full else _read_shard(read_old, f"v/{b}")
         new = merged(old, table)
         if full or new != old:
@@ -553,20 +617,80 @@ def _vocabulary(surfaces: dict[str, str | int], english: dict[str, list[str]], c
     return count, None
 
 
-def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> tuple[dict, dict]:
+def _names_key(site: SiteData, ids: dict[str, int]) -> bytes | None:
+    """A hash of all the name shards (:func:`_name_files`) are made from: the name table's key (the builder's record
+    of its inputs, splitter and code: ``kb.site.gather._names``; None when there is none, and then no key), and of
+    each rule (in order) and glossary term its key in the site, URL, document id and, per node, its language, number,
+    title, English name, aliases, text and the target of its first rule link. The articles are not in it (their
+    names are in the table): an article changed leaves the key as it was. The name forms are a function of the name
+    and the splitter, both covered."""
+    table_key = site.names_record.get("key") if site.names is not None else None
+    if not isinstance(table_key, str):
+        return None
+    flat: list = [table_key]
+    for group in (site.rules, site.terms):
+        flat.append(None)
+        for key, entry in group.items():
+            flat.append((key, entry.url, ids.get(entry.url)))
+            for lang, node in entry.nodes.items():  # a 7-tuple per node after its entry's 3-tuple
+                rule = None
+                for link in entry.links.get(lang, ()):
+                    if link.kind == "rule" and link.target:
+                        rule = link.target
+                        break
+                flat.append((lang, node.number, node.title, node.english, node.aliases, node.text, rule))
+    return _digest(flat)
+
+
+def _name_files(site: SiteData, ids: dict[str, int], previous: dict, words: frozenset[str], files: dict[str, str]
+                ) -> tuple[dict[str, list[str]], dict[str, list[str]], dict[str, bytes]]:
+    """The name shards (``n/``: :func:`_names` with the rules the rules text names first,
+    :func:`kb.site.search_learned.learned_rules`), added to ``files`` when changed since ``previous`` (an
+    incremental build's state, else empty): (each Japanese form followed by a tab → its English names, for the
+    vocabulary; the name forms to keep; each shard's hash)."""
+    forms_of, name_cache = _name_forms(site, {name: forms for name, forms in previous.get("names", {}).items()
+                                              if not (words and text_holds(name, words))})
+    names = _names(site, ids, forms_of)
+    for form, first in learned_rules(site, lambda entry: entry_docs(ids, entry), forms_of).items():
+        table = names[initial_shard(form)]
+        table[form] = list(dict.fromkeys([*first, *table.get(form, [])]))
+    english = {form: table.pop(form) for table in names.values() for form in [f for f in table if f.endswith("\t")]}
+    # a name shard that lost its last name stays, empty
+    names.update({f[len("search/n/"):-3]: {} for f in previous.get("files", [])
+                  if f.startswith("search/n/") and f[len("search/n/"):-3] not in names})
+    old_name_digests: dict[str, bytes] = previous.get("name_digests", {})
+    name_digests = {}
+    for hex_code, table in names.items():
+        pairs = sorted(table.items())
+        name_digests[hex_code] = digest = _digest(pairs)
+        if digest != old_name_digests.get(hex_code):
+            files[f"search/n/{hex_code}.js"] = _script(f"n/{hex_code}", dict(pairs))
+    return english, name_cache, name_digests
+
+
+def _name_forms(site: SiteData, cache: dict[str, list[str]]) -> tuple[Callable[[str], list[str]], dict[str, list[str]]]:
+    """The name forms of a name (:func:`kb.search.names.name_forms`, sorted), from ``cache`` (the previous build's,
+    by name) when there, and the cache to keep: those asked for, as they are asked."""
+    from kb.search.names import name_forms
+
+    used: dict[str, list[str]] = {}
+
+    def forms_of(name: str) -> list[str]:
+        forms = used.get(name)
+        if forms is None:
+            forms = used[name] = cache.get(name) or sorted(name_forms(site.splitter, name))
+        return forms
+
+    return forms_of, used
+
+
+def _names(site: SiteData, ids: dict[str, int], forms_of: Callable[[str], list[str]]) -> dict:
     """Whole-query lookup, as ``kb search`` does it, by the form's first character: each name form of a glossary
     term (title, English name, alias; :func:`kb.search.names.name_forms`) → [the rule the entry cites first, the
     entry]; each Japanese name with an English name (:mod:`kb.search.names`: a wiki title, a card) and each known
     reading (katakana) → the same for the entries of those names; each rule number → its rule (so the browser
-    offers a jump only to a rule that has a page, at the URL the site gives it)."""
-    from kb.search.names import name_forms
-
+    offers a jump only to a rule that has a page, at the URL the site gives it); ``forms_of``: :func:`_name_forms`."""
     tables: dict[str, dict[str, list]] = defaultdict(dict)
-    used: dict[str, list[str]] = {}
-
-    def forms_of(name: str) -> list[str]:
-        forms = used[name] = cache.get(name) or sorted(name_forms(site.splitter, name))
-        return forms
 
     def add(form: str, docs: list[int]) -> None:  # docs: without repeats, and not changed afterwards
         table = tables[initial_shard(form)]
@@ -609,7 +733,7 @@ def _names(site: SiteData, ids: dict[str, int], cache: dict[str, list[str]]) -> 
     for number, entry in site.rules.items():  # in rule order
         for asked in asked_by(number):
             add(asked, entry_docs(ids, entry))
-    return tables, used
+    return tables
 
 
 def entry_docs(ids: dict[str, int], entry: Entry) -> list[int]:

@@ -8,14 +8,15 @@ name, the documents of those rules; ``kb.site.search_export`` puts them first in
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
-from kb.search.names import name_forms
 from kb.site.records import Entry, SiteData
 
 
-def learned_rules(site: SiteData, docs_of: Callable[[Entry], list[int]]) -> dict[str, list[int]]:
-    """Name form or reading → the documents (``docs_of`` an entry) of the rules a Japanese rules text names so."""
+def learned_rules(site: SiteData, docs_of: Callable[[Entry], list[int]],
+                  forms_of: Callable[[str], Iterable[str]]) -> dict[str, list[int]]:
+    """Name form or reading → the documents (``docs_of`` an entry) of the rules a Japanese rules text names so;
+    ``forms_of``: a name's forms (:func:`kb.search.names.name_forms`, or the same kept by the export)."""
     names = site.names
     if names is None or not names.rules:
         return {}
@@ -42,7 +43,7 @@ def learned_rules(site: SiteData, docs_of: Callable[[Entry], list[int]]) -> dict
         if found:
             out[form] = found
     for reading, japanese in names.readings.items():
-        forms = sorted({f for name in japanese for f in name_forms(site.splitter, name)})
+        forms = sorted({f for name in japanese for f in forms_of(name)})
         numbers = tuple(dict.fromkeys(n for f in forms for n in names.rules.get(f, ())))
         found = docs(numbers, english_of(forms)) if numbers else []
         if found:
