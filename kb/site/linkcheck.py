@@ -7,6 +7,7 @@ those that can have changed since the previous build, when it can tell.
 
 from __future__ import annotations
 
+import codecs
 import marshal
 import re
 from functools import lru_cache
@@ -45,13 +46,30 @@ def _resolve(base: str, link: str) -> str | None:
     """``link`` written in the folder ``base`` as a site file with its anchor (``""`` for the page itself, then its
     anchor appended by the caller), None for an outside link. A page's links repeat across pages (the chrome, the
     rules a section cites): each (folder, link) is resolved once per process."""
-    parts = urlsplit(link)
-    if parts.scheme or parts.netloc or link.startswith("/"):
-        return None  # outside links are not ours to check (and absolute paths are never written)
-    if not parts.path:
-        return f"#{unquote(parts.fragment)}" if parts.fragment else ""
-    target = _join(base, unquote(parts.path)) or f"../{link}"
-    return f"{target}#{unquote(parts.fragment)}" if parts.fragment else target
+    if ":" in link or "?" in link or not link.isprintable() or link.startswith((" ", "/")):
+        parts = urlsplit(link)
+        if parts.scheme or parts.netloc or link.startswith("/"):
+            return None  # outside links are not ours to check (and absolute paths are never written)
+        path, fragment = parts.path, parts.fragment
+    else:  # no scheme, query or characters urlsplit strips (nearly every link kb writes): split at its fragment
+        path, _, fragment = link.partition("#")
+    if not path:
+        return f"#{_unquote(fragment)}" if fragment else ""
+    target = _join(base, _unquote(path)) or f"../{link}"
+    return f"{target}#{_unquote(fragment)}" if fragment else target
+
+
+_ESCAPED_RE = re.compile(r"(?:[^%\\]|%[0-9A-Fa-f]{2})*")  # every % starting an escape, and no backslash
+
+
+def _unquote(text: str) -> str:
+    """:func:`urllib.parse.unquote`, in C for the ASCII text with well-formed escapes kb writes (a Japanese page
+    name is all escapes: decoding them one by one was most of resolving a link)."""
+    if "%" not in text:
+        return text
+    if text.isascii() and _ESCAPED_RE.fullmatch(text):
+        return codecs.escape_decode(text.replace("%", "\\x"))[0].decode("utf-8", "replace")
+    return unquote(text)
 
 
 def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] | None = None,

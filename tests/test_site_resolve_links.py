@@ -1,0 +1,45 @@
+"""kb.site.linkcheck.resolve_links splits the links kb writes at their fragment and decodes their escapes in C;
+the targets are those :func:`urllib.parse.urlsplit` and :func:`urllib.parse.unquote` give, for every link shape."""
+
+from __future__ import annotations
+
+import random
+from urllib.parse import quote, unquote, urlsplit
+
+import pytest
+
+from kb.site.linkcheck import _join, _unquote, resolve_links
+
+LINKS = ["", "#", "#601.2", "#a%20b", "../index.html", "../cr/601.html#601.2f", "glossary/x.html#",
+         "../wiki/" + quote("唱える") + ".html", "../wiki/" + quote("攻撃の変身起因-relic~f972c74d") + ".html#" + quote("見出し"),
+         "./a/../b.html#x", "../../../x.html", "a#b#c", "%7e/a.html", "%zz.html", "%E5%94.html", "a%5Cb.html",
+         "a\\x41.html", "a b.html", "唱える.html", "a\u200bb.html", "?q=1", "a?b#c", " a.html", "\ta.html", "a\n.html",
+         "//host/y", "/abs.html", "mailto:x@example.org", "https://example.org/x", "data:,", "C:/x"]
+
+
+def reference(path: str, link: str) -> str | None:
+    """What a link resolves to by urllib's own splitting and decoding."""
+    parts = urlsplit(link)
+    if parts.scheme or parts.netloc or link.startswith("/"):
+        return None
+    if not parts.path:
+        target = ""
+    else:
+        target = _join(path.rpartition("/")[0], unquote(parts.path)) or f"../{link}"
+    target = f"{target}#{unquote(parts.fragment)}" if parts.fragment else target
+    return path + target if not target or target[0] == "#" else target
+
+
+@pytest.mark.parametrize("path", ["index.html", "cr/601.html", "v/20240730/cr/6.html"])
+def test_every_link_resolves_as_urllib_would(path):
+    got = resolve_links(path, LINKS)
+    want = [target for link in LINKS if (target := reference(path, link)) is not None]
+    assert got == want and len(want) == len(LINKS) - 5  # all but the five outside or absolute links
+
+
+def test_unquote_equals_urllibs_on_random_text():
+    rng = random.Random(7)
+    alphabet = "%%%%0123456789abcdefABCDEFxz/.-#\\'é唱\x00 "
+    texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20000)]
+    texts += [quote(bytes(rng.randrange(256) for _ in range(rng.randint(0, 8)))) for _ in range(5000)]
+    assert [_unquote(text) for text in texts] == [unquote(text) for text in texts]
