@@ -462,6 +462,7 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
     lookup = partial(_lookup, {"page": site_pages.get, "rule": rule_urls.get})
+    tables = _digest((site_pages, rule_urls))  # what lookup answers from
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
@@ -474,7 +475,7 @@ def other_pages(site: SiteData) -> Iterable[Page]:
                      (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
             source = f"{site.html.digests.get((node.lang, node.id), '')}|{_digest(shown)}"
             yield Page(entry.url, "node.html", title, description, deferred=Deferred(source, partial(
-                _article_part, site.html.read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup))
+                _article_part, site.html.read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup, tables))
             continue
         yield Page(entry.url, "node.html", title, description,
                    {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
