@@ -1,5 +1,7 @@
-"""kb.site.linkcheck.resolve_links splits the links kb writes at their fragment and decodes their escapes in C;
-the targets are those :func:`urllib.parse.urlsplit` and :func:`urllib.parse.unquote` give, for every link shape."""
+"""kb.site.linkcheck.resolve_links splits the links kb writes at their fragment, decodes their escapes in C and
+joins each folder once; the targets are those :func:`urllib.parse.urlsplit`, :func:`urllib.parse.unquote` and a
+plain join of the path's parts give, for every link shape. page_links undoes the attribute escapes of all the
+values at once: the values each one's own unescaping gives."""
 
 from __future__ import annotations
 
@@ -8,13 +10,25 @@ from urllib.parse import quote, unquote, urlsplit
 
 import pytest
 
-from kb.site.linkcheck import _join, _unquote, resolve_links
+from kb.site.linkcheck import _unquote, page_links, resolve_links
 
 LINKS = ["", "#", "#601.2", "#a%20b", "../index.html", "../cr/601.html#601.2f", "glossary/x.html#",
          "../wiki/" + quote("唱える") + ".html", "../wiki/" + quote("攻撃の変身起因-relic~f972c74d") + ".html#" + quote("見出し"),
          "./a/../b.html#x", "../../../x.html", "a#b#c", "%7e/a.html", "%zz.html", "%E5%94.html", "a%5Cb.html",
-         "a\\x41.html", "a b.html", "唱える.html", "a\u200bb.html", "?q=1", "a?b#c", " a.html", "\ta.html", "a\n.html",
+         "a\\x41.html", "a/..", "a/.", "a/", "../..", "x/../../y.html", "./", "../a/./b/../c.html#d", "a b.html", "唱える.html", "a\u200bb.html", "?q=1", "a?b#c", " a.html", "\ta.html", "a\n.html",
          "//host/y", "/abs.html", "mailto:x@example.org", "https://example.org/x", "data:,", "C:/x"]
+
+
+def join(base: str, rel: str) -> str | None:
+    stack = [p for p in base.split("/") if p not in ("", ".")]
+    for part in rel.split("/"):
+        if part == "..":
+            if not stack:
+                return None
+            stack.pop()
+        elif part not in ("", "."):
+            stack.append(part)
+    return "/".join(stack)
 
 
 def reference(path: str, link: str) -> str | None:
@@ -25,7 +39,7 @@ def reference(path: str, link: str) -> str | None:
     if not parts.path:
         target = ""
     else:
-        target = _join(path.rpartition("/")[0], unquote(parts.path)) or f"../{link}"
+        target = join(path.rpartition("/")[0], unquote(parts.path)) or f"../{link}"
     target = f"{target}#{unquote(parts.fragment)}" if parts.fragment else target
     return path + target if not target or target[0] == "#" else target
 
@@ -44,3 +58,12 @@ def test_unquote_equals_urllibs_on_random_text():
     texts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 12))) for _ in range(20000)]
     texts += [quote(bytes(rng.randrange(256) for _ in range(rng.randint(0, 8)))) for _ in range(5000)]
     assert [_unquote(text) for text in texts] == [unquote(text) for text in texts]
+
+
+def test_page_links_unescapes_each_value_as_alone():
+    values = ["a.html", "a&amp;b.html", "&amp;#34;x", "q&#34;r", "s&#39;t", "plain", "", "&amp;amp;"]
+    html = "".join(f'<a href="{v}" id="{v}x">' for v in values) + '<img src="&#39;.png">'
+    one = [v.replace("&amp;", "&").replace("&#34;", '"').replace("&#39;", "'") for v in values]
+    assert page_links(html) == ([*one, "'.png"], [v + "x" for v in one])
+    assert page_links('<a href="a.html" id="b">') == (["a.html"], ["b"])
+    assert page_links('<a href="a\0&amp;b" id="c">') == (["a\0&b"], ["c"])  # the separator in a value

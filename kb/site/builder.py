@@ -212,13 +212,16 @@ class _Pages:
             raise KbError(f"page group {item.name!r}: produced twice")
         digest = group_hash(self.key, item)
         maker = f"page group {item.name!r}"
-        if old and old["hash"] == digest and all(rel in self.old_files and rel in self.output.existing
-                                                 for rel in old["paths"]):
+        kept = set(old["paths"]) if old and old["hash"] == digest else None
+        if kept is not None and kept <= self.old_files.keys() and kept <= self.output.existing:
+            if not kept.isdisjoint(self.seen):
+                self._claim(next(rel for rel in old["paths"] if rel in self.seen), maker)  # raises
+            keep = self.output.keep
             for rel in old["paths"]:
-                self._claim(rel, maker)
-                self.output.keep(rel)
-                self.files[rel] = self.old_files[rel]
-                self.report.reused += 1
+                keep(rel)
+            self.seen.update(dict.fromkeys(old["paths"], maker))
+            self.files.update({rel: self.old_files[rel] for rel in old["paths"]})
+            self.report.reused += len(old["paths"])
             self.groups[item.name] = {"hash": digest, "paths": old["paths"], "sitemap": old["sitemap"]}
         else:
             paths, sitemap = [], []

@@ -454,9 +454,15 @@ def _bullet(line: list[Segment]) -> Bullet:
     return {"bullet": False, "segments": line}
 
 
-def other_pages(site: SiteData) -> Iterable[Page]:
+def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
     """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
-    index (cards are many and mostly named in passing: the home page links the index instead of listing them)."""
+    index (cards are many and mostly named in passing: the home page links the index instead of listing them).
+
+    An article's (or card's) page has a :class:`~kb.site.page.Deferred` part, named by its source: the node's content
+    hash (its text, title, HTML, meta…) and a digest of the rest it shows — the chrome's digest, its id, kind, URL and
+    label, its links, its paired term, who cites and mentions it; its lookups' answers come from ``tables`` (the name
+    and rule tables' digest). Each run of :data:`ARTICLE_RUN` such pages, in order, is a group named by their paths,
+    titles, descriptions and sources and the tables (:func:`_article_group`): kept whole when none of them changed."""
     site_ctx = site_context(site)
     chrome = _digest(site_ctx)  # once per build, not once per page
     site_pages = site_pages_by_name(site)
@@ -464,27 +470,64 @@ def other_pages(site: SiteData) -> Iterable[Page]:
     lookup = partial(_lookup, {"page": site_pages.get, "rule": rule_urls.get})
     tables = _digest((site_pages, rule_urls))  # what lookup answers from
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
+    html = site.html
+    make = partial(_article_page, html.read, site_ctx, site_pages, rule_urls, lookup, tables) if html else None
+    run: list[_Article] = []  # article pages not yet yielded, in order
+    runs = 0
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
         kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         term = term_of_article.get(entry.id)
         links = entry.links.get(node.lang, [])
         title, description = f"{entry.label}（{kind_name}）", f"{entry.label}：{words_head(node.text, 120)}"
-        if entry.kind != "note" and site.html is not None:  # the text is shown with the HTML, made with it
+        if entry.kind != "note" and html is not None:  # the text is shown with the HTML, made with it
             shown = (chrome, node.id, entry.kind, entry.url, entry.label, list(zip(*links, strict=True)),  # links by column
                      (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
-            source = f"{site.html.digests.get((node.lang, node.id), '')}|{_digest(shown)}"
-            yield Page(entry.url, "node.html", title, description, deferred=Deferred(source, partial(
-                _article_part, site.html.read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup, tables))
+            run.append((entry, node, links, term, title, description,
+                        f"{html.digests.get((node.lang, node.id), '')}|{_digest(shown)}"))
+            if len(run) == ARTICLE_RUN:
+                yield _article_group(runs, run, tables, make)
+                run, runs = [], runs + 1
             continue
+        if run:  # the pages stay in order (the sitemap's)
+            yield _article_group(runs, run, tables, make)
+            run, runs = [], runs + 1
         yield Page(entry.url, "node.html", title, description,
                    {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
+    if run:
+        yield _article_group(runs, run, tables, make)
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
                   "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]
         yield Page(CARDS_INDEX, "cards.html", "カード", "ルール・記事・リリースノートで言及されているカードの一覧。",
                    {"site": site_ctx, "cards": items})
+
+
+ARTICLE_RUN = 32  # article pages per group: a build after one article changed makes and hashes its group's pages,
+# not the thousands of others
+
+_Article = tuple[Entry, Node, list[Link], Entry | None, str, str, str]  # entry, node, links, paired term, title,
+# description, source: an article page to make (:func:`_article_page`)
+
+
+def _article_group(number: int, run: list[_Article], tables: str,
+                   make: Callable[[_Article], Page] | None) -> PageGroup:
+    """The ``number`` th run of article pages (:func:`other_pages`) as a group named by what its pages are made of:
+    the template, the lookup tables' digest and each page's path, title, description and source."""
+    assert make is not None  # article pages are made only with the site's HTML
+    inputs = ("node.html", tables, [(entry.url, title, description, source)
+                                    for entry, _, _, _, title, description, source in run])
+    return PageGroup(f"article pages {number}", inputs, partial(map, make, run))
+
+
+def _article_page(read: Callable[[NodeKey], str | None], site_ctx: SiteContext, site_pages: dict[str, tuple[str, str]],
+                  rule_urls: dict[str, str], lookup: Callable[[list[Any]], Any], tables: str, article: _Article) -> Page:
+    """An article's (or card's) page: everything it shows is its :class:`~kb.site.page.Deferred` part
+    (:func:`_article_part`), named by ``source`` and its lookups' answers from ``tables``."""
+    entry, node, links, term, title, description, source = article
+    return Page(entry.url, "node.html", title, description, deferred=Deferred(source, partial(
+        _article_part, read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup, tables))
 
 
 LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
