@@ -214,7 +214,7 @@ class _Pages:
         maker = f"page group {item.name!r}"
         kept = set(old["paths"]) if old and old["hash"] == digest else None
         if kept is not None and kept <= self.old_files.keys() and kept <= self.output.existing:
-            if not kept.isdisjoint(self.seen):
+            if not self.seen.keys().isdisjoint(kept):  # (a set's isdisjoint would walk all of seen)
                 self._claim(next(rel for rel in old["paths"] if rel in self.seen), maker)  # raises
             keep = self.output.keep
             for rel in old["paths"]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import codecs
 import marshal
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from urllib.parse import unquote, urlsplit
 
 from kb.site.manifest import FileRecord
@@ -41,13 +41,9 @@ def _unescaped(values: list[str]) -> list[str]:
 def resolve_links(path: str, links: list[str]) -> list[str]:
     """The site files (``path#anchor``) the relative links written on the page at ``path`` point at; a link
     climbing above the site root becomes ``../<link>`` (always broken). Outside links are left out."""
-    base = path.rpartition("/")[0]
-    resolved = []
-    for link in links:
-        target = _resolve(base, link)
-        if target is not None:
-            resolved.append(path + target if not target or target[0] == "#" else target)  # an anchor on the page
-    return resolved
+    targets = map(partial(_resolve, path.rpartition("/")[0]), links)
+    return [path + target if not target or target[0] == "#" else target  # an anchor on the page
+            for target in targets if target is not None]
 
 
 @lru_cache(maxsize=262144)

@@ -114,8 +114,7 @@ def ja_context(site: SiteData, entry: Entry) -> JaContext:
 
 def _plain(entry: Entry, site: SiteData, limit: int = 120) -> str:
     node = entry.main_node()
-    text = " ".join((node.title or node.text or "").split() if entry.kind in (CHAPTER, SECTION) else node.text.split())
-    return text[:limit]
+    return words_head((node.title or node.text or "") if entry.kind in (CHAPTER, SECTION) else node.text, limit)
 
 
 def home_pages(site: SiteData) -> Iterable[Page]:
@@ -207,20 +206,18 @@ def part_inputs(pages: list[Page], shared: dict[int, str]) -> list[tuple[Any, ..
     not once per part showing it) — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the
     values it shows."""
 
-    def ref(value: Any) -> Any:
-        digest = shared.get(id(value))
-        if digest is not None:
-            return ("shared", digest)
-        if isinstance(value, list):  # a list of rule contexts or of links: each item looked up here, not by a call
-            return [("shared", d) if (d := shared.get(id(v))) is not None else ref(v) if isinstance(v, list) else v
-                    for v in value]
-        return value
+    get = shared.get
+
+    def items(values: list[Any]) -> list[Any]:  # a list of rule contexts or of links: each item looked up here
+        return [("shared", d) if (d := get(id(v))) is not None else items(v) if isinstance(v, list) else v
+                for v in values]
 
     made = []
     for page in pages:
         assert page.deferred is None  # a rule page is made whole
         made.append((page.path, page.template, page.title, page.description, page.in_sitemap,
-                     {key: ref(value) for key, value in page.context.items()}))
+                     {key: ("shared", d) if (d := get(id(value))) is not None else items(value)
+                      if isinstance(value, list) else value for key, value in page.context.items()}))
     return made
 
 
