@@ -13,9 +13,8 @@ from collections.abc import Callable
 import pytest
 
 from kb.pipeline import ingest_sources
-from kb.site import build_site
+from kb.site import build_site, pages
 from kb.site.gather import gather_site
-from kb.site import pages
 from kb.site.page import Page, PageGroup
 from kb.site.pages import other_pages
 from kb.site.records import SiteData

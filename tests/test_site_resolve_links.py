@@ -15,7 +15,8 @@ from kb.site.linkcheck import _unquote, page_links, resolve_links
 LINKS = ["", "#", "#601.2", "#a%20b", "../index.html", "../cr/601.html#601.2f", "glossary/x.html#",
          "../wiki/" + quote("唱える") + ".html", "../wiki/" + quote("攻撃の変身起因-relic~f972c74d") + ".html#" + quote("見出し"),
          "./a/../b.html#x", "../../../x.html", "a#b#c", "%7e/a.html", "%zz.html", "%E5%94.html", "a%5Cb.html",
-         "a\\x41.html", "a/..", "a/.", "a/", "../..", "x/../../y.html", "./", "../a/./b/../c.html#d", "a b.html", "唱える.html", "a\u200bb.html", "?q=1", "a?b#c", " a.html", "\ta.html", "a\n.html",
+         "a\\x41.html", "a/..", "a/.", "a/", "../..", "x/../../y.html", "./", "../a/./b/../c.html#d",
+         "a b.html", "唱える.html", "a\u200bb.html", "?q=1", "a?b#c", " a.html", "\ta.html", "a\n.html",
          "//host/y", "/abs.html", "mailto:x@example.org", "https://example.org/x", "data:,", "C:/x"]
 
 
@@ -36,10 +37,7 @@ def reference(path: str, link: str) -> str | None:
     parts = urlsplit(link)
     if parts.scheme or parts.netloc or link.startswith("/"):
         return None
-    if not parts.path:
-        target = ""
-    else:
-        target = join(path.rpartition("/")[0], unquote(parts.path)) or f"../{link}"
+    target = join(path.rpartition("/")[0], unquote(parts.path)) or f"../{link}" if parts.path else ""
     target = f"{target}#{unquote(parts.fragment)}" if parts.fragment else target
     return path + target if not target or target[0] == "#" else target
 
