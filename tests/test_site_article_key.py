@@ -14,6 +14,7 @@ import pytest
 
 from kb.pipeline import ingest_sources
 from kb.site import build_site, pages
+from kb.site.fingerprint import group_hash
 from kb.site.gather import gather_site
 from kb.site.page import Page, PageGroup
 from kb.site.pages import other_pages
@@ -38,9 +39,9 @@ def sources(site: SiteData) -> dict[str, str]:
     return out
 
 
-def groups(site: SiteData) -> dict[str, tuple[list[str], object]]:
-    """Each article group's name → (its pages' paths, its inputs)."""
-    return {item.name: ([page.path for page in item.make()], item.inputs)
+def groups(site: SiteData) -> dict[str, tuple[list[str], str]]:
+    """Each article group's name → (its pages' paths, its hash: of its inputs as they are now)."""
+    return {item.name: ([page.path for page in item.make()], group_hash("", item))
             for item in other_pages(site) if isinstance(item, PageGroup)}
 
 

@@ -455,11 +455,11 @@ def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
     """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
     index (cards are many and mostly named in passing: the home page links the index instead of listing them).
 
-    An article's (or card's) page has a :class:`~kb.site.page.Deferred` part, named by its source: the node's content
-    hash (its text, title, HTML, meta…) and a digest of the rest it shows — the chrome's digest, its id, kind, URL and
-    label, its links, its paired term, who cites and mentions it; its lookups' answers come from ``tables`` (the name
-    and rule tables' digest). Each run of :data:`ARTICLE_RUN` such pages, in order, is a group named by their paths,
-    titles, descriptions and sources and the tables (:func:`_article_group`): kept whole when none of them changed."""
+    An article's (or card's) page shows its node (its content hash covers its text, title, HTML, meta…) and what
+    ``shown`` holds — the chrome's digest, its id, kind, URL and label, its links, its paired term, who cites and
+    mentions it — and its lookups' answers, which come from ``tables`` (the name and rule tables' digest); its title
+    and description are made of its label, kind and text. Each run of :data:`ARTICLE_RUN` such pages, in order, is a
+    group named by those (:func:`_article_group`): kept whole, none of its pages made, when none of them changed."""
     site_ctx = site_context(site)
     chrome = _digest(site_ctx)  # once per build, not once per page
     site_pages = site_pages_by_name(site)
@@ -473,15 +473,12 @@ def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
     runs = 0
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
-        kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         term = term_of_article.get(entry.id)
         links = entry.links.get(node.lang, [])
-        title, description = f"{entry.label}（{kind_name}）", f"{entry.label}：{words_head(node.text, 120)}"
         if entry.kind != "note" and html is not None:  # the text is shown with the HTML, made with it
             shown = (chrome, node.id, entry.kind, entry.url, entry.label, list(zip(*links, strict=True)),  # links by column
                      (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
-            run.append((entry, node, links, term, title, description,
-                        f"{html.digests.get((node.lang, node.id), '')}|{_digest(shown)}"))
+            run.append((entry, node, links, term, html.digests.get((node.lang, node.id), ""), shown))
             if len(run) == ARTICLE_RUN:
                 yield _article_group(runs, run, tables, make)
                 run, runs = [], runs + 1
@@ -489,7 +486,7 @@ def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
         if run:  # the pages stay in order (the sitemap's)
             yield _article_group(runs, run, tables, make)
             run, runs = [], runs + 1
-        yield Page(entry.url, "node.html", title, description,
+        yield Page(entry.url, "node.html", *_page_names(entry, node),
                    {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
     if run:
         yield _article_group(runs, run, tables, make)
@@ -504,27 +501,31 @@ def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
 ARTICLE_RUN = 32  # article pages per group: a build after one article changed makes and hashes its group's pages,
 # not the thousands of others
 
-_Article = tuple[Entry, Node, list[Link], Entry | None, str, str, str]  # entry, node, links, paired term, title,
-# description, source: an article page to make (:func:`_article_page`)
+_Article = tuple[Entry, Node, list[Link], Entry | None, str, tuple[Any, ...]]  # entry, node, links, paired term,
+# the node's content hash, what else the page shows (other_pages): an article page to make (:func:`_article_page`)
 
 
 def _article_group(number: int, run: list[_Article], tables: str,
                    make: Callable[[_Article], Page] | None) -> PageGroup:
     """The ``number`` th run of article pages (:func:`other_pages`) as a group named by what its pages are made of:
-    the template, the lookup tables' digest and each page's path, title, description and source."""
+    the template, the lookup tables' digest and each page's node's content hash and what else it shows."""
     assert make is not None  # article pages are made only with the site's HTML
-    inputs = ("node.html", tables, [(entry.url, title, description, source)
-                                    for entry, _, _, _, title, description, source in run])
-    return PageGroup(f"article pages {number}", inputs, partial(map, make, run))
+    return PageGroup(f"article pages {number}", ("node.html", tables, [(content, shown) for *_, content, shown in run]),
+                     partial(map, make, run))
 
 
 def _article_page(read: Callable[[NodeKey], str | None], site_ctx: SiteContext, site_pages: dict[str, tuple[str, str]],
                   rule_urls: dict[str, str], lookup: Callable[[list[Any]], Any], tables: str, article: _Article) -> Page:
     """An article's (or card's) page: everything it shows is its :class:`~kb.site.page.Deferred` part
-    (:func:`_article_part`), named by ``source`` and its lookups' answers from ``tables``."""
-    entry, node, links, term, title, description, source = article
-    return Page(entry.url, "node.html", title, description, deferred=Deferred(source, partial(
+    (:func:`_article_part`), whose source is the node's content hash and the digest of ``shown``."""
+    entry, node, links, term, content, shown = article
+    return Page(entry.url, "node.html", *_page_names(entry, node), deferred=Deferred(f"{content}|{_digest(shown)}", partial(
         _article_part, read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup, tables))
+
+
+def _page_names(entry: Entry, node: Node) -> tuple[str, str]:
+    """An unversioned node's page's title and description: its label, its kind, the head of its text."""
+    return f"{entry.label}（{PAGE_KIND_LABELS.get(entry.kind, entry.kind)}）", f"{entry.label}：{words_head(node.text, 120)}"
 
 
 LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
