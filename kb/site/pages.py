@@ -48,15 +48,15 @@ from kb.versions.current import JA_STATUSES
 def segments(text: str, links: list[Link]) -> list[Segment]:
     """``text`` cut at its links: plain strings and [text, target, kind] lists (target None = unresolved)."""
     out: list[Segment] = []
-    pos = 0
-    for link in links:
-        if link.start < pos or link.end > len(text) or link.end <= link.start:
+    pos, size = 0, len(text)
+    for start, end, target, kind in links:
+        if start < pos or end > size or end <= start:
             continue  # overlaps an earlier link or out of range
-        if link.start > pos:
-            out.append(text[pos:link.start])
-        out.append([text[link.start:link.end], link.target, link.kind])
-        pos = link.end
-    if pos < len(text):
+        if start > pos:
+            out.append(text[pos:start])
+        out.append([text[start:end], target, kind])
+        pos = end
+    if pos < size:
         out.append(text[pos:])
     return out
 
