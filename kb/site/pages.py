@@ -601,31 +601,39 @@ def _preview_text(text: str) -> str:
 PREVIEW_SHARDS = {"glossary": "gl", "wiki": "wiki", "cards": "cards", "notes": "notes"}  # folder → shard prefix
 
 
-def preview_pages(site: SiteData) -> Iterable[Page]:
+def preview_pages(site: SiteData) -> Iterable[PageGroup]:
     """Texts for the hover and tap previews, one script per section (``previews/601.js``: the section and every rule
     under it; ``previews/chapters.js``: the chapters) and, for glossary terms, articles, cards and notes, one per folder
     and first character of the page's file name (``previews/gl-5531.js``: ``唱える`` → its definition, keyed by the file
     name without ``.html``; ``cards-…``: a card's first mention in its sentence), loaded by the browser only when a
-    reference is hovered or tapped. Changing one rule or term rewrites one of them."""
-    files: dict[str, dict[str, str]] = {}
+    reference is hovered or tapped. Each script is a group named by the texts its previews are cut from — an
+    unversioned node's by its content hash (an article is 15,000 characters) — so changing one rule, term or article
+    makes one of them again."""
+    digests = site.html.digests if site.html is not None else {}
+    files: dict[str, dict[str, tuple[str, str | None]]] = {}  # script → key → (text, its node's content hash)
     for number, entry in site.rules.items():
         node = entry.main_node()
         name = number.split(".")[0] if len(number) >= 3 else "chapters"
-        files.setdefault(name, {})[number] = _preview_text(node.title or node.text)
+        files.setdefault(name, {})[number] = (node.title or node.text, None)
     for entry in [*site.terms.values(), *site.others.values()]:
         folder, _, file_name = entry.url.rpartition("/")
         if folder not in PREVIEW_SHARDS or not file_name.endswith(".html"):
             continue
         key = file_name[: -len(".html")]
         node = entry.main_node()
-        if entry.kind == "card":
-            first = entry.mentions[0] if entry.mentions else None
-            text = f"{first['before']}{first['name']}{first['after']}（{first['label']}）" if first else node.text
-        else:
-            text = node.text or node.title or ""
-        files.setdefault(f"{PREVIEW_SHARDS[folder]}-{ord(key[0]):x}", {})[key] = _preview_text(text)
+        first = entry.mentions[0] if entry.kind == "card" and entry.mentions else None
+        files.setdefault(f"{PREVIEW_SHARDS[folder]}-{ord(key[0]):x}", {})[key] = (
+            f"{first['before']}{first['name']}{first['after']}（{first['label']}）", None) if first else (
+            node.text if entry.kind == "card" else node.text or node.title or "", digests.get((node.lang, node.id)))
     for name, texts in files.items():
-        yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
+        yield PageGroup(f"previews {name}", {key: ("hash", digest) if digest else text
+                                             for key, (text, digest) in texts.items()}, partial(_preview_page, name, texts))
+
+
+def _preview_page(name: str, texts: dict[str, tuple[str, str | None]]) -> Iterable[Page]:
+    yield Page(f"previews/{name}.js", "preview.js", "", "",
+               {"name": f"pv/{name}", "texts": {key: _preview_text(text) for key, (text, _) in texts.items()}},
+               in_sitemap=False)
 
 
 def archive_pages(site: SiteData) -> Iterable[PageGroup]:
