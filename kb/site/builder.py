@@ -9,15 +9,18 @@ URLs of those it links to — with all of kb's code, the templates and the base 
 A page whose hash is unchanged is kept from the previous site instead of rendered; search shards, static files and the
 sitemap are rewritten only when their content changes. The costly part of a page (an article's HTML, its links
 pointed at our pages) is a :class:`~kb.site.page.Deferred`: the hash names it by its source (the node's content hash)
-and the answers to the lookups its making did last time (kept in the manifest), so it is made only for the pages
-rendered — a build after one article changed makes the HTML of the pages that show or cite it, not of every
-article. Pages are rendered and written one by one as the producers yield them: none is held in memory.
+and the digest of the answers to the lookups its making did last time (kept in the manifest; asked again only when
+the lookup tables are not the previous build's), so it is made only for the pages rendered — a build after one
+article changed makes the HTML of the pages that show or cite it, not of every article. Pages are rendered and
+written one by one as the producers yield them: none is held in memory.
 A :class:`~kb.site.page.PageGroup` (an archived version's pages; the rule pages of each chapter, section and rule,
-named by their own contexts: :func:`kb.site.pages.part_inputs`; the redirect pages and the English redirect pages,
-named by what they read of the site: :func:`kb.site.pages.redirect_inputs`) is recorded with the hash of the inputs
-it names and its files: when that is unchanged its pages are kept without being hashed — a build after one article
-changed makes again the rule parts whose pages show it, not the 3,000 rule pages, and its redirects only when the
-article changed what they show. When the inputs fingerprint
+named by their own contexts: :func:`kb.site.pages.part_inputs`; the article pages in runs and the preview scripts,
+named by their nodes' content hashes and what else they show: :func:`kb.site.pages.other_pages`,
+:func:`kb.site.pages.preview_pages`; the redirect pages and the English redirect pages, named by what they read of
+the site: :func:`kb.site.pages.redirect_inputs`) is recorded with the hash of the inputs it names and its files: when
+that is unchanged its pages are neither made nor hashed — a build after one article changed makes again the rule
+parts, article runs and preview scripts whose pages show it, not the 3,000 rule pages and 5,000 articles, and its
+redirects only when the article changed what they show. When the inputs fingerprint
 (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its files are all there, nothing is
 gathered or written at all: only the small stamp is read.
 

@@ -41,7 +41,9 @@ class Page:
 class PageGroup:
     """Pages whose every input is in ``inputs`` (plain, marshal-able data: e.g. a digest of the nodes they show):
     when the previous build made the group ``name`` from equal inputs (and the same templates and page code) and its
-    files are all there, they are kept and ``make`` is never called. An archived version's pages are one group."""
+    files are all there, they are kept and ``make`` is never called. An archived version's pages are one group. A
+    page of a group made again is checked against its record (kept when its hash is unchanged): its record may be
+    older than the previous build's."""
 
     name: str  # unique among the groups, e.g. 'archive 20231117 en'
     inputs: Any = field(hash=False)  # marshal-able
