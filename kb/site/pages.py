@@ -206,18 +206,19 @@ def part_inputs(pages: list[Page], shared: dict[int, str]) -> list[tuple[Any, ..
     not once per part showing it) — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the
     values it shows."""
 
-    get = shared.get
+    get = shared.get  # the shared values are dicts: only a dict is looked up, only a list walked (by its class: the
+    # values are plain JSON-able data, and a call per value was most of the cost)
 
-    def items(values: list[Any]) -> list[Any]:  # a list of rule contexts or of links: each item looked up here
-        return [("shared", d) if (d := get(id(v))) is not None else items(v) if isinstance(v, list) else v
-                for v in values]
+    def items(values: list[Any]) -> list[Any]:  # a list of rule contexts or of links
+        return [(("shared", d) if (d := get(id(v))) is not None else v) if v.__class__ is dict
+                else items(v) if v.__class__ is list else v for v in values]
 
     made = []
     for page in pages:
         assert page.deferred is None  # a rule page is made whole
         made.append((page.path, page.template, page.title, page.description, page.in_sitemap,
-                     {key: ("shared", d) if (d := get(id(value))) is not None else items(value)
-                      if isinstance(value, list) else value for key, value in page.context.items()}))
+                     {key: (("shared", d) if (d := get(id(value))) is not None else value) if value.__class__ is dict
+                      else items(value) if value.__class__ is list else value for key, value in page.context.items()}))
     return made
 
 
