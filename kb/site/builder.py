@@ -215,18 +215,17 @@ class _Pages:
             raise KbError(f"page group {item.name!r}: produced twice")
         digest = group_hash(self.key, item)
         maker = f"page group {item.name!r}"
-        old_paths: list[str] = old["paths"] if old and old["hash"] == digest else []
-        kept = set(old_paths)
-        if old and old_paths and kept <= self.old_files.keys() and kept <= self.output.existing:
+        same = old if old and old["hash"] == digest else None
+        if same is not None and (kept := set(same["paths"])) <= self.old_files.keys() and kept <= self.output.existing:
             if not self.seen.keys().isdisjoint(kept):  # (a set's isdisjoint would walk all of seen)
-                self._claim(next(rel for rel in old_paths if rel in self.seen), maker)  # raises
+                self._claim(next(rel for rel in same["paths"] if rel in self.seen), maker)  # raises
             keep = self.output.keep
-            for rel in old_paths:
+            for rel in same["paths"]:
                 keep(rel)
-            self.seen.update(dict.fromkeys(old_paths, maker))
-            self.files.update({rel: self.old_files[rel] for rel in old_paths})
-            self.report.reused += len(old_paths)
-            self.groups[item.name] = {"hash": digest, "paths": old_paths, "sitemap": old["sitemap"]}
+            self.seen.update(dict.fromkeys(same["paths"], maker))
+            self.files.update({rel: self.old_files[rel] for rel in same["paths"]})
+            self.report.reused += len(same["paths"])
+            self.groups[item.name] = {"hash": digest, "paths": same["paths"], "sitemap": same["sitemap"]}
         else:
             paths, sitemap = [], []
             for page in item.make():
