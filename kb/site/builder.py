@@ -9,15 +9,18 @@ URLs of those it links to — with all of kb's code, the templates and the base 
 A page whose hash is unchanged is kept from the previous site instead of rendered; search shards, static files and the
 sitemap are rewritten only when their content changes. The costly part of a page (an article's HTML, its links
 pointed at our pages) is a :class:`~kb.site.page.Deferred`: the hash names it by its source (the node's content hash)
-and the answers to the lookups its making did last time (kept in the manifest), so it is made only for the pages
-rendered — a build after one article changed makes the HTML of the pages that show or cite it, not of every
-article. Pages are rendered and written one by one as the producers yield them: none is held in memory.
+and the digest of the answers to the lookups its making did last time (kept in the manifest; asked again only when
+the lookup tables are not the previous build's), so it is made only for the pages rendered — a build after one
+article changed makes the HTML of the pages that show or cite it, not of every article. Pages are rendered and
+written one by one as the producers yield them: none is held in memory.
 A :class:`~kb.site.page.PageGroup` (an archived version's pages; the rule pages of each chapter, section and rule,
-named by their own contexts: :func:`kb.site.pages.part_inputs`; the redirect pages and the English redirect pages,
-named by what they read of the site: :func:`kb.site.pages.redirect_inputs`) is recorded with the hash of the inputs
-it names and its files: when that is unchanged its pages are kept without being hashed — a build after one article
-changed makes again the rule parts whose pages show it, not the 3,000 rule pages, and its redirects only when the
-article changed what they show. When the inputs fingerprint
+named by their own contexts: :func:`kb.site.pages.part_inputs`; the article pages in runs and the preview scripts,
+named by their nodes' content hashes and what else they show: :func:`kb.site.pages.other_pages`,
+:func:`kb.site.pages.preview_pages`; the redirect pages and the English redirect pages, named by what they read of
+the site: :func:`kb.site.pages.redirect_inputs`) is recorded with the hash of the inputs it names and its files: when
+that is unchanged its pages are neither made nor hashed — a build after one article changed makes again the rule
+parts, article runs and preview scripts whose pages show it, not the 3,000 rule pages and 5,000 articles, and its
+redirects only when the article changed what they show. When the inputs fingerprint
 (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its files are all there, nothing is
 gathered or written at all: only the small stamp is read.
 
@@ -43,7 +46,7 @@ from urllib.parse import urlsplit
 
 from kb.errors import KbError
 from kb.model import Progress, no_progress
-from kb.site.fingerprint import group_hash, inputs_fingerprint, page_hash, render_key
+from kb.site.fingerprint import answers_digest, group_hash, inputs_fingerprint, page_hash, render_key
 from kb.site.gather import gather_site, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
 from kb.site.manifest import (
@@ -136,7 +139,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     try:
         pages = _Pages(render_key(renderer.template_hash, base_url), renderer, base_url, old_files, output, files,
                        report, progress)
-        pages.produce(site, producers, previous.get("groups", {}))
+        pages.produce(site, producers, previous.get("groups", {}), frozenset(previous.get("tables", ())))
         report.pages = len(pages.seen)
         progress("render", report.pages, report.pages)
         _put_static(templates, old_files, output, files)
@@ -155,7 +158,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
             "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
         manifest = {"format": MANIFEST_FORMAT, "files": files, "search": search_state,
                     "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
-                    "groups": pages.groups}
+                    "groups": pages.groups, "tables": sorted(pages.tables)}
         records = manifest_files(previous, manifest)
         if FILES not in dict(records) and not output.keep(FILES):  # the delta's base is gone: a new one
             records = manifest_files({}, manifest)
@@ -177,7 +180,8 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
 class _Pages:
     """The pages of one build, each kept (its hash unchanged and its file there) or rendered and written as the
     producers yield it — none is held after its turn, so the build's memory does not grow with the pages; the
-    groups (``{hash, paths, sitemap}``) and the sitemap's paths in order."""
+    groups (``{hash, paths, sitemap}``), the sitemap's paths in order and the deferred parts' lookup tables (their
+    digests, :class:`~kb.site.page.Deferred`)."""
 
     key: str  # :func:`render_key`
     renderer: Renderer
@@ -190,16 +194,19 @@ class _Pages:
     seen: dict[str, str] = field(default_factory=dict)  # path → what made it
     sitemap: list[str] = field(default_factory=list)
     groups: dict[str, dict[str, Any]] = field(default_factory=dict)
+    tables: set[str] = field(default_factory=set)
     changed: int = 0  # pages written that differ from the previous build's (or are new)
 
-    def produce(self, site: SiteData, producers: list[Producer], old_groups: dict[str, dict[str, Any]]) -> None:
-        """Run the producers: pages, and groups made only when their hash changed or their files are gone."""
+    def produce(self, site: SiteData, producers: list[Producer], old_groups: dict[str, dict[str, Any]],
+                old_tables: frozenset[str]) -> None:
+        """Run the producers: pages, and groups made only when their hash changed or their files are gone.
+        ``old_tables``: the previous build's lookup tables (:meth:`page`)."""
         for producer in producers:
             for item in producer(site):
                 if isinstance(item, PageGroup):
                     self.group(item, old_groups.get(item.name))
                 else:
-                    self.page(item, item.title)
+                    self.page(item, item.title, old_tables)
                     if item.in_sitemap:
                         self.sitemap.append(item.path)
 
@@ -208,47 +215,59 @@ class _Pages:
             raise KbError(f"page group {item.name!r}: produced twice")
         digest = group_hash(self.key, item)
         maker = f"page group {item.name!r}"
-        if old and old["hash"] == digest and all(rel in self.old_files and rel in self.output.existing
-                                                 for rel in old["paths"]):
-            for rel in old["paths"]:
-                self._claim(rel, maker)
-                self.output.keep(rel)
-                self.files[rel] = self.old_files[rel]
-                self.report.reused += 1
-            self.groups[item.name] = {"hash": digest, "paths": old["paths"], "sitemap": old["sitemap"]}
+        same = old if old and old["hash"] == digest else None
+        if same is not None and (kept := set(same["paths"])) <= self.old_files.keys() and kept <= self.output.existing:
+            if not self.seen.keys().isdisjoint(kept):  # (a set's isdisjoint would walk all of seen)
+                self._claim(next(rel for rel in same["paths"] if rel in self.seen), maker)  # raises
+            keep = self.output.keep
+            for rel in same["paths"]:
+                keep(rel)
+            self.seen.update(dict.fromkeys(same["paths"], maker))
+            self.files.update({rel: self.old_files[rel] for rel in same["paths"]})
+            self.report.reused += len(same["paths"])
+            self.groups[item.name] = {"hash": digest, "paths": same["paths"], "sitemap": same["sitemap"]}
         else:
             paths, sitemap = [], []
             for page in item.make():
-                self.page(page, maker)
+                self.page(page, maker, frozenset())  # its records may be older than the previous build's
                 paths.append(page.path)
                 if page.in_sitemap:
                     sitemap.append(page.path)
             self.groups[item.name] = {"hash": digest, "paths": paths, "sitemap": sitemap}
         self.sitemap += self.groups[item.name]["sitemap"]
 
-    def page(self, page: Page, maker: str) -> None:
-        """Keep the page when its hash is unchanged, else render it (making its deferred part first)."""
+    def page(self, page: Page, maker: str, old_tables: frozenset[str]) -> None:
+        """Keep the page when its hash is unchanged, else render it (making its deferred part first). A deferred
+        part of the previous build's source is hashed with its lookups' answers: when its lookup tables are among
+        ``old_tables`` (the previous build's, which checked its record), the digest its record keeps; else its
+        record's lookups asked again."""
         self._claim(page.path, maker)
         if len(self.seen) % 50 == 0:
             self.progress("render", len(self.seen), None)
         old = self.old_files.get(page.path)
-        deferred, lookups = page.deferred, None
-        if deferred and old and old.get("source") == deferred.source:
-            lookups = marshal.loads(old["lookups"])  # what the making looked up last time
-        digest = page_hash(self.key, page, deferred.lookup(lookups) if deferred and lookups is not None else None)
-        if old and old["hash"] == digest and (deferred is None or lookups is not None) and self.output.keep(page.path):
+        deferred, answers = page.deferred, None
+        if deferred:
+            self.tables.add(deferred.tables)
+            if old and old.get("source") == deferred.source:
+                answers = old.get("answers") if deferred.tables in old_tables else None
+                if answers is None:  # what the making looked up last time, asked again
+                    answers = answers_digest(deferred.lookup(marshal.loads(old["lookups"])))
+        digest = page_hash(self.key, page, answers)
+        if old and old["hash"] == digest and (deferred is None or answers is not None) and self.output.keep(page.path):
             self.files[page.path] = old
             self.report.reused += 1
             return
+        lookups: list[Any] = []
         if deferred:
             part, lookups = deferred.make()
-            digest = page_hash(self.key, page, deferred.lookup(lookups))  # of the page without the part
+            answers = answers_digest(deferred.lookup(lookups))
+            digest = page_hash(self.key, page, answers)  # of the page without the part
             page = replace(page, context={**page.context, **part})
         html = self.renderer.render(page, {"base_url": self.base_url})
         self.output.write(page.path, html)
         links, ids = page_links(html)
         self.files[page.path] = file_record(digest, resolve_links(page.path, links), ids,
-                                            (deferred.source, lookups) if deferred and lookups is not None else None)
+                                            (deferred.source, lookups, answers) if deferred and answers is not None else None)
         self.report.rendered += 1
         self.report.rendered_pages.append(page.path)
         self.changed += not (old and old["hash"] == digest)

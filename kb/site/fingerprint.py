@@ -88,15 +88,21 @@ def _stable(value: object, depth: int = 0) -> str:
     return repr(value)
 
 
-def page_hash(render_key: str, page: Page, answers: Any = None) -> str:
+def page_hash(render_key: str, page: Page, answers: str | None = None) -> str:
     """Hash of everything the page is made from: ``render_key`` (kb's code, the templates, the base URL), the page's
     record (marshal format 2: fast, and without back-references, so the bytes depend on the values only) and, for a
-    page with a :class:`~kb.site.page.Deferred` part, what that part is made from — its source and ``answers`` (its
-    lookups' answers) — instead of the part: computed without making it."""
+    page with a :class:`~kb.site.page.Deferred` part, what that part is made from — its source and ``answers`` (the
+    digest of its lookups' answers: :func:`answers_digest`) — instead of the part: computed without making it."""
     deferred = (page.deferred.source, answers) if page.deferred else None
     payload = marshal.dumps((render_key, page.path, page.template, page.title, page.description, page.context,
                              deferred), 2)
     return hashlib.sha256(payload).hexdigest()[:24]
+
+
+def answers_digest(answers: Any) -> str:
+    """The digest of a :class:`~kb.site.page.Deferred` part's lookups' answers (plain data), kept in its page's record:
+    a build whose lookup tables are the previous build's hashes the page with it, asking nothing."""
+    return hashlib.sha256(marshal.dumps(answers, 2)).hexdigest()[:24]
 
 
 def group_hash(render_key: str, group: PageGroup) -> str:

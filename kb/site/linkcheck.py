@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import marshal
 import re
-from functools import lru_cache
+from functools import lru_cache, partial
 from urllib.parse import unquote, urlsplit
 
 from kb.site.manifest import FileRecord
@@ -33,13 +33,9 @@ def page_links(html: str) -> tuple[list[str], list[str]]:
 def resolve_links(path: str, links: list[str]) -> list[str]:
     """The site files (``path#anchor``) the relative links written on the page at ``path`` point at; a link
     climbing above the site root becomes ``../<link>`` (always broken). Outside links are left out."""
-    base = path.rpartition("/")[0]
-    resolved = []
-    for link in links:
-        target = _resolve(base, link)
-        if target is not None:
-            resolved.append(path + target if not target or target[0] == "#" else target)  # an anchor on the page
-    return resolved
+    targets = map(partial(_resolve, path.rpartition("/")[0]), links)
+    return [path + target if not target or target[0] == "#" else target  # an anchor on the page
+            for target in targets if target is not None]
 
 
 @lru_cache(maxsize=262144)
@@ -144,6 +140,21 @@ def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord]
 
 
 def _join(base: str, rel: str) -> str | None:
+    """``rel`` (a path relative to the folder ``base``) as a site path; None when it climbs above the root. Its folder
+    joined once per (``base``, folder): a page links thousands of files in a few folders."""
+    folder, _, name = rel.rpartition("/")
+    if name in ("", ".", ".."):
+        return _join_parts(base, rel)
+    top = _join_folder(base, folder)
+    return None if top is None else f"{top}/{name}" if top else name
+
+
+@lru_cache(maxsize=4096)
+def _join_folder(base: str, folder: str) -> str | None:
+    return _join_parts(base, folder)
+
+
+def _join_parts(base: str, rel: str) -> str | None:
     stack = [p for p in base.split("/") if p not in ("", ".")]
     for part in rel.split("/"):
         if part in ("", "."):

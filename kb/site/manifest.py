@@ -32,18 +32,19 @@ MANIFEST_FORMAT = 8  # 6: a page's deferred part (kb.site.page.Deferred) recorde
 # 7: the static search's analyses kept marshalled; 8: the file records apart, as a base and a delta
 
 FileRecord = dict[str, Any]  # {"hash": str, "links": marshalled list[str], "ids": marshalled list[str]}, and for a
-# page with a deferred part "source": str, "lookups": marshalled list (the keys its making looked up)
+# page with a deferred part "source": str, "lookups": marshalled list (the keys its making looked up), "answers": str
+# (their answers' digest, kb.site.fingerprint.answers_digest)
 
 
 def file_record(digest: str, links: list[str] | None = None, ids: list[str] | None = None,
-                deferred: tuple[str, list[Any]] | None = None) -> FileRecord:
+                deferred: tuple[str, list[Any], str] | None = None) -> FileRecord:
     """A file's record in the manifest: its hash, and the links and ids it contains, each kept marshalled (thousands
     of short lists load much more slowly than as many strings; a link check reads back only the files it looks at);
-    for a page with a deferred part, that part's source and the keys its making looked up (``deferred``), with which
-    the next build hashes the page without making the part."""
+    for a page with a deferred part, that part's source, the keys its making looked up and their answers' digest
+    (``deferred``), with which the next build hashes the page without making the part."""
     record = {"hash": digest, "links": marshal.dumps(links or []), "ids": marshal.dumps(ids or [])}
     if deferred is not None:
-        record["source"], record["lookups"] = deferred[0], marshal.dumps(deferred[1])
+        record["source"], record["lookups"], record["answers"] = deferred[0], marshal.dumps(deferred[1]), deferred[2]
     return record
 
 

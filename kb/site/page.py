@@ -16,11 +16,14 @@ class Deferred:
     is named without making it: ``source`` (e.g. the stored node's content hash and a digest of the rest) and the
     answers to the lookups the making does (``lookup(keys)``, plain marshal-able data: the same keys with the same
     answers make the same part). ``make()`` returns the part (merged into the context)
-    and the keys it looked up; the builder keeps the keys in the manifest and hashes the page with their answers."""
+    and the keys it looked up; the builder keeps the keys in the manifest and hashes the page with their answers.
+    ``tables`` is a digest of everything ``lookup`` answers from: when it and ``source`` are the previous build's, the
+    same keys have the same answers, and the builder takes their digest from the page's record without asking."""
 
     source: str
     make: Callable[[], tuple[dict[str, Any], list[Any]]] = field(compare=False)
     lookup: Callable[[list[Any]], Any] = field(compare=False)
+    tables: str
 
 
 @dataclass(frozen=True)
@@ -38,7 +41,9 @@ class Page:
 class PageGroup:
     """Pages whose every input is in ``inputs`` (plain, marshal-able data: e.g. a digest of the nodes they show):
     when the previous build made the group ``name`` from equal inputs (and the same templates and page code) and its
-    files are all there, they are kept and ``make`` is never called. An archived version's pages are one group."""
+    files are all there, they are kept and ``make`` is never called. An archived version's pages are one group. A
+    page of a group made again is checked against its record (kept when its hash is unchanged): its record may be
+    older than the previous build's."""
 
     name: str  # unique among the groups, e.g. 'archive 20231117 en'
     inputs: Any = field(hash=False)  # marshal-able

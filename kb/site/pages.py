@@ -48,15 +48,15 @@ from kb.versions.current import JA_STATUSES
 def segments(text: str, links: list[Link]) -> list[Segment]:
     """``text`` cut at its links: plain strings and [text, target, kind] lists (target None = unresolved)."""
     out: list[Segment] = []
-    pos = 0
-    for link in links:
-        if link.start < pos or link.end > len(text) or link.end <= link.start:
+    pos, size = 0, len(text)
+    for start, end, target, kind in links:
+        if start < pos or end > size or end <= start:
             continue  # overlaps an earlier link or out of range
-        if link.start > pos:
-            out.append(text[pos:link.start])
-        out.append([text[link.start:link.end], link.target, link.kind])
-        pos = link.end
-    if pos < len(text):
+        if start > pos:
+            out.append(text[pos:start])
+        out.append([text[start:end], target, kind])
+        pos = end
+    if pos < size:
         out.append(text[pos:])
     return out
 
@@ -114,8 +114,7 @@ def ja_context(site: SiteData, entry: Entry) -> JaContext:
 
 def _plain(entry: Entry, site: SiteData, limit: int = 120) -> str:
     node = entry.main_node()
-    text = " ".join((node.title or node.text or "").split() if entry.kind in (CHAPTER, SECTION) else node.text.split())
-    return text[:limit]
+    return words_head((node.title or node.text or "") if entry.kind in (CHAPTER, SECTION) else node.text, limit)
 
 
 def home_pages(site: SiteData) -> Iterable[Page]:
@@ -207,20 +206,19 @@ def part_inputs(pages: list[Page], shared: dict[int, str]) -> list[tuple[Any, ..
     not once per part showing it) — so a group's inputs are its pages' contexts, listed by nobody, at the cost of the
     values it shows."""
 
-    def ref(value: Any) -> Any:
-        digest = shared.get(id(value))
-        if digest is not None:
-            return ("shared", digest)
-        if isinstance(value, list):  # a list of rule contexts or of links: each item looked up here, not by a call
-            return [("shared", d) if (d := shared.get(id(v))) is not None else ref(v) if isinstance(v, list) else v
-                    for v in value]
-        return value
+    get = shared.get  # the shared values are dicts: only a dict is looked up, only a list walked (by its class: the
+    # values are plain JSON-able data, and a call per value was most of the cost)
+
+    def items(values: list[Any]) -> list[Any]:  # a list of rule contexts or of links
+        return [(("shared", d) if (d := get(id(v))) is not None else v) if v.__class__ is dict
+                else items(v) if v.__class__ is list else v for v in values]
 
     made = []
     for page in pages:
         assert page.deferred is None  # a rule page is made whole
         made.append((page.path, page.template, page.title, page.description, page.in_sitemap,
-                     {key: ref(value) for key, value in page.context.items()}))
+                     {key: (("shared", d) if (d := get(id(value))) is not None else value) if value.__class__ is dict
+                      else items(value) if value.__class__ is list else value for key, value in page.context.items()}))
     return made
 
 
@@ -454,36 +452,81 @@ def _bullet(line: list[Segment]) -> Bullet:
     return {"bullet": False, "segments": line}
 
 
-def other_pages(site: SiteData) -> Iterable[Page]:
+def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
     """A page per unversioned node: MTG Wiki articles, release notes, cards, and any kind added later; and the card
-    index (cards are many and mostly named in passing: the home page links the index instead of listing them)."""
+    index (cards are many and mostly named in passing: the home page links the index instead of listing them).
+
+    An article's (or card's) page shows its node (its content hash covers its text, title, HTML, meta…) and what
+    ``shown`` holds — the chrome's digest, its id, kind, URL and label, its links, its paired term, who cites and
+    mentions it — and its lookups' answers, which come from ``tables`` (the name and rule tables' digest); its title
+    and description are made of its label, kind and text. Each run of :data:`ARTICLE_RUN` such pages, in order, is a
+    group named by those (:func:`_article_group`): kept whole, none of its pages made, when none of them changed."""
     site_ctx = site_context(site)
     chrome = _digest(site_ctx)  # once per build, not once per page
     site_pages = site_pages_by_name(site)
     rule_urls = {number: e.url for number, e in site.rules.items()}
     lookup = partial(_lookup, {"page": site_pages.get, "rule": rule_urls.get})
+    tables = _digest((site_pages, rule_urls))  # what lookup answers from
     term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
+    html = site.html
+    make = partial(_article_page, html.read, site_ctx, site_pages, rule_urls, lookup, tables) if html else None
+    run: list[_Article] = []  # article pages not yet yielded, in order
+    runs = 0
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
-        kind_name = PAGE_KIND_LABELS.get(entry.kind, entry.kind)
         term = term_of_article.get(entry.id)
         links = entry.links.get(node.lang, [])
-        title, description = f"{entry.label}（{kind_name}）", f"{entry.label}：{words_head(node.text, 120)}"
-        if entry.kind != "note" and site.html is not None:  # the text is shown with the HTML, made with it
+        if entry.kind != "note" and html is not None:  # the text is shown with the HTML, made with it
             shown = (chrome, node.id, entry.kind, entry.url, entry.label, list(zip(*links, strict=True)),  # links by column
                      (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
-            source = f"{site.html.digests.get((node.lang, node.id), '')}|{_digest(shown)}"
-            yield Page(entry.url, "node.html", title, description, deferred=Deferred(source, partial(
-                _article_part, site.html.read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup))
+            run.append((entry, node, links, term, html.digests.get((node.lang, node.id), ""), shown))
+            if len(run) == ARTICLE_RUN:
+                yield _article_group(runs, run, tables, make)
+                run, runs = [], runs + 1
             continue
-        yield Page(entry.url, "node.html", title, description,
+        if run:  # the pages stay in order (the sitemap's)
+            yield _article_group(runs, run, tables, make)
+            run, runs = [], runs + 1
+        yield Page(entry.url, "node.html", *_page_names(entry, node),
                    {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
+    if run:
+        yield _article_group(runs, run, tables, make)
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
                   "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]
         yield Page(CARDS_INDEX, "cards.html", "カード", "ルール・記事・リリースノートで言及されているカードの一覧。",
                    {"site": site_ctx, "cards": items})
+
+
+ARTICLE_RUN = 32  # article pages per group: a build after one article changed makes and hashes its group's pages,
+# not the thousands of others
+
+_Article = tuple[Entry, Node, list[Link], Entry | None, str, tuple[Any, ...]]  # entry, node, links, paired term,
+# the node's content hash, what else the page shows (other_pages): an article page to make (:func:`_article_page`)
+
+
+def _article_group(number: int, run: list[_Article], tables: str,
+                   make: Callable[[_Article], Page] | None) -> PageGroup:
+    """The ``number`` th run of article pages (:func:`other_pages`) as a group named by what its pages are made of:
+    the template, the lookup tables' digest and each page's node's content hash and what else it shows."""
+    assert make is not None  # article pages are made only with the site's HTML
+    return PageGroup(f"article pages {number}", ("node.html", tables, [(content, shown) for *_, content, shown in run]),
+                     partial(map, make, run))
+
+
+def _article_page(read: Callable[[NodeKey], str | None], site_ctx: SiteContext, site_pages: dict[str, tuple[str, str]],
+                  rule_urls: dict[str, str], lookup: Callable[[list[Any]], Any], tables: str, article: _Article) -> Page:
+    """An article's (or card's) page: everything it shows is its :class:`~kb.site.page.Deferred` part
+    (:func:`_article_part`), whose source is the node's content hash and the digest of ``shown``."""
+    entry, node, links, term, content, shown = article
+    return Page(entry.url, "node.html", *_page_names(entry, node), deferred=Deferred(f"{content}|{_digest(shown)}", partial(
+        _article_part, read, entry, node, links, term, site_ctx, site_pages, rule_urls), lookup, tables))
+
+
+def _page_names(entry: Entry, node: Node) -> tuple[str, str]:
+    """An unversioned node's page's title and description: its label, its kind, the head of its text."""
+    return f"{entry.label}（{PAGE_KIND_LABELS.get(entry.kind, entry.kind)}）", f"{entry.label}：{words_head(node.text, 120)}"
 
 
 LONG_ARTICLE = 4  # headings from which an article page has its own contents (唱える: 17)
@@ -559,31 +602,39 @@ def _preview_text(text: str) -> str:
 PREVIEW_SHARDS = {"glossary": "gl", "wiki": "wiki", "cards": "cards", "notes": "notes"}  # folder → shard prefix
 
 
-def preview_pages(site: SiteData) -> Iterable[Page]:
+def preview_pages(site: SiteData) -> Iterable[PageGroup]:
     """Texts for the hover and tap previews, one script per section (``previews/601.js``: the section and every rule
     under it; ``previews/chapters.js``: the chapters) and, for glossary terms, articles, cards and notes, one per folder
     and first character of the page's file name (``previews/gl-5531.js``: ``唱える`` → its definition, keyed by the file
     name without ``.html``; ``cards-…``: a card's first mention in its sentence), loaded by the browser only when a
-    reference is hovered or tapped. Changing one rule or term rewrites one of them."""
-    files: dict[str, dict[str, str]] = {}
+    reference is hovered or tapped. Each script is a group named by the texts its previews are cut from — an
+    unversioned node's by its content hash (an article is 15,000 characters) — so changing one rule, term or article
+    makes one of them again."""
+    digests = site.html.digests if site.html is not None else {}
+    files: dict[str, dict[str, tuple[str, str | None]]] = {}  # script → key → (text, its node's content hash)
     for number, entry in site.rules.items():
         node = entry.main_node()
         name = number.split(".")[0] if len(number) >= 3 else "chapters"
-        files.setdefault(name, {})[number] = _preview_text(node.title or node.text)
+        files.setdefault(name, {})[number] = (node.title or node.text, None)
     for entry in [*site.terms.values(), *site.others.values()]:
         folder, _, file_name = entry.url.rpartition("/")
         if folder not in PREVIEW_SHARDS or not file_name.endswith(".html"):
             continue
         key = file_name[: -len(".html")]
         node = entry.main_node()
-        if entry.kind == "card":
-            first = entry.mentions[0] if entry.mentions else None
-            text = f"{first['before']}{first['name']}{first['after']}（{first['label']}）" if first else node.text
-        else:
-            text = node.text or node.title or ""
-        files.setdefault(f"{PREVIEW_SHARDS[folder]}-{ord(key[0]):x}", {})[key] = _preview_text(text)
+        first = entry.mentions[0] if entry.kind == "card" and entry.mentions else None
+        files.setdefault(f"{PREVIEW_SHARDS[folder]}-{ord(key[0]):x}", {})[key] = (
+            f"{first['before']}{first['name']}{first['after']}（{first['label']}）", None) if first else (
+            node.text if entry.kind == "card" else node.text or node.title or "", digests.get((node.lang, node.id)))
     for name, texts in files.items():
-        yield Page(f"previews/{name}.js", "preview.js", "", "", {"name": f"pv/{name}", "texts": texts}, in_sitemap=False)
+        yield PageGroup(f"previews {name}", {key: ("hash", digest) if digest else text
+                                             for key, (text, digest) in texts.items()}, partial(_preview_page, name, texts))
+
+
+def _preview_page(name: str, texts: dict[str, tuple[str, str | None]]) -> Iterable[Page]:
+    yield Page(f"previews/{name}.js", "preview.js", "", "",
+               {"name": f"pv/{name}", "texts": {key: _preview_text(text) for key, (text, _) in texts.items()}},
+               in_sitemap=False)
 
 
 def archive_pages(site: SiteData) -> Iterable[PageGroup]:
