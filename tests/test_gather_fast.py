@@ -141,6 +141,22 @@ def test_a_gather_leaves_the_collector_as_it_was(data_kb, enabled):
         (gc.enable if was else gc.disable)()
 
 
+def test_a_gather_inside_a_freeze_leaves_what_it_made_frozen(data_kb):
+    """Under the builder's gc.freeze the gathered objects join the frozen ones (no collection scans them during the
+    build); without one nothing is frozen."""
+    assert gc.get_freeze_count() == 0
+    with Store.open(data_kb, create=False) as store:
+        gather_site(store)
+        assert gc.get_freeze_count() == 0
+        gc.freeze()
+        try:
+            before = gc.get_freeze_count()
+            site = gather_site(store)
+            assert gc.get_freeze_count() > before + len(site.shown)
+        finally:
+            gc.unfreeze()
+
+
 # -- the link pass as it was in 2795056 (kb/site/gather.py), to compare with --------------------------------------------
 
 def _reference_link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:

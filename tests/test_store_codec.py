@@ -4,6 +4,7 @@ snapshot holds one state of the database while another connection commits."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from dataclasses import replace
 
@@ -86,3 +87,22 @@ def test_a_snapshot_holds_while_another_connection_commits(tmp_path):
             with reader.snapshot():  # re-entrant: the same snapshot
                 assert reader.node(KEY) is not None
         assert len(reader.node_keys()) == before - 1 and reader.node(KEY) is None
+
+
+@pytest.mark.parametrize("stored", ['{"lead": "x", "sections": [{"start": 0, "title": "見出し", "children": []}]}',
+                                    '["a", "b"]', '{"reading": "とな\\u3048る"}', ' {"a": 1}', '{"a": 1} ', '"x"', "0"])
+def test_a_stored_value_reads_as_json_loads_reads_it(stored):
+    """The metadata and lists of a node row read as json.loads reads them (whitespace round a value included)."""
+    _, fields = row_fields(("v", "ja", "id", "article", None, None, "", None, 0, "[]", "[]", None, None, stored))
+    assert fields["meta"] == json.loads(stored)
+    _, fields = row_fields(("v", "ja", "id", "article", None, None, "", None, 0, stored, "[]", None, None, "{}"))
+    assert fields["examples"] == json.loads(stored)
+
+
+@pytest.mark.parametrize("stored", ['{"a": 1}x', "{", "", '{"a": 1}{}', "nul"])
+def test_a_damaged_stored_value_fails_as_json_loads_does(stored):
+    with pytest.raises(json.JSONDecodeError) as raised:
+        row_fields(("v", "ja", "id", "article", None, None, "", None, 0, "[]", "[]", None, None, stored))
+    with pytest.raises(json.JSONDecodeError) as expected:
+        json.loads(stored)
+    assert str(raised.value) == str(expected.value)
