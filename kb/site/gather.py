@@ -155,9 +155,10 @@ def _choose_versions(store: Store, site: SiteData,
     if view.translation:
         site.translation_version, site.translation_date = view.translation.version, view.translation.effective_date
         site.translated_date = view.translation.translated_date
-    docs = [d for d in store.documents() if d.version == view.shown.version and d.lang == view.shown.lang]
+    versioned = store.versioned_documents()  # not the wiki's thousands
+    docs = [d for d in versioned if d.version == view.shown.version and d.lang == view.shown.lang]
     site.cr_title = next((d.title for d in docs if d.title), None)
-    site.sync_date = max((d.sync_date for d in store.documents() if d.version == site.translation_version and d.sync_date),
+    site.sync_date = max((d.sync_date for d in versioned if d.version == site.translation_version and d.sync_date),
                          default=None)
 
 
