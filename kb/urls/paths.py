@@ -73,9 +73,16 @@ def _kept(ch: str) -> bool:
             or 0x3400 <= o <= 0x4DBF or 0x4E00 <= o <= 0x9FFF)  # CJK ideographs (no compatibility forms)
 
 
+# a title of kept characters, A–Z, spaces, hyphens and colons only (nearly every one) is mapped by one translate
+_PLAIN_TITLE = re.compile("[a-zA-Z0-9 :\\-\u3041-\u3096\u309d-\u309f\u30a1-\u30ff\u3005-\u3007\u3400-\u4dbf\u4e00-\u9fff]*")
+_PLAIN_MAP = str.maketrans({**{chr(c): chr(c + 32) for c in range(ord("A"), ord("Z") + 1)}, " ": "-", "-": "--", ":": "_"})
+
+
 def _words(title: str) -> str:
     """The readable part of a name: kept characters, A–Z in lower case, accented Latin letters as their base letter,
     space → ``-``, ``-`` → ``--``, ``:`` → ``_``; everything else left out."""
+    if _PLAIN_TITLE.fullmatch(title):
+        return title.translate(_PLAIN_MAP)
     out = []
     for ch in title:
         if _kept(ch):
