@@ -21,6 +21,14 @@ FIXTURES = Path(__file__).resolve().parent / "fixtures"
 # again in each process they start.
 if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# … and a process a test stops with SIGINT makes Ctrl-C what it is in a terminal itself, first: once in CI a test
+# process started kb with SIGINT ignored or blocked all the same (kb never saw it: no output, no exit in 60 s). The
+# first lines of a ``python -c`` script.
+CTRL_C_AS_IN_A_TERMINAL = """import signal
+signal.pthread_sigmask(signal.SIG_UNBLOCK, [signal.SIGINT])
+signal.signal(signal.SIGINT, signal.default_int_handler)
+"""
+KB_MAIN = CTRL_C_AS_IN_A_TERMINAL + "from kb.cli import main\nmain()\n"  # ``python -m kb.cli``, stopped by SIGINT
 # Hypothesis' deadline (200 ms an example) fails tests by the machine's load, not by their code: on 2 cores shared by
 # several runs, one example of test_site_paths took 271 ms once and 0.03 ms when replayed. The examples' count stays.
 settings.register_profile("kb", deadline=None)

@@ -23,6 +23,7 @@ from urllib.parse import parse_qs, unquote
 
 import pytest
 from click.testing import CliRunner
+from conftest import KB_MAIN
 
 from ingest.net.cache import SiteCache, bytes_for_parser
 from ingest.net.fetch import Politeness, crawl, fetch_url
@@ -310,7 +311,7 @@ def test_second_run_is_conditional_and_downloads_no_body(site, tmp_path):
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGINT], ids=["kill", "ctrl-c"])
 def test_interrupt_then_resume_fetches_every_page_exactly_once(site, tmp_path, sig):
     pages = wisdom_guild(site, sections7=range(700, 728))
-    command = [sys.executable, "-m", "kb.cli", "--kb-dir", str(tmp_path), "fetch", "wisdom-guild",
+    command = [sys.executable, "-c", KB_MAIN, "--kb-dir", str(tmp_path), "fetch", "wisdom-guild",
                "--base-url", site.base, "--delay", "0.02"]
     state = {"pages": 0}
 

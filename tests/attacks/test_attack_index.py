@@ -17,7 +17,7 @@ import sys
 from contextlib import closing
 
 import pytest
-from conftest import copy_kb
+from conftest import CTRL_C_AS_IN_A_TERMINAL, copy_kb
 from hostile import DATA, REPO, SAMPLE_CR, kb, wait_for
 
 
@@ -36,7 +36,7 @@ def whole(tmp_path_factory, data_kb):
 
 # ``kb`` itself, held at the start of its index phase (the store committed, nothing indexed) until it is stopped: an
 # index phase lasts a few hundredths of a second, too short to hit by polling for a file it makes
-HELD_WHILE_INDEXING = """
+HELD_WHILE_INDEXING = CTRL_C_AS_IN_A_TERMINAL + """
 import sys, time
 from pathlib import Path
 
