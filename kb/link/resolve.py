@@ -85,7 +85,8 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     so a link holds one version's references, not every version's."""
     if scopes is None and nodes is not None and all(key.version == UNVERSIONED for key in nodes):
         return _link_unversioned(store, set(nodes), cards)
-    langs = {d.lang for d in store.documents()}
+    stored = store.document_scopes()  # by version and language, read by SQLite (not every wiki article's document)
+    langs = {lang for _, lang in stored}
     unversioned = {(UNVERSIONED, lang) for lang in langs}
     if scopes is None:
         graph.prepare(store)  # card entities from all card references; drop derived references
@@ -93,7 +94,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
         index = LinkIndex(store)  # the unversioned nodes' references (into any version) first, as the store orders them
         for _, lang in sorted(unversioned):
             _resolve_and_derive(store, index, store.refs(UNVERSIONED, lang), report)
-        for scope in sorted({(d.version, d.lang) for d in store.versioned_documents()}):
+        for scope in [scope for scope in stored if scope[0] != UNVERSIONED]:
             index = LinkIndex(store, {scope} | unversioned)  # one version at a time: its references resolve inside it
             termlinks.link_terms(store, index, [scope], splitter=splitter)  # glossary terms in CR text, recomputed
             _resolve_and_derive(store, index, store.refs(*scope), report)
