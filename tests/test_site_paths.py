@@ -174,29 +174,6 @@ def test_relative_links():
     assert href("cr/601.html", "glossary/唱える.html") == "../glossary/%E5%94%B1%E3%81%88%E3%82%8B.html"
 
 
-def _words_one_by_one(title: str) -> str:
-    """kb.urls.paths._words as it was, one character at a time (its fast path must give the same)."""
-    from kb.urls.paths import _kept
-
-    out = []
-    for ch in title:
-        if _kept(ch):
-            out.append(ch)
-        elif "A" <= ch <= "Z":
-            out.append(ch.lower())
-        elif ch == " ":
-            out.append("-")
-        elif ch == "-":
-            out.append("--")
-        elif ch == ":":
-            out.append("_")
-        else:
-            base = unicodedata.normalize("NFKD", ch)[:1]
-            if base.isascii() and base.isalnum():
-                out.append(base.lower())
-    return "".join(out)
-
-
 # the characters either side of each range the fast path takes whole, and some it must not
 EDGES = "".join(chr(c) for o in (0x30, 0x39, 0x41, 0x5A, 0x61, 0x7A, 0x3005, 0x3007, 0x3041, 0x3096, 0x3099, 0x309D,
                                  0x309F, 0x30A1, 0x30FF, 0x3400, 0x4DBF, 0x4E00, 0x9FFF) for c in (o - 1, o, o + 1))
@@ -205,6 +182,6 @@ EDGES = "".join(chr(c) for o in (0x30, 0x39, 0x41, 0x5A, 0x61, 0x7A, 0x3005, 0x3
 @settings(max_examples=400)
 @given(st.text(alphabet=st.sampled_from(EDGES + " -:_'/éÉ唱える・ー\\"), max_size=12) | st.text(max_size=8))
 def test_words_fast_path_is_the_character_rule(title):
-    from kb.urls.paths import _words
+    from kb.urls.paths import _words, words_by_character
 
-    assert _words(title) == _words_one_by_one(title)
+    assert _words(title) == words_by_character(title)

@@ -81,8 +81,11 @@ _PLAIN_MAP = str.maketrans({**{chr(c): chr(c + 32) for c in range(ord("A"), ord(
 def _words(title: str) -> str:
     """The readable part of a name: kept characters, A–Z in lower case, accented Latin letters as their base letter,
     space → ``-``, ``-`` → ``--``, ``:`` → ``_``; everything else left out."""
-    if _PLAIN_TITLE.fullmatch(title):
-        return title.translate(_PLAIN_MAP)
+    return title.translate(_PLAIN_MAP) if _PLAIN_TITLE.fullmatch(title) else words_by_character(title)
+
+
+def words_by_character(title: str) -> str:
+    """:func:`_words` one character at a time (the rule itself; ``_words`` maps a plain title at once)."""
     out = []
     for ch in title:
         if _kept(ch):
