@@ -65,14 +65,7 @@ class AnalysisCache:
 
     def keep_all(self, keys: Iterable[str]) -> bool:
         """Keep the previous build's files of the texts ``keys``; False when one is not there (those before it kept)."""
-        files, keep = self.files, self._keep
-        for key in keys:
-            rel = f"{CACHE_DIR}{key}.marshal"
-            if rel not in files:
-                if not keep(rel):
-                    return False
-                files[rel] = None
-        return True
+        return all(map(self.keep, keys))
 
     def keep(self, key: str) -> bool:
         """Keep the previous build's file of the text ``key``; False when it is not there."""
