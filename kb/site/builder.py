@@ -46,8 +46,9 @@ from urllib.parse import urlsplit
 
 from kb.errors import KbError
 from kb.model import Progress, no_progress
+from kb.site.edits import EDITS, edit_base, edit_holds, edited_keys, edited_record, edits_record
 from kb.site.fingerprint import answers_digest, group_hash, inputs_fingerprint, page_hash, render_key
-from kb.site.gather import gather_site, names_record
+from kb.site.gather import gather_edited, gather_site, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
 from kb.site.manifest import (
     FILES,
@@ -63,7 +64,7 @@ from kb.site.manifest import (
 )
 from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
-from kb.site.pages import PAGE_PRODUCERS, Producer, redirect_inputs
+from kb.site.pages import PAGE_PRODUCERS, Producer, edited_pages, redirect_inputs
 from kb.site.records import SiteData
 from kb.site.redirects import english_redirect_pages
 from kb.site.render import TEMPLATES, Renderer
@@ -87,6 +88,7 @@ class BuildReport:
     broken: list[str] = field(default_factory=list)  # "cr/601.html: ../cr/728.html#728 (no such page)"
     unresolved: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # one line each: work redone for a reason (a stale search index)
+    edit: bool = False  # an edit build (kb.site.edits): only the edited articles' pages and search documents made
     seconds: float = 0.0
 
 
@@ -105,9 +107,10 @@ def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = Fals
     try:
         # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
         with writer_lock(store.kb_dir), output_lock(out):
+            editable = producers is None  # an edit build knows the pages of the default producers alone
             producers = producers if producers is not None else [*PAGE_PRODUCERS, english_redirect_group]
             return _build(store, Path(out).resolve(), strict, producers, templates, normalize_base_url(base_url), splitter,
-                          progress or no_progress)
+                          progress or no_progress, editable)
     finally:
         gc.unfreeze()
 
@@ -119,7 +122,9 @@ def english_redirect_group(site: SiteData) -> Iterable[PageGroup]:
 
 
 def _build(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,
-           base_url: str | None, splitter: JapaneseSplitter | None, progress: Progress) -> BuildReport:
+           base_url: str | None, splitter: JapaneseSplitter | None, progress: Progress, editable: bool) -> BuildReport:
+    from kb.search.index import installed_identity
+
     started = time.perf_counter()
     _check_out(out)
     recover(out)  # a build killed while applying its files is completed before anything is read
@@ -128,17 +133,23 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     if stamp.get("inputs") == inputs and _site_whole(out, stamp["files"]):
         return _unchanged(out, stamp, strict, started)
     previous = load_manifest(out)
+    renderer = Renderer.for_templates(templates)
+    key = render_key(renderer.template_hash, base_url)
+    base = edit_base(key, installed_identity())
+    if editable and previous and stamp:
+        edited = _edit_build(store, out, previous, stamp, inputs, base, strict, templates, base_url, splitter, renderer,
+                             progress, started)
+        if edited is not None:
+            return edited
     old_files: dict[str, FileRecord] = previous.get("files", {})
     progress("gather", 0, None)
     site = gather_site(store, splitter, load_record(out, NAMES))
     site.base_url = base_url
-    renderer = Renderer.for_templates(templates)
     output = Output(out)
     report = BuildReport(out, unresolved=list(site.unresolved))
     files: dict[str, FileRecord] = {}
     try:
-        pages = _Pages(render_key(renderer.template_hash, base_url), renderer, base_url, old_files, output, files,
-                       report, progress)
+        pages = _Pages(key, renderer, base_url, old_files, output, files, report, progress)
         pages.produce(site, producers, previous.get("groups", {}), frozenset(previous.get("tables", ())))
         report.pages = len(pages.seen)
         progress("render", report.pages, report.pages)
@@ -153,17 +164,11 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         if strict:
             _fail_on_problems(report)
         output.write(NAMES, marshal.dumps(names_record(site), 2))  # format 2: the bytes of the values only
-        output.write(STAMP, marshal.dumps({
-            "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
-            "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
-        manifest = {"format": MANIFEST_FORMAT, "files": files, "search": search_state,
-                    "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
-                    "groups": pages.groups, "tables": sorted(pages.tables)}
-        records = manifest_files(previous, manifest)
-        if FILES not in dict(records) and not output.keep(FILES):  # the delta's base is gone: a new one
-            records = manifest_files({}, manifest)
-        for rel, data in records:
-            output.write(rel, data)
+        output.write(EDITS, marshal.dumps(edits_record(site, base, store.versioned_digest()), 2))
+        _write_records(output, previous, inputs, report, broken, {
+            "format": MANIFEST_FORMAT, "files": files, "search": search_state,
+            "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
+            "groups": pages.groups, "tables": sorted(pages.tables)})
         deleted = [rel for rel in old_files if rel not in files]
         # pages alone are counted (not the static search's files, nor the analysis files under the records)
         changed = pages.changed + sum(1 for rel in deleted if not rel.startswith(NOT_PAGES))
@@ -172,6 +177,76 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     except BaseException:
         output.abort()
         raise
+    report.seconds = time.perf_counter() - started
+    return report
+
+
+def _write_records(output: Output, previous: dict[str, Any], inputs: str, report: BuildReport,
+                   broken: list[tuple[str, str, str]], manifest: dict[str, Any]) -> None:
+    """Write the stamp (what a build with nothing to do reads) and ``manifest`` (its file records as a delta from the
+    previous build's base, or as a new base)."""
+    files = manifest["files"]
+    output.write(STAMP, marshal.dumps({
+        "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
+        "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
+    records = manifest_files(previous, manifest)
+    if FILES not in dict(records) and not output.keep(FILES):  # the delta's base is gone: a new one
+        records = manifest_files({}, manifest)
+    for rel, data in records:
+        output.write(rel, data)
+
+
+def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[str, Any], inputs: str, base: str,
+                strict: bool, templates: Path, base_url: str | None, splitter: JapaneseSplitter | None,
+                renderer: Renderer, progress: Progress, started: float) -> BuildReport | None:
+    """An edit build (:mod:`kb.site.edits`): the edited articles' pages, their preview scripts and the static search
+    made again, every other file kept as the previous build left it; None when the store's changes are not an edit
+    (a full build follows)."""
+    record = load_record(out, EDITS)
+    edited = edited_keys(store, record, base)
+    if edited is None:
+        return None
+    progress("gather", 0, None)
+    site = gather_edited(store, splitter, load_record(out, NAMES), edited)
+    if not edit_holds(site, record, edited):
+        return None
+    site.base_url = base_url
+    old_files: dict[str, FileRecord] = previous["files"]
+    files = dict(old_files)  # each kept file's record the same object (check_links tells them so)
+    report = BuildReport(out, pages=stamp["pages"], unresolved=list(stamp["unresolved"]), edit=True)
+    output = Output(out)
+    try:
+        pages = _Pages(render_key(renderer.template_hash, base_url), renderer, base_url, old_files, output, files,
+                       report, progress)
+        old_groups: dict[str, dict[str, Any]] = previous.get("groups", {})
+        old_tables = frozenset(previous.get("tables", ()))
+        for item in edited_pages(site):
+            if isinstance(item, PageGroup):
+                pages.group(item, old_groups.get(item.name))
+            else:
+                pages.page(item, "an edited article", old_tables)
+        made = {site.others[node_id].url for node_id in site.edited}
+        groups = {name: {**group, "hash": ""} if not made.isdisjoint(group["paths"]) else group  # named again by
+                  for name, group in old_groups.items()}  # the next full build: its other pages' inputs are not here
+        groups.update(pages.groups)
+        progress("render", report.pages, report.pages)
+        _put_static(templates, old_files, output, files)
+        progress("search", 0, None)
+        search_state = _export_search(site, previous, out, output, files, report)
+        progress("check", 0, None)
+        broken = check_links(files, old_files, previous.get("broken"))
+        report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
+        if strict:
+            _fail_on_problems(report)
+        output.write(EDITS, marshal.dumps(edited_record(record, site), 2))
+        _write_records(output, previous, inputs, report, broken, {
+            **{k: v for k, v in previous.items() if k not in ("files", "base")}, "files": files, "search": search_state,
+            "broken": [[path, link] for path, link, _ in broken], "groups": groups})
+        output.commit([rel for rel in old_files if rel not in files], in_place=True)
+    except BaseException:
+        output.abort()
+        raise
+    report.reused = report.pages - report.rendered
     report.seconds = time.perf_counter() - started
     return report
 

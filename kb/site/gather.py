@@ -15,7 +15,7 @@ import hashlib
 import marshal
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import fields
 from functools import partial
@@ -42,7 +42,7 @@ from kb.model import (
     Node,
 )
 from kb.site.manifest import MANIFEST_FORMAT
-from kb.site.records import Archive, Entry, Link, Mention, SiteData, StoredHtml
+from kb.site.records import WHOLE_KINDS, Archive, Entry, Link, Mention, SiteData, StoredHtml
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 from kb.urls.paths import page_for_id, url_for
@@ -68,6 +68,20 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: d
         return _gather(store, userdict.prepare(store, splitter or JapaneseSplitter()), names or {})
 
 
+def gather_edited(store: Store, splitter: JapaneseSplitter | None, names: dict[str, Any],
+                  edited: Collection[NodeKey]) -> SiteData:
+    """The site of an edit build (:mod:`kb.site.edits`: only the unversioned nodes ``edited`` changed since the last
+    build, not their names nor what they give other pages): as :func:`gather_site`, but of the unversioned nodes only
+    the edited ones whole (the others' names alone: :attr:`~kb.site.records.SiteData.whole_node` reads one whole),
+    and of those only the edited nodes and the nodes citing them linked (the rules and terms all) — an edited node's
+    entry is as a full gather makes it (its links, its citations, the contribution it gives), the other unversioned
+    nodes' links and citations are not gathered (nor those they give the rules and terms), and no archive is."""
+    from kb.search import userdict
+
+    with _collector_paused():
+        return _gather(store, userdict.prepare(store, splitter or JapaneseSplitter()), names, edited)
+
+
 @contextmanager
 def _collector_paused() -> Iterator[None]:
     """Python's cycle collector off while the site is gathered: gathering makes a million objects (nodes, their
@@ -87,7 +101,8 @@ def _collector_paused() -> Iterator[None]:
             gc.enable()
 
 
-def _gather(store: Store, splitter: JapaneseSplitter, names: dict[str, Any]) -> SiteData:
+def _gather(store: Store, splitter: JapaneseSplitter, names: dict[str, Any],
+            edited: Collection[NodeKey] | None = None) -> SiteData:
     # the static search and the 五十音 readings analyse with the store's user dictionary
     site = SiteData(splitter=splitter)
     # each language's consecutive version diffs (summaries, cached per version pair): read once, for the current
@@ -98,9 +113,12 @@ def _gather(store: Store, splitter: JapaneseSplitter, names: dict[str, Any]) -> 
     if site.primary_version:
         _gather_rules(store, site, shown)
         _gather_terms(store, site, shown)
-    _gather_others(store, site, shown)
-    _link(store, site, shown)
-    site.archives = _gather_archives(store, site)
+    _gather_others(store, site, shown, edited)
+    if edited is None:
+        _link(store, site, shown)
+        site.archives = _gather_archives(store, site)
+    else:
+        _link_edited(store, site, shown, edited)
     site.names, site.names_record, site.readings = _names(store, site, names)
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
@@ -229,12 +247,19 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
         shown[NodeKey(node.version, lang, node.id)] = entry
 
 
-def _gather_others(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
+def _gather_others(store: Store, site: SiteData, shown: dict[NodeKey, Entry],
+                   edited: Collection[NodeKey] | None = None) -> None:
     """Every unversioned node (wiki articles, release notes, cards…), in the store's order, without its HTML (most of
-    a wiki page's size: read by the page that shows it, through ``site.html``)."""
+    a wiki page's size: read by the page that shows it, through ``site.html``). With ``edited`` (an edit build:
+    :func:`gather_edited`), of the kinds but :data:`~kb.site.records.WHOLE_KINDS` only the nodes ``edited`` whole,
+    the others' names alone (``site.whole_node`` reads one whole)."""
     digests = {(lang, node_id): digest for lang, node_id, digest in store.version_hashes(UNVERSIONED)}
+    whole = {(key.lang, key.id): key for key in edited or ()}
     for lang in sorted({lang for lang, _ in digests}):
-        for node in store.light_nodes(UNVERSIONED, lang, None):
+        nodes = store.light_nodes(UNVERSIONED, lang, None) if edited is None else [
+            next(store.index_nodes(UNVERSIONED, lang, [whole[(lang, n.id)]]), n) if (lang, n.id) in whole else n
+            for n in store.named_nodes(UNVERSIONED, lang, WHOLE_KINDS)]
+        for node in nodes:
             entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or id_name(node.id), {node.lang: node})
             site.others[node.id] = entry
             shown[NodeKey(node.version, node.lang, node.id)] = entry
@@ -244,6 +269,9 @@ def _gather_others(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) ->
         return node.html if node else None
 
     site.html = StoredHtml(digests, read)
+    if edited is not None:
+        site.edited = frozenset(key.id for key in edited)
+        site.whole_node = lambda key: next(store.index_nodes(key.version, key.lang, [key]), None)
 
 
 def _gather_archives(store: Store, site: SiteData) -> list[Archive]:
@@ -259,34 +287,67 @@ def _gather_archives(store: Store, site: SiteData) -> list[Archive]:
 
 
 def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
-    """Turn every stored reference of a shown node into a :class:`Link`, and fill each entry's cited-by list.
-
-    The references of one span of a node (rows of :meth:`kb.store.Store.ref_rows`, in order) make one link: the first
-    that names an entry of the site is its link (and cites that entry); none, the span is an outside or unresolved
-    link. One loop over the rows, with no call per reference where the target is a shown node: tens of thousands of
-    references per build; what a link needs of its target (URL, citations, mentions) is looked up once per entry
-    (:class:`_Target`), and a span is decided on its first row when that names a shown node (most do)."""
-    by_title: dict[tuple[str, str], Entry] = {}
-    for entry in [*site.terms.values(), *site.others.values()]:
-        for node in entry.nodes.values():
-            for name in (node.title, node.english):
-                if name:
-                    by_title.setdefault((entry.kind, name.casefold()), entry)
-    targets: dict[int, _Target] = {}  # id(entry) → its target record
-
-    def target_of(entry: Entry) -> _Target:
-        found = targets.get(id(entry))
-        if found is None:
-            found = targets[id(entry)] = _Target(entry, entry.url, entry.kind == CARD, {}, [])
-        return found
-
-    by_key = {(key.version, key.lang, key.id): target_of(entry) for key, entry in shown.items()}  # plain tuples hash fast
-    unresolved = site.unresolved
-    outside_urls: dict[str, str] = {}  # wiki title → its MTG Wiki URL (a title is linked from many articles)
+    """Turn every stored reference of a shown node into a :class:`Link`, and fill each entry's cited-by list
+    (:class:`_Linker`); each unversioned node's contribution to other pages is kept in ``site.contributions``."""
+    linker = _Linker(site, shown)
     shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
     for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
+        linker.link(version, store.ref_rows(version, lang), site.unresolved,
+                    site.contributions if version == UNVERSIONED else None)
+    linker.finish()
+
+
+def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edited: Collection[NodeKey]) -> None:
+    """:func:`_link` of an edit build (:func:`gather_edited`): of the unversioned nodes, the edited ones and those
+    citing them (their contributions kept, the edited nodes' alone: the others are not whole); the rules and terms
+    all (the search's name shards read their links); no unresolved reference noted (the previous build's stand)."""
+    linker = _Linker(site, shown)
+    given: dict[tuple[str, str], bytes] = {}
+    linker.link(UNVERSIONED, store.ref_rows_of(UNVERSIONED, {*edited, *store.citing_keys(edited)}), [], given)
+    for version, lang in sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED}):
+        linker.link(version, store.ref_rows(version, lang), [])
+    linker.finish()
+    site.contributions = {(key.lang, key.id): given.get((key.lang, key.id), b"") for key in edited}
+
+
+class _Linker:
+    """Links: the references of one span of a node (rows of :meth:`kb.store.Store.ref_rows`, in order) make one link:
+    the first that names an entry of the site is its link (and cites that entry); none, the span is an outside or
+    unresolved link. One loop over the rows, with no call per reference where the target is a shown node: tens of
+    thousands of references per build; what a link needs of its target (URL, citations, mentions) is looked up once
+    per entry (:class:`_Target`), and a span is decided on its first row when that names a shown node (most do).
+    Sources are linked in the store's order (:meth:`link`, a version at a time): each cited-by list is in the order
+    of its citations; :meth:`finish` puts the lists in the entries."""
+
+    def __init__(self, site: SiteData, shown: dict[NodeKey, Entry]):
+        self.site = site
+        self.by_title: dict[tuple[str, str], Entry] = {}
+        for entry in [*site.terms.values(), *site.others.values()]:
+            for node in entry.nodes.values():
+                for name in (node.title, node.english):
+                    if name:
+                        self.by_title.setdefault((entry.kind, name.casefold()), entry)
+        self.targets: dict[int, _Target] = {}  # id(entry) → its target record
+        target_of = self.target_of
+        self.by_key = {(key.version, key.lang, key.id): target_of(entry) for key, entry in shown.items()}  # plain
+        # tuples hash fast
+        self.outside_urls: dict[str, str] = {}  # wiki title → its MTG Wiki URL (a title is linked from many articles)
+
+    def target_of(self, entry: Entry) -> _Target:
+        found = self.targets.get(id(entry))
+        if found is None:
+            found = self.targets[id(entry)] = _Target(entry, entry.url, entry.kind == CARD, {}, [])
+        return found
+
+    def link(self, version: str, ref_rows: list[tuple[Any, ...]], unresolved: list[str],
+             contributions: dict[tuple[str, str], bytes] | None = None) -> None:
+        """Link the sources of ``ref_rows`` (of ``version``, one source node after another); each source's lines for
+        ``unresolved``; with ``contributions``, what each source gives other pages (:func:`contribution`) under its
+        (lang, id)."""
+        site, by_key, by_title, target_of = self.site, self.by_key, self.by_title, self.target_of
+        outside_urls = self.outside_urls
         # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another
-        for (s_lang, node_id), rows in groupby(store.ref_rows(version, lang), key=_SOURCE):
+        for (s_lang, node_id), rows in groupby(ref_rows, key=_SOURCE):
             own = by_key.get((version, s_lang, node_id))
             if own is None:
                 continue
@@ -306,10 +367,13 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                 elif target is not None:
                     span[2] = target
             links: list[Link] = []
+            given: list[Any] = []  # what the source gives other pages: the entries it cites, its mentions, its lines
             for (start, end), (ref_kind, name, target) in spans.items():
                 if target is None:
                     if ref_kind not in REFS_OUTSIDE_SITE:
-                        unresolved.append(f"{source_label} [{s_lang}] refers to {ref_kind} {name}")
+                        line = f"{source_label} [{s_lang}] refers to {ref_kind} {name}"
+                        unresolved.append(line)
+                        given.append(line)
                     if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
                         continue
                     outside = None
@@ -321,20 +385,35 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                     continue
                 if target is not own:
                     target.cited.setdefault(source_url, source_label)
+                    given.append(target.url)
                     if start >= 0 and target.card:
-                        target.mentions.append(_mention(source, s_lang, start, end))
+                        mention = _mention(source, s_lang, start, end)
+                        target.mentions.append(mention)
+                        given.append(mention)
                 if start >= 0:  # terms found in the text look like parsed ones
                     links.append(Link(start, end, target.url, REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind))
             if links:  # by start, a longer span first (two stable sorts, keyed in C)
                 links.sort(key=_END, reverse=True)
                 links.sort(key=_START)
                 source.links[s_lang] = links
-    for target in targets.values():
-        entry = target.entry
-        if target.cited:
-            entry.cited_by = list(target.cited.items())
-        if target.mentions:
-            entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in target.mentions}.values())
+            if contributions is not None and given:
+                contributions[(s_lang, node_id)] = contribution(given)
+
+    def finish(self) -> None:
+        """Put each cited entry's citations and mentions in it."""
+        for target in self.targets.values():
+            entry = target.entry
+            if target.cited:
+                entry.cited_by = list(target.cited.items())
+            if target.mentions:
+                entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in target.mentions}.values())
+
+
+def contribution(given: list[Any]) -> bytes:
+    """A digest of what a node gives pages other than its own (:meth:`_Linker.link`): the entries it cites, in order,
+    its mentions of cards and its unresolved references' lines; b"" for none. Two texts of an article with the same
+    contribution (and names) differ on its own pages alone: :mod:`kb.site.edits`."""
+    return hashlib.sha1(marshal.dumps(given, 2)).digest() if given else b""
 
 
 class _Target(NamedTuple):

@@ -14,6 +14,7 @@ import hashlib
 import marshal
 import unicodedata
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
@@ -461,42 +462,78 @@ def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
     mentions it — and its lookups' answers, which come from ``tables`` (the name and rule tables' digest); its title
     and description are made of its label, kind and text. Each run of :data:`ARTICLE_RUN` such pages, in order, is a
     group named by those (:func:`_article_group`): kept whole, none of its pages made, when none of them changed."""
-    site_ctx = site_context(site)
-    chrome = _digest(site_ctx)  # once per build, not once per page
-    site_pages = site_pages_by_name(site)
-    rule_urls = {number: e.url for number, e in site.rules.items()}
-    lookup = partial(_lookup, {"page": site_pages.get, "rule": rule_urls.get})
-    tables = _digest((site_pages, rule_urls))  # what lookup answers from
-    term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
-    html = site.html
-    make = partial(_article_page, html.read, site_ctx, site_pages, rule_urls, lookup, tables) if html else None
+    articles = _Articles.of(site)
+    site_ctx, html = articles.site_ctx, site.html
     run: list[_Article] = []  # article pages not yet yielded, in order
     runs = 0
     for entry in site.others.values():
         node = next(iter(entry.nodes.values()))
-        term = term_of_article.get(entry.id)
-        links = entry.links.get(node.lang, [])
         if entry.kind != "note" and html is not None:  # the text is shown with the HTML, made with it
-            shown = (chrome, node.id, entry.kind, entry.url, entry.label, list(zip(*links, strict=True)),  # links by column
-                     (term.label, term.url) if term else None, entry.mentions, entry.cited_by)
-            run.append((entry, node, links, term, html.digests.get((node.lang, node.id), ""), shown))
+            run.append(articles.article(entry))
             if len(run) == ARTICLE_RUN:
-                yield _article_group(runs, run, tables, make)
+                yield _article_group(runs, run, articles.tables, articles.make)
                 run, runs = [], runs + 1
             continue
         if run:  # the pages stay in order (the sitemap's)
-            yield _article_group(runs, run, tables, make)
+            yield _article_group(runs, run, articles.tables, articles.make)
             run, runs = [], runs + 1
+        links = entry.links.get(node.lang, [])
         yield Page(entry.url, "node.html", *_page_names(entry, node),
-                   {"site": site_ctx, "node": _node_context(entry, node, term, segments(node.text, links)), "toc": []})
+                   {"site": site_ctx, "node": _node_context(entry, node, articles.term_of_article.get(entry.id),
+                                                            segments(node.text, links)), "toc": []})
     if run:
-        yield _article_group(runs, run, tables, make)
+        yield _article_group(runs, run, articles.tables, articles.make)
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
                   "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]
         yield Page(CARDS_INDEX, "cards.html", "カード", "ルール・記事・リリースノートで言及されているカードの一覧。",
                    {"site": site_ctx, "cards": items})
+
+
+def edited_pages(site: SiteData) -> Iterable[Page | PageGroup]:
+    """The pages an edit build makes (:mod:`kb.site.edits`): each edited article's page (as :func:`other_pages` makes
+    it) and the preview scripts holding them (:func:`preview_pages`)."""
+    articles = _Articles.of(site)
+    assert articles.make is not None  # an edit build's site has the stored HTML (kb.site.gather.gather_edited)
+    for node_id in sorted(site.edited):
+        yield articles.make(articles.article(site.others[node_id]))
+    folders = {site.others[node_id].url.rpartition("/")[::2] for node_id in site.edited}
+    yield from preview_pages(site, {_preview_script(folder, name) for folder, name in folders})
+
+
+@dataclass(frozen=True)
+class _Articles:
+    """What every article page of a build shares (:func:`other_pages`): the chrome and its digest, the name and rule
+    tables its HTML's links are looked up in and their digest, each article's paired term, and the page maker."""
+
+    site_ctx: SiteContext
+    chrome: str
+    tables: str
+    term_of_article: dict[str, Entry]
+    digests: dict[tuple[str, str], str]
+    make: Callable[[_Article], Page] | None
+
+    @classmethod
+    def of(cls, site: SiteData) -> _Articles:
+        site_ctx = site_context(site)
+        site_pages = site_pages_by_name(site)
+        rule_urls = {number: e.url for number, e in site.rules.items()}
+        lookup = partial(_lookup, {"page": site_pages.get, "rule": rule_urls.get})
+        tables = _digest((site_pages, rule_urls))  # what lookup answers from
+        term_of_article = {article.id: site.terms[term_id] for term_id, article in term_articles(site).items()}
+        html = site.html
+        make = partial(_article_page, html.read, site_ctx, site_pages, rule_urls, lookup, tables) if html else None
+        return cls(site_ctx, _digest(site_ctx), tables, term_of_article, html.digests if html else {}, make)
+
+    def article(self, entry: Entry) -> _Article:
+        """An article's (or card's) page to make: its entry, node, links, paired term, content hash and ``shown``."""
+        node = next(iter(entry.nodes.values()))
+        term = self.term_of_article.get(entry.id)
+        links = entry.links.get(node.lang, [])
+        shown = (self.chrome, node.id, entry.kind, entry.url, entry.label, list(zip(*links, strict=True)),  # links by
+                 (term.label, term.url) if term else None, entry.mentions, entry.cited_by)  # column
+        return entry, node, links, term, self.digests.get((node.lang, node.id), ""), shown
 
 
 ARTICLE_RUN = 32  # article pages per group: a build after one article changed makes and hashes its group's pages,
@@ -602,38 +639,59 @@ def _preview_text(text: str) -> str:
 PREVIEW_SHARDS = {"glossary": "gl", "wiki": "wiki", "cards": "cards", "notes": "notes"}  # folder → shard prefix
 
 
-def preview_pages(site: SiteData) -> Iterable[PageGroup]:
+def preview_pages(site: SiteData, wanted: set[str] | None = None) -> Iterable[PageGroup]:
     """Texts for the hover and tap previews, one script per section (``previews/601.js``: the section and every rule
     under it; ``previews/chapters.js``: the chapters) and, for glossary terms, articles, cards and notes, one per folder
     and first character of the page's file name (``previews/gl-5531.js``: ``唱える`` → its definition, keyed by the file
     name without ``.html``; ``cards-…``: a card's first mention in its sentence), loaded by the browser only when a
     reference is hovered or tapped. Each script is a group named by the texts its previews are cut from — an
-    unversioned node's by its content hash (an article is 15,000 characters) — so changing one rule, term or article
-    makes one of them again."""
+    unversioned node's by its content hash (an article is 15,000 characters), its text read when the script is made
+    — so changing one rule, term or article makes one of them again. ``wanted``: those scripts alone (their names)."""
     digests = site.html.digests if site.html is not None else {}
-    files: dict[str, dict[str, tuple[str, str | None]]] = {}  # script → key → (text, its node's content hash)
+    files: dict[str, dict[str, tuple[str, str | None] | Entry]] = {}  # script → key → (text, None) or, for an
+    # unversioned node, its entry (its text read when the script is made)
     for number, entry in site.rules.items():
         node = entry.main_node()
         name = number.split(".")[0] if len(number) >= 3 else "chapters"
-        files.setdefault(name, {})[number] = (node.title or node.text, None)
+        if wanted is None or name in wanted:
+            files.setdefault(name, {})[number] = (node.title or node.text, None)
     for entry in [*site.terms.values(), *site.others.values()]:
         folder, _, file_name = entry.url.rpartition("/")
         if folder not in PREVIEW_SHARDS or not file_name.endswith(".html"):
             continue
+        name = _preview_script(folder, file_name)
+        if wanted is not None and name not in wanted:
+            continue
         key = file_name[: -len(".html")]
         node = entry.main_node()
-        first = entry.mentions[0] if entry.kind == "card" and entry.mentions else None
-        files.setdefault(f"{PREVIEW_SHARDS[folder]}-{ord(key[0]):x}", {})[key] = (
-            f"{first['before']}{first['name']}{first['after']}（{first['label']}）", None) if first else (
-            node.text if entry.kind == "card" else node.text or node.title or "", digests.get((node.lang, node.id)))
+        by_hash = (node.lang, node.id) in digests and not (entry.kind == "card" and entry.mentions)  # a mention's
+        # sentence is another node's
+        files.setdefault(name, {})[key] = entry if by_hash else (_preview_source(entry), None)
     for name, texts in files.items():
-        yield PageGroup(f"previews {name}", {key: ("hash", digest) if digest else text
-                                             for key, (text, digest) in texts.items()}, partial(_preview_page, name, texts))
+        yield PageGroup(f"previews {name}", {
+            key: ("hash", digests[(text.main_node().lang, text.main_node().id)]) if isinstance(text, Entry) else text[0]
+            for key, text in texts.items()}, partial(_preview_page, name, texts, site.whole))
 
 
-def _preview_page(name: str, texts: dict[str, tuple[str, str | None]]) -> Iterable[Page]:
+def _preview_script(folder: str, file_name: str) -> str:
+    """The preview script of a page of ``folder`` (a key of :data:`PREVIEW_SHARDS`) named ``file_name``."""
+    return f"{PREVIEW_SHARDS[folder]}-{ord(file_name[0]):x}"
+
+
+def _preview_source(entry: Entry) -> str:
+    """The text an entry's preview is cut from: a card's first mention in its sentence, else its text (or title)."""
+    node = entry.main_node()
+    first = entry.mentions[0] if entry.kind == "card" and entry.mentions else None
+    if first:
+        return f"{first['before']}{first['name']}{first['after']}（{first['label']}）"
+    return node.text if entry.kind == "card" else node.text or node.title or ""
+
+
+def _preview_page(name: str, texts: dict[str, tuple[str, str | None] | Entry],
+                  whole: Callable[[Entry], Entry]) -> Iterable[Page]:
     yield Page(f"previews/{name}.js", "preview.js", "", "",
-               {"name": f"pv/{name}", "texts": {key: _preview_text(text) for key, (text, _) in texts.items()}},
+               {"name": f"pv/{name}", "texts": {key: _preview_text(
+                   _preview_source(whole(text)) if isinstance(text, Entry) else text[0]) for key, text in texts.items()}},
                in_sitemap=False)
 
 

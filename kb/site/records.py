@@ -18,6 +18,10 @@ if TYPE_CHECKING:
     from kb.search.names import NameTable
 
 
+WHOLE_KINDS = frozenset(("card", "note"))  # the unversioned kinds an edit build gathers whole (their texts are names
+# and lists other pages show); of the others (MTG Wiki articles) it gathers the names (SiteData.whole_node)
+
+
 class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
     start: int
     end: int
@@ -128,6 +132,20 @@ class SiteData:
     readings: dict[str, str] = field(default_factory=dict)  # label → splitter.reading(label), for the 五十音 order:
     # the previous build's when split alike (kb.site.gather._names)
     readings_asked: dict[str, str] = field(default_factory=dict)  # those the pages asked for, kept for the next build
+    contributions: dict[tuple[str, str], bytes] = field(default_factory=dict)  # unversioned (lang, id) → a digest of
+    # what it gives pages other than its own (kb.site.gather.contribution): kept for an edit build (kb.site.edits)
+    edited: frozenset[str] = frozenset()  # an edit build's edited unversioned node ids (their nodes are whole)
+    whole_node: Callable[[NodeKey], Node | None] | None = None  # an edit build's (kb.site.gather.gather_edited): its
+    # unversioned entries but the edited ones hold their nodes' names alone; a node's whole is read by key here
+
+    def whole(self, entry: Entry) -> Entry:
+        """``entry`` with its nodes whole (an edit build reads them by key; any other has them)."""
+        read = self.whole_node
+        if read is None or entry.kind in WHOLE_KINDS or entry.id in self.edited:
+            return entry
+        nodes = {lang: read(NodeKey(node.version, lang, node.id)) or node for lang, node in entry.nodes.items()}
+        return Entry(entry.id, entry.kind, entry.url, entry.label, nodes, entry.links, entry.children, entry.cited_by,
+                     entry.number, entry.mentions, entry.ja)
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""

@@ -93,14 +93,20 @@ class SectionCache:
     def of(self, node: Node, digest: str | None) -> tuple[str, ...]:
         """The anchors of the sections of ``node``, whose stored content hash is ``digest`` (None: unknown, cut
         without the cache)."""
-        if node.kind != ARTICLE or len(node.text) < LONG_ARTICLE_CHARS:
+        if node.kind != ARTICLE:
+            return ()
+        found = self.state.get(digest) if digest is not None else None
+        if found is None and digest is not None:
+            found = self._previous.get(digest)  # first: an edit build's unedited articles hold their names alone
+            if found is not None:
+                self.state[digest] = found
+        if found is not None:
+            return found
+        if len(node.text) < LONG_ARTICLE_CHARS:
             return ()  # never cut (sections' first test): nothing kept
-        if digest is None:
-            return _anchors(node)
-        found = self.state.get(digest)
-        if found is None:
-            found = self._previous.get(digest)
-            self.state[digest] = found = _anchors(node) if found is None else found
+        found = _anchors(node)
+        if digest is not None:
+            self.state[digest] = found
         return found
 
 

@@ -390,7 +390,9 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (found
     # in the texts at hand, no analysis file read), and their chunks made again
     cut: dict[str, list[Section]] = {}  # the articles made (_entry)
-    again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items for doc in search_doc(_entry(i, cut))
+    whole = site.whole  # an edit build's unedited articles hold their names alone
+    again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items
+             for doc in search_doc(_entry(i._replace(entry=whole(i.entry)), cut))
              if text_holds(doc.title + "\n" + doc.body, words)} if words else set()
     forced = {i // per_chunk for i in again}
     old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
@@ -419,7 +421,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
     for chunk in sorted(chunks.keys() - same):  # in document order, each document analysed at most once
         rows: list[list[str] | None] = [None] * per_chunk
         for j, slot in enumerate(slots[chunk]):
-            for doc in search_doc(_entry(slot, cut)) if slot else ():
+            for doc in search_doc(_entry(slot._replace(entry=whole(slot.entry)), cut)) if slot else ():
                 row = 2 * j + LANG_SLOT[doc.lang]
                 i = chunk * per_chunk + row
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]

@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any
 
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, UNVERSIONED, Node
-from kb.store.codec import REF_COLUMNS, decode_node, node_columns, row_fields, stored_ref
+from kb.store.codec import NODE_COLUMNS, REF_COLUMNS, decode_node, node_columns, row_fields, stored_ref
 from kb.store.connection import Connected
 from kb.store.filters import KEYED_MAX, where
 from kb.store.records import DocumentInfo, NodeKey, Scopes, StoredRef
@@ -336,6 +336,54 @@ class Reads(Connected):
         return self._db.execute(
             "SELECT lang, node_id, kind, target, start, end_, resolved_version, resolved_lang, resolved_id"
             f" FROM refs{clause} ORDER BY version, lang, node_id, seq", args).fetchall()
+
+    def named_nodes(self, version: str, lang: str, whole: Iterable[str]) -> list[Node]:
+        """The nodes of one version and language in document order, like :meth:`light_nodes`, but only those of the
+        kinds ``whole`` with their text, examples and meta (the others' empty: their names alone, for a build that
+        reads the few it shows again by key). For kb.site.gather (an edit build)."""
+        kinds = sorted(set(whole))
+        marks = ",".join("?" * len(kinds)) or "NULL"
+        empty = {"text": "''", "examples": "'[]'", "meta": "'{}'", "html": "NULL"}
+        columns = ", ".join(f"CASE WHEN kind IN ({marks}) THEN {name} ELSE {empty[name]} END"
+                            if name in empty and name != "html" else empty.get(name, name) for name in NODE_COLUMNS)
+        nodes = [decode_node(*row_fields(row)) for row in self._db.execute(
+            f"SELECT {columns} FROM nodes WHERE version=? AND lang=?", (*kinds * 3, version, lang))]
+        nodes.sort(key=_DOCUMENT_ORDER)
+        return nodes
+
+    def ref_rows_of(self, version: str, nodes: Collection[NodeKey]) -> list[tuple[Any, ...]]:
+        """:meth:`ref_rows` of the nodes ``nodes`` (of ``version``) alone, in the same order. For kb.site.gather (an
+        edit build)."""
+        keys = sorted((key for key in nodes if key.version == version), key=lambda key: (key.lang, key.id))
+        rows: list[tuple[Any, ...]] = []
+        for start in range(0, len(keys), KEYED_MAX):
+            clause, args = where("refs", nodes=keys[start:start + KEYED_MAX], id_column="node_id")
+            rows += self._db.execute(
+                "SELECT lang, node_id, kind, target, start, end_, resolved_version, resolved_lang, resolved_id"
+                f" FROM refs{clause} ORDER BY version, lang, node_id, seq", args).fetchall()
+        rows.sort(key=lambda row: (row[0], row[1]))  # stable: each node's rows stay in order
+        return rows
+
+    def citing_keys(self, targets: Collection[NodeKey]) -> set[NodeKey]:
+        """The nodes with a reference resolved to one of ``targets``. For kb.site.gather (an edit build)."""
+        out: set[NodeKey] = set()
+        for key in targets:
+            out.update(NodeKey(*row) for row in self._db.execute(
+                "SELECT DISTINCT version, lang, node_id FROM refs WHERE resolved_id=? AND resolved_version=?"
+                " AND resolved_lang=?", (key.id, key.version, key.lang)))
+        return out
+
+    def versioned_digest(self) -> str:
+        """A hash of every versioned node (its key and content hash) and document: what changes when anything but
+        the unversioned nodes (wiki articles, release notes, cards) does. For kb.site.builder (an edit build)."""
+        digest = hashlib.sha256((self._db.execute(
+            "SELECT group_concat(version || ' ' || lang || ' ' || id || ' ' || content_hash, char(10))"
+            " FROM (SELECT version, lang, id, content_hash FROM nodes WHERE version != '' ORDER BY version, lang, id)"
+        ).fetchone()[0] or "").encode())
+        digest.update(json.dumps(self._db.execute(
+            "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, translated_date"
+            " FROM documents WHERE version != '' ORDER BY id").fetchall(), ensure_ascii=False).encode())
+        return digest.hexdigest()
 
     def node_sources(self, scopes: Scopes = None) -> dict[NodeKey, str]:
         """The source (file or URL) each merged node (of ``scopes``, when given) shows. For kb.export."""

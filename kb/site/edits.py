@@ -1,0 +1,102 @@
+"""Edit builds: when all that changed in the store since the previous build is the text of a few MTG Wiki articles —
+the same nodes, each article keeping its names (title, English name, aliases) and giving other pages what it gave
+them (the entries it cites, its sentences mentioning cards, its unresolved references:
+:func:`kb.site.gather.contribution`), nothing versioned changed, nor kb's code, the templates, the base URL, the
+search analysis or the user dictionary — the only pages that can differ from the previous build's are those
+articles' own pages, their preview scripts and the static search's files of their documents. An edit build makes
+those alone, from a gather that reads the edited articles and the nodes citing them whole and of the other
+articles their names only (:func:`kb.site.gather.gather_edited`): it costs what the edit changes, not what the wiki
+holds. Anything else — an article added, removed or renamed, a citation added or dropped — is a full build.
+
+The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`), the digest of the
+store's versioned content (:meth:`kb.store.Store.versioned_digest`), and for each unversioned node its content hash,
+the digest of its names and its contribution's digest.
+
+Contract: :func:`edits_record` makes the record of a build's site; :func:`edited_keys` finds the nodes an edit build
+would make again (None: a full build); :func:`edit_holds` checks the gathered edited entries against the record.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import marshal
+from typing import Any
+
+from kb.model import ARTICLE, UNVERSIONED, Node
+from kb.site.manifest import MANIFEST_FORMAT
+from kb.site.records import SiteData
+from kb.store import NodeKey, Store
+
+EDITS = ".kb-build/edits.marshal"
+EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well)
+
+
+def edit_base(render_key: str, analysis: dict[str, Any]) -> str:
+    """What an edit build must share with the build before it (with the user dictionary: :func:`edit_holds`): kb's
+    code, the templates and the base URL (``render_key``), the search analysis and the installed Sudachi
+    (``analysis``)."""
+    return hashlib.sha256(marshal.dumps((MANIFEST_FORMAT, render_key, sorted(analysis.items())), 2)).hexdigest()
+
+
+def names_digest(node: Node) -> bytes:
+    """A digest of what other pages read of an unversioned node besides its contribution: its kind and names."""
+    return hashlib.sha1(marshal.dumps((node.kind, node.title, node.english, node.aliases), 2)).digest()
+
+
+def edits_record(site: SiteData, base: str, versioned: str) -> dict[str, Any]:
+    """The record a build of ``site`` leaves for the next (see the module doc)."""
+    digests = site.html.digests if site.html is not None else {}
+    contributions = site.contributions
+    nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node),
+                               contributions.get((lang, node.id), b""))
+             for entry in site.others.values() for lang, node in entry.nodes.items()}
+    return {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
+            "nodes": nodes}
+
+
+def edited_record(record: dict[str, Any], site: SiteData) -> dict[str, Any]:
+    """``record`` after an edit build of ``site``: the edited nodes' entries as they are now."""
+    nodes = dict(record["nodes"])
+    for node_id in site.edited:
+        for lang, node in site.others[node_id].nodes.items():
+            nodes[(lang, node_id)] = (site.html.digests[(lang, node_id)] if site.html else "", names_digest(node),
+                                      site.contributions[(lang, node_id)])
+    return {**record, "nodes": nodes}
+
+
+def edited_keys(store: Store, record: dict[str, Any], base: str) -> list[NodeKey] | None:
+    """The unversioned nodes whose content changed since the build that left ``record``, when an edit build may
+    make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``);
+    else None."""
+    nodes: dict[tuple[str, str], tuple[str, bytes, bytes]] = record.get("nodes", {})
+    if not nodes or record.get("base") != base or record.get("versioned") != store.versioned_digest():
+        return None
+    now = store.version_hashes(UNVERSIONED)
+    if len(now) != len(nodes):
+        return None
+    changed = []
+    for lang, node_id, digest in now:
+        was = nodes.get((lang, node_id))
+        if was is None:
+            return None
+        if was[0] != digest:
+            changed.append(NodeKey(UNVERSIONED, lang, node_id))
+    return changed if 0 < len(changed) <= EDIT_MAX else None
+
+
+def edit_holds(site: SiteData, record: dict[str, Any], edited: list[NodeKey]) -> bool:
+    """Whether each edited node of ``site`` (:func:`kb.site.gather.gather_edited`) is an article shown on its own
+    page that kept its names and its contribution, and the user dictionary is the record's: then only its own pages
+    changed."""
+    if site.splitter.dictionary_id != record.get("dictionary"):
+        return False
+    nodes = record["nodes"]
+    for key in edited:
+        entry = site.others.get(key.id)
+        node = entry.nodes.get(key.lang) if entry else None
+        if entry is None or node is None or len(entry.nodes) != 1 or entry.kind != ARTICLE:
+            return False
+        _, names, given = nodes[(key.lang, key.id)]
+        if names != names_digest(node) or given != site.contributions.get((key.lang, key.id), b""):
+            return False
+    return True
