@@ -353,6 +353,7 @@ class _Linker:
                 continue
             source = own.entry
             source_url, source_label = source.url, source.label
+            mentions = site.is_whole(source)  # (an edit build's unedited articles have no text to cut them from)
             spans: dict[tuple[int, int], list[Any]] = {}  # (start, end) → its first row's kind and target, the entry found
             for _, _, kind, name, start, end, r_version, r_lang, r_id in rows:
                 span = spans.get((start, end))
@@ -386,7 +387,7 @@ class _Linker:
                 if target is not own:
                     target.cited.setdefault(source_url, source_label)
                     given.append(target.url)
-                    if start >= 0 and target.card:
+                    if start >= 0 and target.card and mentions:
                         mention = _mention(source, s_lang, start, end)
                         target.mentions.append(mention)
                         given.append(mention)

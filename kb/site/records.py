@@ -138,10 +138,14 @@ class SiteData:
     whole_node: Callable[[NodeKey], Node | None] | None = None  # an edit build's (kb.site.gather.gather_edited): its
     # unversioned entries but the edited ones hold their nodes' names alone; a node's whole is read by key here
 
+    def is_whole(self, entry: Entry) -> bool:
+        """Whether ``entry`` holds its nodes whole (all do but an edit build's unedited articles)."""
+        return self.whole_node is None or entry.kind in WHOLE_KINDS or entry.id in self.edited
+
     def whole(self, entry: Entry) -> Entry:
         """``entry`` with its nodes whole (an edit build reads them by key; any other has them)."""
         read = self.whole_node
-        if read is None or entry.kind in WHOLE_KINDS or entry.id in self.edited:
+        if read is None or self.is_whole(entry):
             return entry
         nodes = {lang: read(NodeKey(node.version, lang, node.id)) or node for lang, node in entry.nodes.items()}
         return Entry(entry.id, entry.kind, entry.url, entry.label, nodes, entry.links, entry.children, entry.cited_by,
