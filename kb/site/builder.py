@@ -46,9 +46,9 @@ from urllib.parse import urlsplit
 
 from kb.errors import KbError
 from kb.model import Progress, no_progress
-from kb.site.edits import EDITS, edit_base, edit_holds, edited_keys, edited_record, edits_record
+from kb.site.edits import EDITS, cited_otherwise, edit_base, edited_keys, edited_record, edits_record
 from kb.site.fingerprint import answers_digest, group_hash, inputs_fingerprint, page_hash, render_key
-from kb.site.gather import gather_edited, gather_site, names_record
+from kb.site.gather import gather_edited, gather_site, link_edited, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
 from kb.site.manifest import (
     FILES,
@@ -64,7 +64,7 @@ from kb.site.manifest import (
 )
 from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
-from kb.site.pages import PAGE_PRODUCERS, Producer, edited_pages, redirect_inputs
+from kb.site.pages import PAGE_PRODUCERS, Producer, card_facts, edited_pages, redirect_inputs, shown_again_in
 from kb.site.records import SiteData
 from kb.site.redirects import english_redirect_pages
 from kb.site.render import TEMPLATES, Renderer
@@ -208,11 +208,19 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         return None
     progress("gather", 0, None)
     site = gather_edited(store, splitter, load_record(out, NAMES), edited)
-    if not edit_holds(site, record, edited):
+    targets = cited_otherwise(site, record, edited)
+    if targets is None:
         return None
+    again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
+    link_edited(store, site, again)
+    cards = {**record["cards"], **card_facts(site, again)}
     site.base_url = base_url
     old_files: dict[str, FileRecord] = previous["files"]
-    files = dict(old_files)  # each kept file's record the same object (check_links tells them so)
+    # each kept page's record the same object (check_links tells them so); the static search's files and its
+    # analyses (kb.site.search_cache) are those the export keeps or writes
+    from kb.site.search_cache import CACHE_DIR
+
+    files = {rel: record for rel, record in old_files.items() if not rel.startswith(("search/", CACHE_DIR))}
     report = BuildReport(out, pages=stamp["pages"], unresolved=list(stamp["unresolved"]), edit=True)
     output = Output(out)
     try:
@@ -220,12 +228,12 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
                        report, progress)
         old_groups: dict[str, dict[str, Any]] = previous.get("groups", {})
         old_tables = frozenset(previous.get("tables", ()))
-        for item in edited_pages(site):
+        for item in edited_pages(site, again, cards):
             if isinstance(item, PageGroup):
                 pages.group(item, old_groups.get(item.name))
             else:
                 pages.page(item, "an edited article", old_tables)
-        made = {site.others[node_id].url for node_id in site.edited}
+        made = set(pages.seen)
         groups = {name: {**group, "hash": ""} if not made.isdisjoint(group["paths"]) else group  # named again by
                   for name, group in old_groups.items()}  # the next full build: its other pages' inputs are not here
         groups.update(pages.groups)
@@ -238,7 +246,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)
-        output.write(EDITS, marshal.dumps(edited_record(record, site), 2))
+        output.write(EDITS, marshal.dumps(edited_record(record, site, cards), 2))
         _write_records(output, previous, inputs, report, broken, {
             **{k: v for k, v in previous.items() if k not in ("files", "base")}, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "groups": groups})

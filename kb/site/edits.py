@@ -12,8 +12,10 @@ The record (:data:`EDITS`) a build leaves for the next: what it was made with (:
 store's versioned content (:meth:`kb.store.Store.versioned_digest`), and for each unversioned node its content hash,
 the digest of its names and its contribution's digest.
 
-Contract: :func:`edits_record` makes the record of a build's site; :func:`edited_keys` finds the nodes an edit build
-would make again (None: a full build); :func:`edit_holds` checks the gathered edited entries against the record.
+Contract: :func:`edits_record` makes the record of a build's site, :func:`edited_record` the record after an edit
+build; :func:`edited_keys` finds the nodes an edit build would make again (None: a full build);
+:func:`cited_otherwise` checks the gathered edited entries against the record and finds the entries they cite
+otherwise (whose pages are made again too, :func:`kb.site.pages.edited_pages`).
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ from typing import Any
 
 from kb.model import ARTICLE, UNVERSIONED, Node
 from kb.site.manifest import MANIFEST_FORMAT
-from kb.site.records import SiteData
+from kb.site.pages import CardFacts, card_facts
+from kb.site.records import NO_CONTRIBUTION, Contribution, SiteData
 from kb.store import NodeKey, Store
 
 EDITS = ".kb-build/edits.marshal"
@@ -48,27 +51,28 @@ def edits_record(site: SiteData, base: str, versioned: str) -> dict[str, Any]:
     digests = site.html.digests if site.html is not None else {}
     contributions = site.contributions
     nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node),
-                               contributions.get((lang, node.id), b""))
+                               contributions.get((lang, node.id), NO_CONTRIBUTION))
              for entry in site.others.values() for lang, node in entry.nodes.items()}
     return {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
-            "nodes": nodes}
+            "nodes": nodes, "cards": card_facts(site)}
 
 
-def edited_record(record: dict[str, Any], site: SiteData) -> dict[str, Any]:
-    """``record`` after an edit build of ``site``: the edited nodes' entries as they are now."""
+def edited_record(record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts]) -> dict[str, Any]:
+    """``record`` after an edit build of ``site`` (``cards``: every card's facts now): the edited nodes as they are."""
     nodes = dict(record["nodes"])
+    digests = site.html.digests if site.html is not None else {}
     for node_id in site.edited:
         for lang, node in site.others[node_id].nodes.items():
-            nodes[(lang, node_id)] = (site.html.digests[(lang, node_id)] if site.html else "", names_digest(node),
+            nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(node),
                                       site.contributions[(lang, node_id)])
-    return {**record, "nodes": nodes}
+    return {**record, "nodes": nodes, "cards": cards}
 
 
 def edited_keys(store: Store, record: dict[str, Any], base: str) -> list[NodeKey] | None:
     """The unversioned nodes whose content changed since the build that left ``record``, when an edit build may
     make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``);
     else None."""
-    nodes: dict[tuple[str, str], tuple[str, bytes, bytes]] = record.get("nodes", {})
+    nodes: dict[tuple[str, str], tuple[str, bytes, Contribution]] = record.get("nodes", {})
     if not nodes or record.get("base") != base or record.get("versioned") != store.versioned_digest():
         return None
     now = store.version_hashes(UNVERSIONED)
@@ -84,19 +88,33 @@ def edited_keys(store: Store, record: dict[str, Any], base: str) -> list[NodeKey
     return changed if 0 < len(changed) <= EDIT_MAX else None
 
 
-def edit_holds(site: SiteData, record: dict[str, Any], edited: list[NodeKey]) -> bool:
-    """Whether each edited node of ``site`` (:func:`kb.site.gather.gather_edited`) is an article shown on its own
-    page that kept its names and its contribution, and the user dictionary is the record's: then only its own pages
-    changed."""
+def cited_otherwise(site: SiteData, record: dict[str, Any], edited: list[NodeKey]) -> set[str] | None:
+    """The URLs of the entries the edited nodes of ``site`` (:func:`kb.site.gather.gather_edited`) now cite or
+    mention otherwise than when ``record`` was made — each edited node an article shown on its own page, with its
+    names, its unresolved references and the user dictionary as they were; else None (a full build)."""
     if site.splitter.dictionary_id != record.get("dictionary"):
-        return False
+        return None
     nodes = record["nodes"]
+    changed: set[str] = set()
     for key in edited:
         entry = site.others.get(key.id)
         node = entry.nodes.get(key.lang) if entry else None
         if entry is None or node is None or len(entry.nodes) != 1 or entry.kind != ARTICLE:
-            return False
-        _, names, given = nodes[(key.lang, key.id)]
-        if names != names_digest(node) or given != site.contributions.get((key.lang, key.id), b""):
-            return False
-    return True
+            return None
+        _, names, (old_cites, old_lines) = nodes[(key.lang, key.id)]
+        new_cites, new_lines = site.contributions.get((key.lang, key.id), NO_CONTRIBUTION)
+        if names != names_digest(node) or old_lines != new_lines:
+            return None
+        old, new = _by_target(old_cites), _by_target(new_cites)
+        changed |= {url for url in old.keys() | new.keys() if old.get(url) != new.get(url)}
+    return changed
+
+
+def _by_target(cites: tuple[tuple[str, Any], ...]) -> dict[str, list[Any]]:
+    """A contribution's citations by the URL cited: its mentions there (a citation without one counts once)."""
+    out: dict[str, list[Any]] = {}
+    for url, mention in cites:
+        mentions = out.setdefault(url, [])
+        if mention is not None:
+            mentions.append(mention)
+    return out

@@ -42,7 +42,7 @@ from kb.model import (
     Node,
 )
 from kb.site.manifest import MANIFEST_FORMAT
-from kb.site.records import WHOLE_KINDS, Archive, Entry, Link, Mention, SiteData, StoredHtml
+from kb.site.records import NO_CONTRIBUTION, WHOLE_KINDS, Archive, Contribution, Entry, Link, Mention, SiteData, StoredHtml
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 from kb.urls.paths import page_for_id, url_for
@@ -71,11 +71,9 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: d
 def gather_edited(store: Store, splitter: JapaneseSplitter | None, names: dict[str, Any],
                   edited: Collection[NodeKey]) -> SiteData:
     """The site of an edit build (:mod:`kb.site.edits`: only the unversioned nodes ``edited`` changed since the last
-    build, not their names nor what they give other pages): as :func:`gather_site`, but of the unversioned nodes only
-    the edited ones whole (the others' names alone: :attr:`~kb.site.records.SiteData.whole_node` reads one whole),
-    and of those only the edited nodes and the nodes citing them linked (the rules and terms all) — an edited node's
-    entry is as a full gather makes it (its links, its citations, the contribution it gives), the other unversioned
-    nodes' links and citations are not gathered (nor those they give the rules and terms), and no archive is."""
+    build): as :func:`gather_site`, but of the unversioned nodes only the edited ones whole (the others' names alone:
+    :attr:`~kb.site.records.SiteData.whole_node` reads one whole), what the edited ones give other pages found (their
+    contributions), nothing linked yet (:func:`link_edited` links what the build shows again) and no archive."""
     from kb.search import userdict
 
     with _collector_paused():
@@ -270,7 +268,7 @@ def _gather_others(store: Store, site: SiteData, shown: dict[NodeKey, Entry],
 
     site.html = StoredHtml(digests, read)
     if edited is not None:
-        site.edited = frozenset(key.id for key in edited)
+        site.edited = site.wholes = frozenset(key.id for key in edited)
         site.whole_node = lambda key: next(store.index_nodes(key.version, key.lang, [key]), None)
 
 
@@ -298,16 +296,40 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
 
 
 def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edited: Collection[NodeKey]) -> None:
-    """:func:`_link` of an edit build (:func:`gather_edited`): of the unversioned nodes, the edited ones and those
-    citing them (their contributions kept, the edited nodes' alone: the others are not whole); the rules and terms
-    all (the search's name shards read their links); no unresolved reference noted (the previous build's stand)."""
-    linker = _Linker(site, shown)
-    given: dict[tuple[str, str], bytes] = {}
-    linker.link(UNVERSIONED, store.ref_rows_of(UNVERSIONED, {*edited, *store.citing_keys(edited)}), [], given)
-    for version, lang in sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED}):
+    """What the edited nodes of an edit build (:func:`gather_edited`) give other pages: linked alone (no cited-by
+    list is kept: :func:`link_edited` links the site's shown entries)."""
+    given: dict[tuple[str, str], Contribution] = {}
+    _Linker(site, shown).link(UNVERSIONED, store.ref_rows_of(UNVERSIONED, edited), [], given)
+    site.contributions = {(key.lang, key.id): given.get((key.lang, key.id), NO_CONTRIBUTION) for key in edited}
+
+
+def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry]) -> None:
+    """Link an edit build's site (:func:`gather_edited`): the edited entries and ``shown_again`` (the entries whose
+    pages it makes again: :mod:`kb.site.edits`) as a full gather links them — their links, and who cites them, in
+    the store's order — and every rule and term (the search's name shards read their links). The unversioned
+    entries among them, and the nodes citing a card among them (its mentions are cut from their texts), are read
+    whole; of the other nodes citing them, only the references of the spans naming one of them are read."""
+    wanted = {id(entry) for entry in shown_again} | {id(site.others[node_id]) for node_id in site.edited}
+    targets = {key for key, entry in site.shown.items() if id(entry) in wanted}
+    own = {key for key in targets if key.version == UNVERSIONED}
+    cards = {key for key in targets if site.shown[key].kind == CARD}
+    whole = own | {key for key in store.citing_keys(cards) if key.version == UNVERSIONED}
+    for key in whole - {key for key in own if key.id in site.edited}:
+        entry = site.others.get(key.id)
+        node = next(store.index_nodes(key.version, key.lang, [key]), None)
+        if entry is not None and node is not None and key.lang in entry.nodes:
+            entry.nodes[key.lang] = node
+    site.wholes = site.wholes | {key.id for key in whole}
+    numbers = [entry.number for entry in shown_again if entry.number]
+    citing = store.ref_rows_naming(_RULE_REFS, {*(key.id for key in targets), *map(rule_id, numbers)}, numbers)
+    read = {(key.lang, key.id) for key in own}  # their references all
+    rows = sorted([*store.ref_rows_of(UNVERSIONED, own), *(row for row in citing if (row[0], row[1]) not in read)],
+                  key=_SOURCE)
+    linker = _Linker(site, site.shown)
+    linker.link(UNVERSIONED, rows, [])
+    for version, lang in sorted({(key.version, key.lang) for key in site.shown if key.version != UNVERSIONED}):
         linker.link(version, store.ref_rows(version, lang), [])
     linker.finish()
-    site.contributions = {(key.lang, key.id): given.get((key.lang, key.id), b"") for key in edited}
 
 
 class _Linker:
@@ -340,7 +362,7 @@ class _Linker:
         return found
 
     def link(self, version: str, ref_rows: list[tuple[Any, ...]], unresolved: list[str],
-             contributions: dict[tuple[str, str], bytes] | None = None) -> None:
+             contributions: dict[tuple[str, str], Contribution] | None = None) -> None:
         """Link the sources of ``ref_rows`` (of ``version``, one source node after another); each source's lines for
         ``unresolved``; with ``contributions``, what each source gives other pages (:func:`contribution`) under its
         (lang, id)."""
@@ -368,13 +390,14 @@ class _Linker:
                 elif target is not None:
                     span[2] = target
             links: list[Link] = []
-            given: list[Any] = []  # what the source gives other pages: the entries it cites, its mentions, its lines
+            cites: list[tuple[str, Mention | None]] = []  # what it gives other pages: the entries it cites, a mention
+            lines: list[str] = []  # of a card with each, and its unresolved references
             for (start, end), (ref_kind, name, target) in spans.items():
                 if target is None:
                     if ref_kind not in REFS_OUTSIDE_SITE:
                         line = f"{source_label} [{s_lang}] refers to {ref_kind} {name}"
                         unresolved.append(line)
-                        given.append(line)
+                        lines.append(line)
                     if start < 0 or ref_kind == REF_TERM:  # an unknown term is just a word
                         continue
                     outside = None
@@ -386,19 +409,19 @@ class _Linker:
                     continue
                 if target is not own:
                     target.cited.setdefault(source_url, source_label)
-                    given.append(target.url)
+                    mention = None
                     if start >= 0 and target.card and mentions:
                         mention = _mention(source, s_lang, start, end)
                         target.mentions.append(mention)
-                        given.append(mention)
+                    cites.append((target.url, mention))
                 if start >= 0:  # terms found in the text look like parsed ones
                     links.append(Link(start, end, target.url, REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind))
             if links:  # by start, a longer span first (two stable sorts, keyed in C)
                 links.sort(key=_END, reverse=True)
                 links.sort(key=_START)
                 source.links[s_lang] = links
-            if contributions is not None and given:
-                contributions[(s_lang, node_id)] = contribution(given)
+            if contributions is not None and (cites or lines):
+                contributions[(s_lang, node_id)] = (tuple(cites), hashlib.sha1(marshal.dumps(lines, 2)).digest())
 
     def finish(self) -> None:
         """Put each cited entry's citations and mentions in it."""
@@ -408,13 +431,6 @@ class _Linker:
                 entry.cited_by = list(target.cited.items())
             if target.mentions:
                 entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in target.mentions}.values())
-
-
-def contribution(given: list[Any]) -> bytes:
-    """A digest of what a node gives pages other than its own (:meth:`_Linker.link`): the entries it cites, in order,
-    its mentions of cards and its unresolved references' lines; b"" for none. Two texts of an article with the same
-    contribution (and names) differ on its own pages alone: :mod:`kb.site.edits`."""
-    return hashlib.sha1(marshal.dumps(given, 2)).digest() if given else b""
 
 
 class _Target(NamedTuple):

@@ -13,7 +13,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 import unicodedata
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -483,23 +483,83 @@ def other_pages(site: SiteData) -> Iterable[Page | PageGroup]:
                                                             segments(node.text, links)), "toc": []})
     if run:
         yield _article_group(runs, run, articles.tables, articles.make)
+    yield from _cards_index(site, site_ctx, card_facts(site))
+
+
+def _cards_index(site: SiteData, site_ctx: SiteContext, facts: dict[str, CardFacts]) -> Iterable[Page]:
     cards = sorted((e for e in site.others.values() if e.kind == "card"), key=lambda e: _kana_key(site, e.label))
     if cards:
         items = [{"label": e.label, "url": e.url, "english": next(iter(e.nodes.values())).english,
-                  "mentions": len(e.mentions) or len(e.cited_by)} for e in cards]
+                  "mentions": facts[e.id][0]} for e in cards]
         yield Page(CARDS_INDEX, "cards.html", "カード", "ルール・記事・リリースノートで言及されているカードの一覧。",
                    {"site": site_ctx, "cards": items})
 
 
-def edited_pages(site: SiteData) -> Iterable[Page | PageGroup]:
-    """The pages an edit build makes (:mod:`kb.site.edits`): each edited article's page (as :func:`other_pages` makes
-    it) and the preview scripts holding them (:func:`preview_pages`)."""
+CardFacts = tuple[int, str, bool]  # what the card index and the previews show of a card: how many cite it, the text
+# its preview is cut from, and whether that text is its node's (named by its content hash) rather than a mention's
+
+
+def card_facts(site: SiteData, entries: Iterable[Entry] | None = None) -> dict[str, CardFacts]:
+    """:data:`CardFacts` of every card of ``site`` (of ``entries`` when given), by id."""
+    digests = site.html.digests if site.html is not None else {}
+    facts = {}
+    for entry in site.others.values() if entries is None else entries:
+        if entry.kind == "card":
+            node = entry.main_node()
+            facts[entry.id] = (len(entry.mentions) or len(entry.cited_by), _preview_source(entry),
+                               (node.lang, node.id) in digests and not entry.mentions)
+    return facts
+
+
+def edited_pages(site: SiteData, shown_again: Collection[Entry], cards: dict[str, CardFacts]) -> Iterable[Page | PageGroup]:
+    """The pages an edit build makes (:mod:`kb.site.edits`), as a full build makes them: each edited article's page,
+    and the pages showing who cites an entry of ``shown_again`` (:func:`shown_again_in`): its own page (an article's,
+    a card's, a term's), the rule parts showing it, the card index when one is a card; and the preview scripts of
+    the edited articles and of those cards. ``cards``: every card's :data:`CardFacts` (those of ``shown_again`` as
+    they are now)."""
     articles = _Articles.of(site)
     assert articles.make is not None  # an edit build's site has the stored HTML (kb.site.gather.gather_edited)
-    for node_id in sorted(site.edited):
-        yield articles.make(articles.article(site.others[node_id]))
-    folders = {site.others[node_id].url.rpartition("/")[::2] for node_id in site.edited}
-    yield from preview_pages(site, {_preview_script(folder, name) for folder, name in folders})
+    again = {id(entry) for entry in shown_again}
+    for entry in site.others.values():  # in the site's order
+        if entry.id in site.edited or id(entry) in again:
+            yield articles.make(articles.article(entry))
+    numbers = {entry.number for entry in shown_again if entry.number}
+    for name, made, shared in _rule_parts(site):
+        if numbers & _numbers_shown(made):
+            yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
+    urls = {entry.url for entry in shown_again if entry.kind == GLOSSARY}
+    yield from (page for page in glossary_pages(site) if page.path in urls)
+    changed_cards = [entry for entry in shown_again if entry.kind == "card"]
+    if changed_cards:
+        yield from _cards_index(site, articles.site_ctx, cards)
+    scripts = {_preview_script(*entry.url.rpartition("/")[::2]) for entry in site.others.values()
+               if entry.id in site.edited or id(entry) in again}
+    yield from preview_pages(site, scripts, cards)
+
+
+def shown_again_in(site: SiteData, targets: Collection[str]) -> list[Entry]:
+    """The entries an edit build shows again, complete (:func:`kb.site.gather.link_edited`), when the entries
+    at the URLs ``targets`` are cited otherwise: those, and every rule shown on a rule page showing one of them."""
+    by_url = {entry.url: entry for group in (site.rules, site.terms, site.others) for entry in group.values()}
+    found = [by_url[url] for url in targets if url in by_url]
+    numbers = {entry.number for entry in found if entry.number}
+    shown: set[str] = set()
+    for _, made, _ in _rule_parts(site) if numbers else ():
+        if numbers & (part := _numbers_shown(made)):
+            shown |= part
+    return [*found, *(site.rules[number] for number in sorted(shown - numbers) if number in site.rules)]
+
+
+def _numbers_shown(pages: list[Page]) -> set[str]:
+    """The rule numbers whose blocks (rule contexts: who cites them) the rule pages ``pages`` show."""
+    numbers = set()
+    for page in pages:
+        context = page.context
+        for key in ("rule", "rules", "children", "sections"):
+            value = context.get(key)
+            for block in value if isinstance(value, list) else [value] if value else []:
+                numbers.add(block["number"])
+    return numbers
 
 
 @dataclass(frozen=True)
@@ -639,14 +699,16 @@ def _preview_text(text: str) -> str:
 PREVIEW_SHARDS = {"glossary": "gl", "wiki": "wiki", "cards": "cards", "notes": "notes"}  # folder → shard prefix
 
 
-def preview_pages(site: SiteData, wanted: set[str] | None = None) -> Iterable[PageGroup]:
+def preview_pages(site: SiteData, wanted: set[str] | None = None, cards: dict[str, CardFacts] | None = None
+                  ) -> Iterable[PageGroup]:
     """Texts for the hover and tap previews, one script per section (``previews/601.js``: the section and every rule
     under it; ``previews/chapters.js``: the chapters) and, for glossary terms, articles, cards and notes, one per folder
     and first character of the page's file name (``previews/gl-5531.js``: ``唱える`` → its definition, keyed by the file
     name without ``.html``; ``cards-…``: a card's first mention in its sentence), loaded by the browser only when a
     reference is hovered or tapped. Each script is a group named by the texts its previews are cut from — an
     unversioned node's by its content hash (an article is 15,000 characters), its text read when the script is made
-    — so changing one rule, term or article makes one of them again. ``wanted``: those scripts alone (their names)."""
+    — so changing one rule, term or article makes one of them again. ``wanted``: those scripts alone (their names);
+    ``cards``: the cards' :data:`CardFacts` when not their entries' (an edit build's: :func:`edited_pages`)."""
     digests = site.html.digests if site.html is not None else {}
     files: dict[str, dict[str, tuple[str, str | None] | Entry]] = {}  # script → key → (text, None) or, for an
     # unversioned node, its entry (its text read when the script is made)
@@ -664,9 +726,11 @@ def preview_pages(site: SiteData, wanted: set[str] | None = None) -> Iterable[Pa
             continue
         key = file_name[: -len(".html")]
         node = entry.main_node()
-        by_hash = (node.lang, node.id) in digests and not (entry.kind == "card" and entry.mentions)  # a mention's
-        # sentence is another node's
-        files.setdefault(name, {})[key] = entry if by_hash else (_preview_source(entry), None)
+        if entry.kind == "card":  # a mention's sentence is another node's
+            _, text, by_hash = (cards or card_facts(site, [entry]))[entry.id]
+        else:
+            text, by_hash = _node_preview_source(entry), (node.lang, node.id) in digests
+        files.setdefault(name, {})[key] = entry if by_hash else (text, None)
     for name, texts in files.items():
         yield PageGroup(f"previews {name}", {
             key: ("hash", digests[(text.main_node().lang, text.main_node().id)]) if isinstance(text, Entry) else text[0]
@@ -679,11 +743,16 @@ def _preview_script(folder: str, file_name: str) -> str:
 
 
 def _preview_source(entry: Entry) -> str:
-    """The text an entry's preview is cut from: a card's first mention in its sentence, else its text (or title)."""
-    node = entry.main_node()
+    """The text an entry's preview is cut from: a card's first mention in its sentence, else its node's text."""
     first = entry.mentions[0] if entry.kind == "card" and entry.mentions else None
     if first:
         return f"{first['before']}{first['name']}{first['after']}（{first['label']}）"
+    return _node_preview_source(entry)
+
+
+def _node_preview_source(entry: Entry) -> str:
+    """An entry's node's text, whose preview it is when not a mention's (a card's text, else its text or title)."""
+    node = entry.main_node()
     return node.text if entry.kind == "card" else node.text or node.title or ""
 
 
@@ -691,7 +760,8 @@ def _preview_page(name: str, texts: dict[str, tuple[str, str | None] | Entry],
                   whole: Callable[[Entry], Entry]) -> Iterable[Page]:
     yield Page(f"previews/{name}.js", "preview.js", "", "",
                {"name": f"pv/{name}", "texts": {key: _preview_text(
-                   _preview_source(whole(text)) if isinstance(text, Entry) else text[0]) for key, text in texts.items()}},
+                   _node_preview_source(whole(text)) if isinstance(text, Entry) else text[0])
+                   for key, text in texts.items()}},
                in_sitemap=False)
 
 

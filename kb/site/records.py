@@ -22,13 +22,6 @@ WHOLE_KINDS = frozenset(("card", "note"))  # the unversioned kinds an edit build
 # and lists other pages show); of the others (MTG Wiki articles) it gathers the names (SiteData.whole_node)
 
 
-class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
-    start: int
-    end: int
-    target: str | None  # site-relative URL (with anchor), None when the reference names nothing on the site
-    kind: str = "rule"
-
-
 class Mention(TypedDict):
     """A sentence citing a card: where it is (``url``, ``label``) and its text around the card's name."""
 
@@ -37,6 +30,19 @@ class Mention(TypedDict):
     before: str
     name: str
     after: str
+
+
+Contribution = tuple[tuple[tuple[str, Mention | None], ...], bytes]  # what an unversioned node gives pages other than
+# its own (kb.site.gather): the URL of each entry it cites, in order, with its mention of it when a card (else None),
+# and a digest of its unresolved references' lines
+NO_CONTRIBUTION: Contribution = ((), b"")
+
+
+class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
+    start: int
+    end: int
+    target: str | None  # site-relative URL (with anchor), None when the reference names nothing on the site
+    kind: str = "rule"
 
 
 @dataclass
@@ -132,15 +138,17 @@ class SiteData:
     readings: dict[str, str] = field(default_factory=dict)  # label → splitter.reading(label), for the 五十音 order:
     # the previous build's when split alike (kb.site.gather._names)
     readings_asked: dict[str, str] = field(default_factory=dict)  # those the pages asked for, kept for the next build
-    contributions: dict[tuple[str, str], bytes] = field(default_factory=dict)  # unversioned (lang, id) → a digest of
-    # what it gives pages other than its own (kb.site.gather.contribution): kept for an edit build (kb.site.edits)
-    edited: frozenset[str] = frozenset()  # an edit build's edited unversioned node ids (their nodes are whole)
+    contributions: dict[tuple[str, str], Contribution] = field(default_factory=dict)  # unversioned (lang, id) → what
+    # it gives pages other than its own: kept for an edit build (kb.site.edits)
+    edited: frozenset[str] = frozenset()  # an edit build's edited unversioned node ids
+    wholes: frozenset[str] = frozenset()  # an edit build's unversioned node ids gathered whole (the edited ones, those
+    # whose pages it makes again, those citing a card it shows again)
     whole_node: Callable[[NodeKey], Node | None] | None = None  # an edit build's (kb.site.gather.gather_edited): its
     # unversioned entries but the edited ones hold their nodes' names alone; a node's whole is read by key here
 
     def is_whole(self, entry: Entry) -> bool:
         """Whether ``entry`` holds its nodes whole (all do but an edit build's unedited articles)."""
-        return self.whole_node is None or entry.kind in WHOLE_KINDS or entry.id in self.edited
+        return self.whole_node is None or entry.kind in WHOLE_KINDS or entry.id in self.wholes
 
     def whole(self, entry: Entry) -> Entry:
         """``entry`` with its nodes whole (an edit build reads them by key; any other has them)."""
