@@ -212,8 +212,8 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
     if targets is None:
         return None
     again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
-    link_edited(store, site, again)
-    cards = {**record["cards"], **card_facts(site, again)}
+    link_edited(store, site, again.entries)
+    cards = {**record["cards"], **card_facts(site, again.entries)}
     site.base_url = base_url
     old_files: dict[str, FileRecord] = previous["files"]
     # each kept page's record the same object (check_links tells them so); the static search's files and its

@@ -1,16 +1,22 @@
 """Edit builds: when all that changed in the store since the previous build is the text of a few MTG Wiki articles —
-the same nodes, each article keeping its names (title, English name, aliases) and giving other pages what it gave
-them (the entries it cites, its sentences mentioning cards, its unresolved references:
-:func:`kb.site.gather.contribution`), nothing versioned changed, nor kb's code, the templates, the base URL, the
-search analysis or the user dictionary — the only pages that can differ from the previous build's are those
-articles' own pages, their preview scripts and the static search's files of their documents. An edit build makes
-those alone, from a gather that reads the edited articles and the nodes citing them whole and of the other
-articles their names only (:func:`kb.site.gather.gather_edited`): it costs what the edit changes, not what the wiki
-holds. Anything else — an article added, removed or renamed, a citation added or dropped — is a full build.
+the same nodes, each article keeping its names (title, English name, aliases) and its unresolved references, nothing
+versioned changed, nor kb's code, the templates, the base URL, the search analysis or the user dictionary — the
+pages that can differ from the previous build's are those articles' own pages, their preview scripts, the static
+search's files of their documents, and, for each entry they now cite or mention otherwise than before (what each
+node gives other pages: :data:`kb.site.records.Contribution`), the pages showing who cites it: its own page (an
+article's, a card's, a term's), the rule parts showing it, the card index and its card's preview script. An edit
+build makes those alone (:func:`kb.site.pages.edited_pages`), from a gather that reads the edited articles whole and
+of the other articles their names only (:func:`kb.site.gather.gather_edited`), then links complete the entries it
+shows again — reading every node citing one of them, but of the unversioned ones only the references of the spans
+naming them (:func:`kb.site.gather.link_edited`): it costs what the edit changes and the pages that show it, not what
+the wiki holds. Anything else — an article added, removed or renamed, more than :data:`EDIT_MAX` changed — is a
+full build, whose groups of pages spare what is unchanged as before.
 
-The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`), the digest of the
-store's versioned content (:meth:`kb.store.Store.versioned_digest`), and for each unversioned node its content hash,
-the digest of its names and its contribution's digest.
+The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`, the user
+dictionary), the digest of the store's versioned content (:meth:`kb.store.Store.versioned_digest`), for each
+unversioned node its content hash, the digest of its names and its contribution, and each card's
+:data:`kb.site.pages.CardFacts` (what the card index and the previews show of a card, which the edit build reads of
+the cards it does not show again).
 
 Contract: :func:`edits_record` makes the record of a build's site, :func:`edited_record` the record after an edit
 build; :func:`edited_keys` finds the nodes an edit build would make again (None: a full build);

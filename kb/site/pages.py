@@ -511,25 +511,23 @@ def card_facts(site: SiteData, entries: Iterable[Entry] | None = None) -> dict[s
     return facts
 
 
-def edited_pages(site: SiteData, shown_again: Collection[Entry], cards: dict[str, CardFacts]) -> Iterable[Page | PageGroup]:
+def edited_pages(site: SiteData, shown_again: ShownAgain, cards: dict[str, CardFacts]) -> Iterable[Page | PageGroup]:
     """The pages an edit build makes (:mod:`kb.site.edits`), as a full build makes them: each edited article's page,
     and the pages showing who cites an entry of ``shown_again`` (:func:`shown_again_in`): its own page (an article's,
-    a card's, a term's), the rule parts showing it, the card index when one is a card; and the preview scripts of
-    the edited articles and of those cards. ``cards``: every card's :data:`CardFacts` (those of ``shown_again`` as
-    they are now)."""
+    a card's, a term's), its rule parts, the card index when one is a card; and the preview scripts of the edited
+    articles and of those cards. ``cards``: every card's :data:`CardFacts` (those shown again as they are now)."""
     articles = _Articles.of(site)
     assert articles.make is not None  # an edit build's site has the stored HTML (kb.site.gather.gather_edited)
-    again = {id(entry) for entry in shown_again}
+    again = {id(entry) for entry in shown_again.entries}
     for entry in site.others.values():  # in the site's order
         if entry.id in site.edited or id(entry) in again:
             yield articles.make(articles.article(entry))
-    numbers = {entry.number for entry in shown_again if entry.number}
-    for name, made, shared in _rule_parts(site):
-        if numbers & _numbers_shown(made):
+    for name, made, shared in _rule_parts(site) if shown_again.parts else ():
+        if name in shown_again.parts:
             yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
-    urls = {entry.url for entry in shown_again if entry.kind == GLOSSARY}
+    urls = {entry.url for entry in shown_again.entries if entry.kind == GLOSSARY}
     yield from (page for page in glossary_pages(site) if page.path in urls)
-    changed_cards = [entry for entry in shown_again if entry.kind == "card"]
+    changed_cards = [entry for entry in shown_again.entries if entry.kind == "card"]
     if changed_cards:
         yield from _cards_index(site, articles.site_ctx, cards)
     scripts = {_preview_script(*entry.url.rpartition("/")[::2]) for entry in site.others.values()
@@ -537,17 +535,29 @@ def edited_pages(site: SiteData, shown_again: Collection[Entry], cards: dict[str
     yield from preview_pages(site, scripts, cards)
 
 
-def shown_again_in(site: SiteData, targets: Collection[str]) -> list[Entry]:
-    """The entries an edit build shows again, complete (:func:`kb.site.gather.link_edited`), when the entries
-    at the URLs ``targets`` are cited otherwise: those, and every rule shown on a rule page showing one of them."""
+@dataclass(frozen=True)
+class ShownAgain:
+    """What an edit build shows again when entries are cited otherwise (:func:`shown_again_in`): the entries to
+    link complete (:func:`kb.site.gather.link_edited`) and the rule parts (names) showing who cites one of them."""
+
+    entries: list[Entry]
+    parts: frozenset[str]
+
+
+def shown_again_in(site: SiteData, targets: Collection[str]) -> ShownAgain:
+    """What an edit build shows again when the entries at the URLs ``targets`` are cited otherwise: those, and the
+    rule parts showing one of them — with every rule those parts show (their pages show who cites each)."""
     by_url = {entry.url: entry for group in (site.rules, site.terms, site.others) for entry in group.values()}
     found = [by_url[url] for url in targets if url in by_url]
     numbers = {entry.number for entry in found if entry.number}
+    parts: set[str] = set()
     shown: set[str] = set()
-    for _, made, _ in _rule_parts(site) if numbers else ():
+    for name, made, _ in _rule_parts(site) if numbers else ():
         if numbers & (part := _numbers_shown(made)):
+            parts.add(name)
             shown |= part
-    return [*found, *(site.rules[number] for number in sorted(shown - numbers) if number in site.rules)]
+    return ShownAgain([*found, *(site.rules[number] for number in sorted(shown - numbers) if number in site.rules)],
+                      frozenset(parts))
 
 
 def _numbers_shown(pages: list[Page]) -> set[str]:
