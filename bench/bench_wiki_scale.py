@@ -14,8 +14,10 @@ For each size: ``kb ingest`` of everything, ``kb build``; then, as new processes
 incremental link of one changed article (both rolled back: the link time alone), ``kb ingest`` of one changed
 article and ``kb build`` after it (with the pages it rendered), ``kb update`` of one changed article, and
 ``kb update`` of one new article whose title is a new compound noun; each with its share of ingest + build, in wall
-and in CPU time. The one-article ``kb update`` runs ``--updates`` times (3), each with a new body; the last lines
-compare their medians across the sizes (the update should cost what it changes, not grow with the wiki)
+and in CPU time. The one-article ``kb update`` runs ``--updates`` times (3), each with a new body (new citations and
+card mentions: an edit build that makes again the pages showing who cites what it cites), then as many times with a
+prose edit of the same article (a sentence added, nothing cited otherwise: an edit build of its own pages); the last
+lines compare each series' medians across the sizes (the update should cost what it changes, not grow with the wiki)
 (``--no-link``: without the two link timings). ``--baseline DIR`` also times the full link with the
 kb of another checkout (e.g. /work/main, the code before the name indexes) on the same store.
 
@@ -317,6 +319,13 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> Growth:
         updates.append(measure([*kb, "update", str(path), "--out", str(work / "site")], env))
     rows.append(("kb update (one article changed)", updates[0]))
     rows += [(f"kb update (one article changed, {i})", run) for i, run in enumerate(updates[1:], 2)]
+    body = path.read_bytes()  # then edits of its prose alone: what it cites and mentions stays
+    prose = []
+    for i in range(max(1, args.updates)):
+        path.write_bytes(body.replace(b"</p>", f"（編集{i + 1}）</p>".encode(), 1))
+        prose.append(measure([*kb, "update", str(path), "--out", str(work / "site")], env))
+    rows += [(f"kb update (prose edit, {i})", run) for i, run in enumerate(prose, 1)]
+    print("  " + next((line for line in prose[-1].output.splitlines() if line.startswith("site:")), "?"))
     new = new_compound_title(pages, {t.name for t in articles})  # a new word of the user dictionary
     new_path = wiki / page_file(new.name)
     new_path.write_bytes(pages.article(new))
@@ -334,23 +343,30 @@ def bench_size(n: int, work: Path, args: argparse.Namespace) -> Growth:
     kb_size = sum(f.stat().st_size for f in (work / "kb").rglob("*") if f.is_file())
     site_size = sum(f.stat().st_size for f in (work / "site").rglob("*") if f.is_file())
     print(f"  kb folder {kb_size / 1e6:.0f} MB, site {site_size / 1e6:.0f} MB")
-    middle = len(updates) // 2
-    return (n, sorted(run.wall for run in updates)[middle], sorted(run.cpu for run in updates)[middle], len(updates))
+    return n, _medians(updates), _medians(prose)
 
 
-Growth = tuple[int, float, float, int]  # pages, the one-article update's median wall and CPU, how many runs
+def _medians(runs: list[Run]) -> tuple[float, float, int]:
+    middle = len(runs) // 2
+    return sorted(run.wall for run in runs)[middle], sorted(run.cpu for run in runs)[middle], len(runs)
+
+
+Growth = tuple[int, tuple[float, float, int], tuple[float, float, int]]  # pages; the one-article update's and the
+# prose edit's median wall and CPU, and how many runs
 
 
 def print_growth(growth: list[Growth]) -> None:
     """How the one-article ``kb update`` grows with the wiki (issue 24: it should not): each size's median against
-    the smallest size's."""
+    the smallest size's, for a new body (new citations and mentions) and for a prose edit."""
     if len(growth) < 2:
         return
-    n0, wall0, cpu0, _ = growth[0]
-    print("\n== one-article kb update by size (median of the runs; growth against the smallest size)")
-    for n, wall, cpu, runs in growth:
-        print(f"  {n:6} pages: {wall:6.2f} s wall, {cpu:6.2f} s CPU (median of {runs}) — ×{wall / wall0:.2f} wall,"
-              f" ×{cpu / cpu0:.2f} CPU for ×{n / n0:g} pages")
+    for title, which in (("one article changed (a new body)", 1), ("prose edit", 2)):
+        n0, (wall0, cpu0, _) = growth[0][0], growth[0][which]
+        print(f"\n== kb update, {title}, by size (median of the runs; growth against the smallest size)")
+        for n, *series in growth:
+            wall, cpu, runs = series[which - 1]
+            print(f"  {n:6} pages: {wall:6.2f} s wall, {cpu:6.2f} s CPU (median of {runs}) — ×{wall / wall0:.2f} wall,"
+                  f" ×{cpu / cpu0:.2f} CPU for ×{n / n0:g} pages")
 
 
 def new_compound_title(pages: Pages, taken: set[str]) -> Title:

@@ -52,7 +52,8 @@ def build(ctx: click.Context, out: str, strict: bool, base_url: str | None, verb
         say(f"notice: {line}")
     if not is_quiet():
         _print_problems(report.broken, report.unresolved, None if verbose else FIRST_PROBLEMS)
-    click.echo(f"site: {report.out} — {report.pages} pages ({report.rendered} rendered, {report.reused} unchanged), "
+    edit = "; an edit build" if report.edit else ""  # kb.site.edits: only the edited articles and what shows them
+    click.echo(f"site: {report.out} — {report.pages} pages ({report.rendered} rendered, {report.reused} unchanged{edit}), "
                f"search: {report.search_files} files ({report.search_written} written), "
                f"{len(report.broken)} broken links, {len(report.unresolved)} unresolved references, {report.seconds:.1f} s")
 

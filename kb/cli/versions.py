@@ -236,4 +236,5 @@ def update(ctx: click.Context, sources: tuple[str, ...], sites: tuple[str, ...],
         click.echo(f"{d.old.label} → {d.new.label}: {counts}")
     if result.build is not None:
         b = result.build
-        click.echo(f"site: {b.pages} pages in {b.out} ({b.rendered} rendered, {b.reused} reused)")
+        edit = "; an edit build" if b.edit else ""  # kb.site.edits
+        click.echo(f"site: {b.pages} pages in {b.out} ({b.rendered} rendered, {b.reused} reused{edit})")
