@@ -64,7 +64,7 @@ from kb.site.manifest import (
 )
 from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
-from kb.site.pages import PAGE_PRODUCERS, Producer, card_facts, edited_pages, redirect_inputs, shown_again_in
+from kb.site.pages import EDITED_PRODUCERS, PAGE_PRODUCERS, Producer, card_facts, edited_pages, redirect_inputs, shown_again_in
 from kb.site.records import SiteData
 from kb.site.redirects import english_redirect_pages
 from kb.site.render import TEMPLATES, Renderer
@@ -107,7 +107,7 @@ def build_site(store: Store, out: str | os.PathLike[str], *, strict: bool = Fals
     try:
         # the store must not change under the build, nor two builds (of any knowledge bases) write one folder at once
         with writer_lock(store.kb_dir), output_lock(out):
-            editable = producers is None  # an edit build knows the pages of the default producers alone
+            editable = producers is None and tuple(PAGE_PRODUCERS) == EDITED_PRODUCERS  # an edit build knows those
             producers = producers if producers is not None else [*PAGE_PRODUCERS, english_redirect_group]
             return _build(store, Path(out).resolve(), strict, producers, templates, normalize_base_url(base_url), splitter,
                           progress or no_progress, editable)

@@ -79,7 +79,8 @@ def edited_keys(store: Store, record: dict[str, Any], base: str) -> list[NodeKey
     make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``);
     else None."""
     nodes: dict[tuple[str, str], tuple[str, bytes, Contribution]] = record.get("nodes", {})
-    if not nodes or record.get("base") != base or record.get("versioned") != store.versioned_digest():
+    if not nodes or "cards" not in record or record.get("base") != base \
+            or record.get("versioned") != store.versioned_digest():
         return None
     now = store.version_hashes(UNVERSIONED)
     if len(now) != len(nodes):

@@ -860,3 +860,5 @@ def redirect_page_group(site: SiteData) -> Iterable[PageGroup]:
 Producer = Callable[[SiteData], Iterable[Page | PageGroup]]
 PAGE_PRODUCERS: list[Producer] = [home_pages, rule_page_groups, glossary_pages, other_pages, change_pages, preview_pages,
                                   redirect_page_group, archive_pages]
+EDITED_PRODUCERS = tuple(PAGE_PRODUCERS)  # the producers whose pages edited_pages knows: with another one (appended
+# at run time) a build is never an edit build
