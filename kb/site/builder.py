@@ -46,7 +46,7 @@ from urllib.parse import urlsplit
 
 from kb.errors import KbError
 from kb.model import Progress, no_progress
-from kb.site.edits import EDITS, cited_otherwise, edit_base, edited_keys, edited_record, edits_record
+from kb.site.edits import EDITS, cited_otherwise, edit_base, edited_keys, edited_record, edits_record, pages_by_id
 from kb.site.fingerprint import answers_digest, group_hash, inputs_fingerprint, page_hash, render_key
 from kb.site.gather import gather_edited, gather_site, link_edited, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
@@ -207,7 +207,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
     if edited is None:
         return None
     progress("gather", 0, None)
-    site = gather_edited(store, splitter, load_record(out, NAMES), edited)
+    site = gather_edited(store, splitter, load_record(out, NAMES), edited, pages_by_id(record))
     targets = cited_otherwise(site, record, edited)
     if targets is None:
         return None

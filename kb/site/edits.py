@@ -14,7 +14,7 @@ full build, whose groups of pages spare what is unchanged as before.
 
 The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`, the user
 dictionary), the digest of the store's versioned content (:meth:`kb.store.Store.versioned_digest`), for each
-unversioned node its content hash, the digest of its names and its contribution, and each card's
+unversioned node its content hash, the digest of its names, its contribution and its page, and each card's
 :data:`kb.site.pages.CardFacts` (what the card index and the previews show of a card, which the edit build reads of
 the cards it does not show again).
 
@@ -37,6 +37,8 @@ from kb.site.records import NO_CONTRIBUTION, Contribution, SiteData
 from kb.store import NodeKey, Store
 
 EDITS = ".kb-build/edits.marshal"
+NodeFacts = tuple[str, bytes, Contribution, str]  # an unversioned node's content hash, names' digest, contribution
+# and page (the record's "nodes", by (lang, id))
 EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well)
 
 
@@ -57,7 +59,7 @@ def edits_record(site: SiteData, base: str, versioned: str) -> dict[str, Any]:
     digests = site.html.digests if site.html is not None else {}
     contributions = site.contributions
     nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node),
-                               contributions.get((lang, node.id), NO_CONTRIBUTION))
+                               contributions.get((lang, node.id), NO_CONTRIBUTION), entry.url)
              for entry in site.others.values() for lang, node in entry.nodes.items()}
     return {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
             "nodes": nodes, "cards": card_facts(site)}
@@ -70,7 +72,7 @@ def edited_record(record: dict[str, Any], site: SiteData, cards: dict[str, CardF
     for node_id in site.edited:
         for lang, node in site.others[node_id].nodes.items():
             nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(node),
-                                      site.contributions[(lang, node_id)])
+                                      site.contributions[(lang, node_id)], site.others[node_id].url)
     return {**record, "nodes": nodes, "cards": cards}
 
 
@@ -78,7 +80,7 @@ def edited_keys(store: Store, record: dict[str, Any], base: str) -> list[NodeKey
     """The unversioned nodes whose content changed since the build that left ``record``, when an edit build may
     make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``);
     else None."""
-    nodes: dict[tuple[str, str], tuple[str, bytes, Contribution]] = record.get("nodes", {})
+    nodes: dict[tuple[str, str], NodeFacts] = record.get("nodes", {})
     if not nodes or "cards" not in record or record.get("base") != base \
             or record.get("versioned") != store.versioned_digest():
         return None
@@ -95,6 +97,11 @@ def edited_keys(store: Store, record: dict[str, Any], base: str) -> list[NodeKey
     return changed if 0 < len(changed) <= EDIT_MAX else None
 
 
+def pages_by_id(record: dict[str, Any]) -> dict[str, str]:
+    """The page of each unversioned node id in ``record`` (an edit build makes none of them again)."""
+    return {node_id: facts[3] for (_, node_id), facts in record["nodes"].items()}
+
+
 def cited_otherwise(site: SiteData, record: dict[str, Any], edited: list[NodeKey]) -> set[str] | None:
     """The URLs of the entries the edited nodes of ``site`` (:func:`kb.site.gather.gather_edited`) now cite or
     mention otherwise than when ``record`` was made — each edited node an article shown on its own page, with its
@@ -108,7 +115,7 @@ def cited_otherwise(site: SiteData, record: dict[str, Any], edited: list[NodeKey
         node = entry.nodes.get(key.lang) if entry else None
         if entry is None or node is None or len(entry.nodes) != 1 or entry.kind != ARTICLE:
             return None
-        _, names, (old_cites, old_lines) = nodes[(key.lang, key.id)]
+        _, names, (old_cites, old_lines), _ = nodes[(key.lang, key.id)]
         new_cites, new_lines = site.contributions.get((key.lang, key.id), NO_CONTRIBUTION)
         if names != names_digest(node) or old_lines != new_lines:
             return None

@@ -15,7 +15,7 @@ import hashlib
 import marshal
 import re
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import fields
 from functools import partial
@@ -69,15 +69,16 @@ def gather_site(store: Store, splitter: JapaneseSplitter | None = None, names: d
 
 
 def gather_edited(store: Store, splitter: JapaneseSplitter | None, names: dict[str, Any],
-                  edited: Collection[NodeKey]) -> SiteData:
+                  edited: Collection[NodeKey], urls: Mapping[str, str]) -> SiteData:
     """The site of an edit build (:mod:`kb.site.edits`: only the unversioned nodes ``edited`` changed since the last
     build): as :func:`gather_site`, but of the unversioned nodes only the edited ones whole (the others' names alone:
     :attr:`~kb.site.records.SiteData.whole_node` reads one whole), what the edited ones give other pages found (their
-    contributions), nothing linked yet (:func:`link_edited` links what the build shows again) and no archive."""
+    contributions), nothing linked yet (:func:`link_edited` links what the build shows again) and no archive.
+    ``urls``: the previous build's page of each unversioned node id (the same nodes: none is made again)."""
     from kb.search import userdict
 
     with _collector_paused():
-        return _gather(store, userdict.prepare(store, splitter or JapaneseSplitter()), names, edited)
+        return _gather(store, userdict.prepare(store, splitter or JapaneseSplitter()), names, (edited, urls))
 
 
 @contextmanager
@@ -100,7 +101,7 @@ def _collector_paused() -> Iterator[None]:
 
 
 def _gather(store: Store, splitter: JapaneseSplitter, names: dict[str, Any],
-            edited: Collection[NodeKey] | None = None) -> SiteData:
+            edit: tuple[Collection[NodeKey], Mapping[str, str]] | None = None) -> SiteData:
     # the static search and the 五十音 readings analyse with the store's user dictionary
     site = SiteData(splitter=splitter)
     # each language's consecutive version diffs (summaries, cached per version pair): read once, for the current
@@ -111,12 +112,12 @@ def _gather(store: Store, splitter: JapaneseSplitter, names: dict[str, Any],
     if site.primary_version:
         _gather_rules(store, site, shown)
         _gather_terms(store, site, shown)
-    _gather_others(store, site, shown, edited)
-    if edited is None:
+    _gather_others(store, site, shown, edit)
+    if edit is None:
         _link(store, site, shown)
         site.archives = _gather_archives(store, site)
     else:
-        _link_edited(store, site, shown, edited)
+        _link_edited(store, site, shown, edit[0])
     site.names, site.names_record, site.readings = _names(store, site, names)
     if any(diffs for _, diffs in steps.values()):  # else there is nothing to compare
         from kb.site.changes import gather_changes
@@ -246,19 +247,22 @@ def _gather_terms(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> 
 
 
 def _gather_others(store: Store, site: SiteData, shown: dict[NodeKey, Entry],
-                   edited: Collection[NodeKey] | None = None) -> None:
+                   edit: tuple[Collection[NodeKey], Mapping[str, str]] | None = None) -> None:
     """Every unversioned node (wiki articles, release notes, cards…), in the store's order, without its HTML (most of
-    a wiki page's size: read by the page that shows it, through ``site.html``). With ``edited`` (an edit build:
-    :func:`gather_edited`), of the kinds but :data:`~kb.site.records.WHOLE_KINDS` only the nodes ``edited`` whole,
-    the others' names alone (``site.whole_node`` reads one whole)."""
+    a wiki page's size: read by the page that shows it, through ``site.html``). With ``edit`` (an edit build's
+    edited nodes and the previous build's pages by id: :func:`gather_edited`), of the kinds but
+    :data:`~kb.site.records.WHOLE_KINDS` only the nodes edited whole, the others' names alone (``site.whole_node``
+    reads one whole)."""
     digests = {(lang, node_id): digest for lang, node_id, digest in store.version_hashes(UNVERSIONED)}
+    edited, urls = edit if edit is not None else (None, {})
     whole = {(key.lang, key.id): key for key in edited or ()}
     for lang in sorted({lang for lang, _ in digests}):
         nodes = store.light_nodes(UNVERSIONED, lang, None) if edited is None else [
             next(store.index_nodes(UNVERSIONED, lang, [whole[(lang, n.id)]]), n) if (lang, n.id) in whole else n
             for n in store.named_nodes(UNVERSIONED, lang, WHOLE_KINDS)]
         for node in nodes:
-            entry = Entry(node.id, node.kind, page_for_id(node.id), node.title or id_name(node.id), {node.lang: node})
+            entry = Entry(node.id, node.kind, urls.get(node.id) or page_for_id(node.id), node.title or id_name(node.id),
+                          {node.lang: node})
             site.others[node.id] = entry
             shown[NodeKey(node.version, node.lang, node.id)] = entry
 
