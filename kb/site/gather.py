@@ -368,8 +368,8 @@ class _Linker:
     def link(self, version: str, ref_rows: list[tuple[Any, ...]], unresolved: list[str],
              contributions: dict[tuple[str, str], Contribution] | None = None) -> None:
         """Link the sources of ``ref_rows`` (of ``version``, one source node after another); each source's lines for
-        ``unresolved``; with ``contributions``, what each source gives other pages (:func:`contribution`) under its
-        (lang, id)."""
+        ``unresolved``; with ``contributions``, what each source gives other pages
+        (:data:`~kb.site.records.Contribution`) under its (lang, id)."""
         site, by_key, by_title, target_of = self.site, self.by_key, self.by_title, self.target_of
         outside_urls = self.outside_urls
         # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another
