@@ -369,3 +369,21 @@ def test_a_new_base_url_is_a_full_build(tmp_path):
         edited_only(build_site(store, site, base_url="https://example.org/rules/"), ["引用記事"], site, "雷鳴の槌")
         assert 'href="https://example.org/rules/' in (site / page_of("引用記事")).read_text(encoding="utf-8")
         same_as_fresh(store, site, tmp_path / "fresh", base_url="https://example.org/rules/")
+
+
+def test_a_rules_block_is_shown_on_the_parts_near_it_alone(tmp_path):
+    """An edit build looks for the rule parts showing a rule among its chapter's, section's and family's
+    (``pages._parts_near``): every rule part of the sample CR shows only rules it is near."""
+    from kb.site import pages
+    from kb.site.gather import gather_site
+
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(JA_CR)], index=False).failed
+        site = gather_site(store)
+    above = pages._ancestry(site)
+    shown: set[str] = set()
+    for name, made, _ in pages._rule_parts(site):
+        for number in pages._numbers_shown(made):
+            assert name in pages._parts_near(above, number), (name, number)
+            shown.add(number)
+    assert shown == set(site.rules)  # every rule's block is on some page

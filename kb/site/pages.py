@@ -151,20 +151,22 @@ def _other_lists(site: SiteData) -> dict[str, list[LinkContext]]:
     return lists
 
 
-def _rule_parts(site: SiteData) -> list[tuple[str, list[Page], dict[int, Any]]]:
+def _rule_parts(site: SiteData, only: Collection[str] | None = None) -> list[tuple[str, list[Page], dict[int, Any]]]:
     """A page per chapter and per section (every rule anchored by its number; a long section with its own contents),
     and a page per rule (headed by its name); each with the previous and the next page of its level.
 
     In parts, in order: each chapter's page alone, each section's page alone, and each rule's page
     with its subrules' (:func:`_part_of`) — a rule's citation changes its page, its parent's and its section's. Each
     part: its name, its pages, and the values its pages' contexts share with other pages by identity (id → the value's
-    digest, made once per build: the chrome, the rule contexts)."""
+    digest, made once per build: the chrome, the rule contexts). ``only``: those parts alone (their names)."""
     site_ctx = site_context(site)
     memo: dict[str, RuleContext] = {}
     pagers = _pagers(site)
     above = _ancestry(site)
     parts: dict[str, list[Page]] = {}
     for number, entry in site.rules.items():
+        if only is not None and (number if entry.kind in (CHAPTER, SECTION) else above(number)[0]) not in only:
+            continue
         if entry.kind == CHAPTER:
             sections = [rule_context(site, site.rules[s], memo) for s in entry.children]
             parts.setdefault(number, []).append(Page(
@@ -522,9 +524,8 @@ def edited_pages(site: SiteData, shown_again: ShownAgain, cards: dict[str, CardF
     for entry in site.others.values():  # in the site's order
         if entry.id in site.edited or id(entry) in again:
             yield articles.make(articles.article(entry))
-    for name, made, shared in _rule_parts(site) if shown_again.parts else ():
-        if name in shown_again.parts:
-            yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
+    for name, made, shared in _rule_parts(site, shown_again.parts) if shown_again.parts else ():
+        yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
     urls = {entry.url for entry in shown_again.entries if entry.kind == GLOSSARY}
     yield from (page for page in glossary_pages(site) if page.path in urls)
     changed_cards = [entry for entry in shown_again.entries if entry.kind == "card"]
@@ -552,12 +553,20 @@ def shown_again_in(site: SiteData, targets: Collection[str]) -> ShownAgain:
     numbers = {entry.number for entry in found if entry.number}
     parts: set[str] = set()
     shown: set[str] = set()
-    for name, made, _ in _rule_parts(site) if numbers else ():
+    above = _ancestry(site)
+    near = {part for number in numbers for part in _parts_near(above, number)}
+    for name, made, _ in _rule_parts(site, near) if numbers else ():
         if numbers & (part := _numbers_shown(made)):
             parts.add(name)
             shown |= part
     return ShownAgain([*found, *(site.rules[number] for number in sorted(shown - numbers) if number in site.rules)],
                       frozenset(parts))
+
+
+def _parts_near(above: Callable[[str], tuple[str, str | None, list[LinkContext]]], number: str) -> tuple[str, ...]:
+    """The rule parts whose pages may show the block of rule ``number`` (``above``: :func:`_ancestry`): its chapter's,
+    its section's and its family's (tests/test_site_edits.py checks it holds of every rule)."""
+    return number[:1], number.split(".")[0], above(number)[0]
 
 
 def _numbers_shown(pages: list[Page]) -> set[str]:
