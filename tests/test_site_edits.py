@@ -387,3 +387,22 @@ def test_a_rules_block_is_shown_on_the_parts_near_it_alone(tmp_path):
             assert name in pages._parts_near(above, number), (name, number)
             shown.add(number)
     assert shown == set(site.rules)  # every rule's block is on some page
+
+
+def test_an_edit_build_follows_only_the_build_whose_record_it_reads(tmp_path):
+    """A build of other producers leaves no edit record, and its stamp is another: the next build (an edit since the
+    record's build, not since this one) is a full build — an edit build from a record older than the site would keep
+    the pages the builds between changed."""
+    from kb.site.builder import english_redirect_group
+    from kb.site.pages import PAGE_PRODUCERS
+
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        paths = start(tmp_path, store)
+        change(store, paths["引用記事"], "引用記事", [*ARTICLES["引用記事"], "孤立記事"], PROSE)
+        other = build_site(store, site, producers=[*PAGE_PRODUCERS, english_redirect_group])
+        assert not other.edit and page_of("孤立記事") in other.rendered_pages
+        change(store, paths["引用記事"], "引用記事", ARTICLES["引用記事"], PROSE)  # 孤立記事 no longer cited
+        report = build_site(store, site)
+        assert not report.edit and page_of("孤立記事") in report.rendered_pages
+        same_as_fresh(store, site, tmp_path / "fresh")

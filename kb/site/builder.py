@@ -164,7 +164,8 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         if strict:
             _fail_on_problems(report)
         output.write(NAMES, marshal.dumps(names_record(site), 2))  # format 2: the bytes of the values only
-        output.write(EDITS, marshal.dumps(edits_record(site, base, store.versioned_digest()), 2))
+        if editable:  # (a build of other producers leaves no record: the next is no edit build of its site)
+            output.write(EDITS, marshal.dumps(edits_record(site, base, store.versioned_digest(), inputs), 2))
         _write_records(output, previous, inputs, report, broken, {
             "format": MANIFEST_FORMAT, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
@@ -203,7 +204,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
     made again, every other file kept as the previous build left it; None when the store's changes are not an edit
     (a full build follows)."""
     record = load_record(out, EDITS)
-    edited = edited_keys(store, record, base)
+    edited = edited_keys(store, record, base, stamp.get("inputs"))  # the record of the build before, no other's
     if edited is None:
         return None
     progress("gather", 0, None)
@@ -246,7 +247,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)
-        output.write(EDITS, marshal.dumps(edited_record(record, site, cards), 2))
+        output.write(EDITS, marshal.dumps(edited_record(record, site, cards, inputs), 2))
         _write_records(output, previous, inputs, report, broken, {
             **{k: v for k, v in previous.items() if k not in ("files", "base")}, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "groups": groups})

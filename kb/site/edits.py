@@ -54,34 +54,36 @@ def names_digest(node: Node) -> bytes:
     return hashlib.sha1(marshal.dumps((node.kind, node.title, node.english, node.aliases), 2)).digest()
 
 
-def edits_record(site: SiteData, base: str, versioned: str) -> dict[str, Any]:
-    """The record a build of ``site`` leaves for the next (see the module doc)."""
+def edits_record(site: SiteData, base: str, versioned: str, inputs: str) -> dict[str, Any]:
+    """The record a build of ``site`` leaves for the next (see the module doc); ``inputs``: the build's inputs
+    fingerprint, which names the record as that build's (:func:`edited_keys`)."""
     digests = site.html.digests if site.html is not None else {}
     contributions = site.contributions
     nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node),
                                contributions.get((lang, node.id), NO_CONTRIBUTION), entry.url)
              for entry in site.others.values() for lang, node in entry.nodes.items()}
     return {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
-            "nodes": nodes, "cards": card_facts(site)}
+            "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
 
 
-def edited_record(record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts]) -> dict[str, Any]:
-    """``record`` after an edit build of ``site`` (``cards``: every card's facts now): the edited nodes as they are."""
+def edited_record(record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts], inputs: str) -> dict[str, Any]:
+    """``record`` after an edit build of ``site`` (``cards``: every card's facts now; ``inputs``: the build's inputs
+    fingerprint): the edited nodes as they are."""
     nodes = dict(record["nodes"])
     digests = site.html.digests if site.html is not None else {}
     for node_id in site.edited:
         for lang, node in site.others[node_id].nodes.items():
             nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(node),
                                       site.contributions[(lang, node_id)], site.others[node_id].url)
-    return {**record, "nodes": nodes, "cards": cards}
+    return {**record, "inputs": inputs, "nodes": nodes, "cards": cards}
 
 
-def edited_keys(store: Store, record: dict[str, Any], base: str) -> list[NodeKey] | None:
+def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str | None) -> list[NodeKey] | None:
     """The unversioned nodes whose content changed since the build that left ``record``, when an edit build may
-    make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``);
-    else None."""
+    make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``, and
+    that build the previous one: whose inputs fingerprint, in the site's stamp, is ``previous``); else None."""
     nodes: dict[tuple[str, str], NodeFacts] = record.get("nodes", {})
-    if not nodes or "cards" not in record or record.get("base") != base \
+    if not nodes or "cards" not in record or record.get("inputs") != previous or record.get("base") != base \
             or record.get("versioned") != store.versioned_digest():
         return None
     now = store.version_hashes(UNVERSIONED)
