@@ -43,7 +43,7 @@ EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whos
 
 
 def edit_base(render_key: str, analysis: dict[str, Any]) -> str:
-    """What an edit build must share with the build before it (with the user dictionary: :func:`edit_holds`): kb's
+    """What an edit build must share with the build before it (with the user dictionary: :func:`cited_otherwise`): kb's
     code, the templates and the base URL (``render_key``), the search analysis and the installed Sudachi
     (``analysis``)."""
     return hashlib.sha256(marshal.dumps((MANIFEST_FORMAT, render_key, sorted(analysis.items())), 2)).hexdigest()
