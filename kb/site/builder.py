@@ -213,7 +213,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
     if targets is None:
         return None
     again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
-    link_edited(store, site, again.entries)
+    link_edited(store, site, again.entries, record["rules"])
     cards = {**record["cards"], **card_facts(site, again.entries)}
     site.base_url = base_url
     old_files: dict[str, FileRecord] = previous["files"]

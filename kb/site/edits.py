@@ -14,9 +14,11 @@ full build, whose groups of pages spare what is unchanged as before.
 
 The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`, the user
 dictionary), the digest of the store's versioned content (:meth:`kb.store.Store.versioned_digest`), for each
-unversioned node its content hash, the digest of its names, its contribution and its page, and each card's
+unversioned node its content hash, the digest of its names, its contribution and its page, each card's
 :data:`kb.site.pages.CardFacts` (what the card index and the previews show of a card, which the edit build reads of
-the cards it does not show again).
+the cards it does not show again) and each rule's citations with their places in the store's order
+(:data:`kb.site.records.Citation`: an edit build puts the edited nodes' in their places instead of reading every
+node citing the rules it shows again — a section page lists every article citing one of its rules).
 
 Contract: :func:`edits_record` makes the record of a build's site, :func:`edited_record` the record after an edit
 build; :func:`edited_keys` finds the nodes an edit build would make again (None: a full build);
@@ -33,7 +35,7 @@ from typing import Any
 from kb.model import ARTICLE, UNVERSIONED, Node
 from kb.site.manifest import MANIFEST_FORMAT
 from kb.site.pages import CardFacts, card_facts
-from kb.site.records import NO_CONTRIBUTION, Contribution, SiteData
+from kb.site.records import NO_CONTRIBUTION, Citation, Contribution, SiteData
 from kb.store import NodeKey, Store
 
 EDITS = ".kb-build/edits.marshal"
@@ -63,7 +65,7 @@ def edits_record(site: SiteData, base: str, versioned: str, inputs: str) -> dict
                                contributions.get((lang, node.id), NO_CONTRIBUTION), entry.url)
              for entry in site.others.values() for lang, node in entry.nodes.items()}
     return {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
-            "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
+            "inputs": inputs, "nodes": nodes, "cards": card_facts(site), "rules": _by_url(site.rule_citations)}
 
 
 def edited_record(record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts], inputs: str) -> dict[str, Any]:
@@ -75,7 +77,13 @@ def edited_record(record: dict[str, Any], site: SiteData, cards: dict[str, CardF
         for lang, node in site.others[node_id].nodes.items():
             nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(node),
                                       site.contributions[(lang, node_id)], site.others[node_id].url)
-    return {**record, "inputs": inputs, "nodes": nodes, "cards": cards}
+    return {**record, "inputs": inputs, "nodes": nodes, "cards": cards,
+            "rules": _by_url({**record["rules"], **site.rule_citations})}
+
+
+def _by_url(citations: dict[str, list[Citation]]) -> dict[str, list[Citation]]:
+    """The cited rules' citations by URL, in one order whatever build made them."""
+    return {url: citations[url] for url in sorted(citations) if citations[url]}
 
 
 def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str | None) -> list[NodeKey] | None:
@@ -83,7 +91,7 @@ def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str |
     make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``, and
     that build the previous one: whose inputs fingerprint, in the site's stamp, is ``previous``); else None."""
     nodes: dict[tuple[str, str], NodeFacts] = record.get("nodes", {})
-    if not nodes or "cards" not in record or record.get("inputs") != previous or record.get("base") != base \
+    if not nodes or not {"cards", "rules"} <= record.keys() or record.get("inputs") != previous or record.get("base") != base \
             or record.get("versioned") != store.versioned_digest():
         return None
     now = store.version_hashes(UNVERSIONED)

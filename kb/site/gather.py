@@ -14,6 +14,7 @@ import gc
 import hashlib
 import marshal
 import re
+from bisect import insort
 from collections import defaultdict
 from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
@@ -42,7 +43,18 @@ from kb.model import (
     Node,
 )
 from kb.site.manifest import MANIFEST_FORMAT
-from kb.site.records import NO_CONTRIBUTION, WHOLE_KINDS, Archive, Contribution, Entry, Link, Mention, SiteData, StoredHtml
+from kb.site.records import (
+    NO_CONTRIBUTION,
+    WHOLE_KINDS,
+    Archive,
+    Citation,
+    Contribution,
+    Entry,
+    Link,
+    Mention,
+    SiteData,
+    StoredHtml,
+)
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 from kb.urls.paths import page_for_id, url_for
@@ -293,10 +305,11 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
     (:class:`_Linker`); each unversioned node's contribution to other pages is kept in ``site.contributions``."""
     linker = _Linker(site, shown)
     shown_pairs = sorted({(key.version, key.lang) for key in shown if key.version != UNVERSIONED})
-    for version, lang in [(UNVERSIONED, None), *shown_pairs]:  # the store's order (version, lang, node, seq)
-        linker.link(version, store.ref_rows(version, lang), site.unresolved,
-                    site.contributions if version == UNVERSIONED else None)
+    for rank, (version, lang) in enumerate([(UNVERSIONED, None), *shown_pairs]):  # the store's order (version, lang,
+        linker.link(version, store.ref_rows(version, lang), site.unresolved,  # node, seq)
+                    site.contributions if version == UNVERSIONED else None, rank)
     linker.finish()
+    site.rule_citations = {entry.url: citations for entry, citations in linker.citations() if entry.number}
 
 
 def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edited: Collection[NodeKey]) -> None:
@@ -307,13 +320,17 @@ def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edit
     site.contributions = {(key.lang, key.id): given.get((key.lang, key.id), NO_CONTRIBUTION) for key in edited}
 
 
-def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry]) -> None:
+def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
+                rule_citations: Mapping[str, list[Citation]]) -> None:
     """Link an edit build's site (:func:`gather_edited`): the edited entries and ``shown_again`` (the entries whose
     pages it makes again: :mod:`kb.site.edits`) as a full gather links them — their links, and who cites them, in
     the store's order — and every rule and term (the search's name shards read their links). The unversioned
     entries among them, and the nodes citing a card among them (its mentions are cut from their texts), are read
-    whole; of the other nodes citing them, only the references of the spans naming one of them are read."""
-    wanted = {id(entry) for entry in shown_again} | {id(site.others[node_id]) for node_id in site.edited}
+    whole; of the other nodes citing them, only the references of the spans naming one of them are read — but a
+    rule's citations are the previous build's (``rule_citations``, by URL) with the edited nodes' in their places:
+    ``site.rule_citations`` holds those of the rules shown again."""
+    rules = [entry for entry in shown_again if entry.number]
+    wanted = {id(entry) for entry in shown_again if not entry.number} | {id(site.others[i]) for i in site.edited}
     targets = {key for key, entry in site.shown.items() if id(entry) in wanted}
     own = {key for key in targets if key.version == UNVERSIONED}
     cards = {key for key in targets if site.shown[key].kind == CARD}
@@ -324,16 +341,25 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry]) ->
         if entry is not None and node is not None and key.lang in entry.nodes:
             entry.nodes[key.lang] = node
     site.wholes = site.wholes | {key.id for key in whole}
-    numbers = [entry.number for entry in shown_again if entry.number]
-    citing = store.ref_rows_naming(_RULE_REFS, {*(key.id for key in targets), *map(rule_id, numbers)}, numbers)
+    citing = store.ref_rows_naming(_RULE_REFS, {key.id for key in targets}, ())
     read = {(key.lang, key.id) for key in own}  # their references all
     rows = sorted([*store.ref_rows_of(UNVERSIONED, own), *(row for row in citing if (row[0], row[1]) not in read)],
                   key=_SOURCE)
     linker = _Linker(site, site.shown)
     linker.link(UNVERSIONED, rows, [])
-    for version, lang in sorted({(key.version, key.lang) for key in site.shown if key.version != UNVERSIONED}):
-        linker.link(version, store.ref_rows(version, lang), [])
+    for rank, (version, lang) in enumerate(sorted({(key.version, key.lang) for key in site.shown
+                                                    if key.version != UNVERSIONED}), 1):
+        linker.link(version, store.ref_rows(version, lang), [], None, rank)
     linker.finish()
+    edited = [(site.others[node_id], lang) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
+    site.rule_citations = {}
+    for rule in rules:
+        citations = [c for c in rule_citations.get(rule.url, []) if c[1] not in {e.url for e, _ in edited}]
+        for entry, lang in edited:
+            if rule.url in {url for url, _ in site.contributions[(lang, entry.id)][0]}:
+                insort(citations, ((0, lang, entry.id), entry.url, entry.label))
+        site.rule_citations[rule.url] = citations
+        rule.cited_by = [(url, label) for _, url, label in citations]
 
 
 class _Linker:
@@ -362,14 +388,15 @@ class _Linker:
     def target_of(self, entry: Entry) -> _Target:
         found = self.targets.get(id(entry))
         if found is None:
-            found = self.targets[id(entry)] = _Target(entry, entry.url, entry.kind == CARD, {}, [])
+            found = self.targets[id(entry)] = _Target(entry, entry.url, entry.kind == CARD, {}, [], [])
         return found
 
     def link(self, version: str, ref_rows: list[tuple[Any, ...]], unresolved: list[str],
-             contributions: dict[tuple[str, str], Contribution] | None = None) -> None:
-        """Link the sources of ``ref_rows`` (of ``version``, one source node after another); each source's lines for
-        ``unresolved``; with ``contributions``, what each source gives other pages
-        (:data:`~kb.site.records.Contribution`) under its (lang, id)."""
+             contributions: dict[tuple[str, str], Contribution] | None = None, rank: int = 0) -> None:
+        """Link the sources of ``ref_rows`` (of ``version``, one source node after another; ``rank``: the version's
+        place in the store's order, 0 for the unversioned nodes); each source's lines for ``unresolved``; with
+        ``contributions``, what each source gives other pages (:data:`~kb.site.records.Contribution`) under its
+        (lang, id)."""
         site, by_key, by_title, target_of = self.site, self.by_key, self.by_title, self.target_of
         outside_urls = self.outside_urls
         # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another
@@ -412,7 +439,10 @@ class _Linker:
                     links.append(Link(start, end, outside, ref_kind))
                     continue
                 if target is not own:
-                    target.cited.setdefault(source_url, source_label)
+                    cited = target.cited
+                    if source_url not in cited:
+                        cited[source_url] = source_label
+                        target.places.append((rank, s_lang, node_id))
                     mention = None
                     if start >= 0 and target.card and mentions:
                         mention = _mention(source, s_lang, start, end)
@@ -426,6 +456,13 @@ class _Linker:
                 source.links[s_lang] = links
             if contributions is not None and (cites or lines):
                 contributions[(s_lang, node_id)] = (tuple(cites), hashlib.sha1(marshal.dumps(lines, 2)).digest())
+
+    def citations(self) -> Iterator[tuple[Entry, list[Citation]]]:
+        """Each cited entry and its citations (:data:`~kb.site.records.Citation`), in order."""
+        for target in self.targets.values():
+            if target.cited:
+                yield target.entry, [(place, url, label) for place, (url, label) in zip(
+                    target.places, target.cited.items(), strict=True)]
 
     def finish(self) -> None:
         """Put each cited entry's citations and mentions in it."""
@@ -446,6 +483,7 @@ class _Target(NamedTuple):
     card: bool
     cited: dict[str, str]  # citing page's URL → its label, in order
     mentions: list[Mention]
+    places: list[tuple[int, str, str]]  # the place in the store's order of each citation's first citing node
 
 
 _SOURCE, _START, _END = itemgetter(0, 1), itemgetter(0), itemgetter(1)

@@ -36,6 +36,9 @@ Contribution = tuple[tuple[tuple[str, Mention | None], ...], bytes]  # what an u
 # its own (kb.site.gather): the URL of each entry it cites, in order, with its mention of it when a card (else None),
 # and a digest of its unresolved references' lines
 NO_CONTRIBUTION: Contribution = ((), b"")
+Citation = tuple[tuple[int, str, str], str, str]  # a citation of a rule (kb.site.gather): the citing node's place in
+# the store's order (its version's rank, 0 for the unversioned nodes, its language and id), the citing page's URL and
+# its label
 
 
 class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
@@ -140,6 +143,8 @@ class SiteData:
     readings_asked: dict[str, str] = field(default_factory=dict)  # those the pages asked for, kept for the next build
     contributions: dict[tuple[str, str], Contribution] = field(default_factory=dict)  # unversioned (lang, id) → what
     # it gives pages other than its own: kept for an edit build (kb.site.edits)
+    rule_citations: dict[str, list[Citation]] = field(default_factory=dict)  # rule URL → its citations, in order: a
+    # full gather's, kept for an edit build (which takes them instead of reading who cites a rule: kb.site.edits)
     edited: frozenset[str] = frozenset()  # an edit build's edited unversioned node ids
     wholes: frozenset[str] = frozenset()  # an edit build's unversioned node ids gathered whole (the edited ones, those
     # whose pages it makes again, those citing a card it shows again)
