@@ -406,3 +406,21 @@ def test_an_edit_build_follows_only_the_build_whose_record_it_reads(tmp_path):
         report = build_site(store, site)
         assert not report.edit and page_of("孤立記事") in report.rendered_pages
         same_as_fresh(store, site, tmp_path / "fresh")
+
+
+def test_a_missing_shard_of_the_record_makes_a_full_build(tmp_path):
+    """What an edited article gave other pages is in a shard of the record: without it nothing tells which pages the
+    edit changed, so the build is a full one (and the site whole)."""
+    from kb.site.edits import EDITS_DIR
+
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        paths = start(tmp_path, store)
+        shards = sorted((site / EDITS_DIR).glob("n-*.marshal"))
+        assert len(shards) == 256
+        for shard in shards:  # every node's: the edited article's among them
+            shard.unlink()
+        change(store, paths["引用記事"], "引用記事", [*ARTICLES["引用記事"], "孤立記事"], PROSE)
+        report = build_site(store, site)
+        assert not report.edit and page_of("孤立記事") in report.rendered_pages
+        same_as_fresh(store, site, tmp_path / "fresh")

@@ -46,7 +46,18 @@ from urllib.parse import urlsplit
 
 from kb.errors import KbError
 from kb.model import Progress, no_progress
-from kb.site.edits import EDITS, cited_otherwise, edit_base, edited_keys, edited_record, edits_record, pages_by_id
+from kb.site.edits import (
+    EDITS,
+    MissingShard,
+    cited_otherwise,
+    edit_base,
+    edited_files,
+    edited_keys,
+    edits_files,
+    old_contributions,
+    old_rule_citations,
+    pages_by_id,
+)
 from kb.site.fingerprint import answers_digest, group_hash, inputs_fingerprint, page_hash, render_key
 from kb.site.gather import gather_edited, gather_site, link_edited, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
@@ -165,7 +176,8 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
             _fail_on_problems(report)
         output.write(NAMES, marshal.dumps(names_record(site), 2))  # format 2: the bytes of the values only
         if editable:  # (a build of other producers leaves no record: the next is no edit build of its site)
-            output.write(EDITS, marshal.dumps(edits_record(site, base, store.versioned_digest(), inputs), 2))
+            for rel, data in edits_files(site, base, store.versioned_digest(), inputs):
+                output.write(rel, data)
         _write_records(output, previous, inputs, report, broken, {
             "format": MANIFEST_FORMAT, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
@@ -209,11 +221,15 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         return None
     progress("gather", 0, None)
     site = gather_edited(store, splitter, load_record(out, NAMES), edited, pages_by_id(record))
-    targets = cited_otherwise(site, record, edited)
-    if targets is None:
+    try:
+        targets = cited_otherwise(site, record, edited, old_contributions(out, edited))
+        if targets is None:
+            return None
+        again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
+        cited = old_rule_citations(out, [entry.url for entry in again.entries if entry.number])
+    except MissingShard:  # the record is not whole: what the edit changed cannot be told
         return None
-    again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
-    link_edited(store, site, again.entries, record["rules"])
+    link_edited(store, site, again.entries, cited)
     cards = {**record["cards"], **card_facts(site, again.entries)}
     site.base_url = base_url
     old_files: dict[str, FileRecord] = previous["files"]
@@ -247,7 +263,8 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)
-        output.write(EDITS, marshal.dumps(edited_record(record, site, cards, inputs), 2))
+        for rel, data in edited_files(out, record, site, cards, inputs):
+            output.write(rel, data)
         _write_records(output, previous, inputs, report, broken, {
             **{k: v for k, v in previous.items() if k not in ("files", "base")}, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "groups": groups})

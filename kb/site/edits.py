@@ -13,34 +13,41 @@ the wiki holds. Anything else — an article added, removed or renamed, more tha
 full build, whose groups of pages spare what is unchanged as before.
 
 The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`, the user
-dictionary), the digest of the store's versioned content (:meth:`kb.store.Store.versioned_digest`), for each
-unversioned node its content hash, the digest of its names, its contribution and its page, each card's
-:data:`kb.site.pages.CardFacts` (what the card index and the previews show of a card, which the edit build reads of
-the cards it does not show again) and each rule's citations with their places in the store's order
+dictionary), the digest of the store's versioned content (:meth:`kb.store.Store.versioned_digest`), the inputs
+fingerprint of the build that left it (an edit build follows that build alone), for each unversioned node its
+content hash, the digest of its names and its page, and each card's :data:`kb.site.pages.CardFacts` (what the card
+index and the previews show of a card, which the edit build reads of the cards it does not show again); and, in
+shards under :data:`EDITS_DIR` read and written only where an edit build needs them (a whole record was 57 MB at
+20,000 articles), what each node gives other pages and each rule's citations with their places in the store's order
 (:data:`kb.site.records.Citation`: an edit build puts the edited nodes' in their places instead of reading every
 node citing the rules it shows again — a section page lists every article citing one of its rules).
 
-Contract: :func:`edits_record` makes the record of a build's site, :func:`edited_record` the record after an edit
+Contract: :func:`edits_files` makes the record of a build's site, :func:`edited_files` the record after an edit
 build; :func:`edited_keys` finds the nodes an edit build would make again (None: a full build);
-:func:`cited_otherwise` checks the gathered edited entries against the record and finds the entries they cite
-otherwise (whose pages are made again too, :func:`kb.site.pages.edited_pages`).
+:func:`cited_otherwise` checks the gathered edited entries against the record (:func:`old_contributions`) and finds
+the entries they cite otherwise (whose pages are made again too, :func:`kb.site.pages.edited_pages`, the rules'
+citations from :func:`old_rule_citations`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import marshal
+from collections.abc import Callable
+from dataclasses import dataclass
+from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
 from kb.model import ARTICLE, UNVERSIONED, Node
-from kb.site.manifest import MANIFEST_FORMAT
+from kb.site.manifest import MANIFEST_FORMAT, load_record
 from kb.site.pages import CardFacts, card_facts
 from kb.site.records import NO_CONTRIBUTION, Citation, Contribution, SiteData
 from kb.store import NodeKey, Store
 
 EDITS = ".kb-build/edits.marshal"
-NodeFacts = tuple[str, bytes, Contribution, str]  # an unversioned node's content hash, names' digest, contribution
-# and page (the record's "nodes", by (lang, id))
+NodeFacts = tuple[str, bytes, str]  # an unversioned node's content hash, names' digest and page (the record's
+# "nodes", by (lang, id); what it gives other pages is in a shard: EDITS_DIR)
 EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well)
 
 
@@ -56,34 +63,107 @@ def names_digest(node: Node) -> bytes:
     return hashlib.sha1(marshal.dumps((node.kind, node.title, node.english, node.aliases), 2)).digest()
 
 
-def edits_record(site: SiteData, base: str, versioned: str, inputs: str) -> dict[str, Any]:
-    """The record a build of ``site`` leaves for the next (see the module doc); ``inputs``: the build's inputs
-    fingerprint, which names the record as that build's (:func:`edited_keys`)."""
+def edits_files(site: SiteData, base: str, versioned: str, inputs: str) -> list[tuple[str, bytes]]:
+    """The record a build of ``site`` leaves for the next (see the module doc), as files (path under the site,
+    bytes); ``inputs``: the build's inputs fingerprint, which names the record as that build's
+    (:func:`edited_keys`)."""
     digests = site.html.digests if site.html is not None else {}
-    contributions = site.contributions
-    nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node),
-                               contributions.get((lang, node.id), NO_CONTRIBUTION), entry.url)
+    nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node), entry.url)
              for entry in site.others.values() for lang, node in entry.nodes.items()}
-    return {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
-            "inputs": inputs, "nodes": nodes, "cards": card_facts(site), "rules": _by_url(site.rule_citations)}
+    given = {key: site.contributions.get(key, NO_CONTRIBUTION) for key in nodes}
+    record = {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
+              "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
+    return _files(record, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD))
 
 
-def edited_record(record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts], inputs: str) -> dict[str, Any]:
-    """``record`` after an edit build of ``site`` (``cards``: every card's facts now; ``inputs``: the build's inputs
-    fingerprint): the edited nodes as they are."""
+def edited_files(out: Path, record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts], inputs: str
+                 ) -> list[tuple[str, bytes]]:
+    """The record after an edit build of ``site`` (``cards``: every card's facts now; ``inputs``: the build's inputs
+    fingerprint), as files: the main record, and the shards holding the edited nodes' contributions and the
+    citations of the rules the build showed again, read from the previous record in ``out`` and updated."""
     nodes = dict(record["nodes"])
     digests = site.html.digests if site.html is not None else {}
-    for node_id in site.edited:
-        for lang, node in site.others[node_id].nodes.items():
-            nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(node),
-                                      site.contributions[(lang, node_id)], site.others[node_id].url)
-    return {**record, "inputs": inputs, "nodes": nodes, "cards": cards,
-            "rules": _by_url({**record["rules"], **site.rule_citations})}
+    keys = [(lang, node_id) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
+    given = _read(out, {NODE_SHARD.of(key) for key in keys})
+    for lang, node_id in keys:
+        entry = site.others[node_id]
+        nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(entry.nodes[lang]), entry.url)
+        given[NODE_SHARD.of((lang, node_id))][(lang, node_id)] = site.contributions[(lang, node_id)]
+    citations = _read(out, {RULE_SHARD.of(url) for url in site.rule_citations})
+    for url, cited in site.rule_citations.items():
+        citations[RULE_SHARD.of(url)][url] = cited
+    return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, given, citations)
 
 
-def _by_url(citations: dict[str, list[Citation]]) -> dict[str, list[Citation]]:
-    """The cited rules' citations by URL, in one order whatever build made them."""
-    return {url: citations[url] for url in sorted(citations) if citations[url]}
+def old_contributions(out: Path, edited: list[NodeKey]) -> dict[tuple[str, str], Contribution]:
+    """What the edited nodes gave other pages at the previous build (its record in ``out``)."""
+    shards = _read(out, {NODE_SHARD.of((key.lang, key.id)) for key in edited})
+    return {(key.lang, key.id): shards[NODE_SHARD.of((key.lang, key.id))].get((key.lang, key.id), NO_CONTRIBUTION)
+            for key in edited}
+
+
+def old_rule_citations(out: Path, urls: list[str]) -> dict[str, list[Citation]]:
+    """The citations of the rules at ``urls`` at the previous build (its record in ``out``)."""
+    shards = _read(out, {RULE_SHARD.of(url) for url in urls})
+    return {url: shards[RULE_SHARD.of(url)].get(url, []) for url in urls}
+
+
+EDITS_DIR = ".kb-build/edits/"  # the record's shards: n-<hex>.marshal (contributions, by node id), r-<hex>.marshal
+# (rule citations, by the rule's page): each read and written only by the builds that need it
+
+
+@dataclass(frozen=True)
+class _Shards:
+    """A part of the record in ``count`` shard files named ``<prefix>-<hex>``: a value's shard by a hash of the name
+    ``name_of`` gives its key."""
+
+    prefix: str
+    count: int
+    name_of: Callable[[Any], str]
+
+    def of(self, key: Any) -> str:
+        digest = hashlib.sha1(self.name_of(key).encode()).digest()
+        return f"{self.prefix}-{int.from_bytes(digest[:4], 'big') % self.count:02x}"
+
+    def every(self) -> list[str]:
+        return [f"{self.prefix}-{i:02x}" for i in range(self.count)]
+
+
+NODE_SHARD = _Shards("n", 256, itemgetter(1))  # contributions, by (lang, node id): by node id
+RULE_SHARD = _Shards("r", 256, lambda url: url.partition("#")[0])  # rule citations, by URL: by page (a page's rules
+# together)
+
+
+def _sharded(values: dict[Any, Any], shards: _Shards) -> dict[str, dict[Any, Any]]:
+    """``values`` by shard (every shard, the empty ones too)."""
+    out: dict[str, dict[Any, Any]] = {name: {} for name in shards.every()}
+    for key, value in values.items():
+        out[shards.of(key)][key] = value
+    return out
+
+
+class MissingShard(Exception):
+    """A shard of the previous build's record is missing or damaged: the build is a full one."""
+
+
+def _read(out: Path, names: set[str]) -> dict[str, dict[Any, Any]]:
+    """The shards ``names`` of the record in ``out``; raises :class:`MissingShard` when one is not there."""
+    shards = {name: load_record(out, f"{EDITS_DIR}{name}.marshal").get("values") for name in names}
+    missing = sorted(name for name, values in shards.items() if not isinstance(values, dict))
+    if missing:
+        raise MissingShard(f"{out / EDITS_DIR}{missing[0]}.marshal")
+    return {name: values for name, values in shards.items() if isinstance(values, dict)}
+
+
+def _files(record: dict[str, Any], *shards: dict[str, dict[Any, Any]]) -> list[tuple[str, bytes]]:
+    """The main record and ``shards`` as files, each shard's values in one order whatever build made them (a rule
+    cited by none left out)."""
+    files = [(EDITS, marshal.dumps(record, 2))]
+    for group in shards:
+        for name, values in group.items():
+            kept = {key: values[key] for key in sorted(values) if values[key] or name.startswith(NODE_SHARD.prefix)}
+            files.append((f"{EDITS_DIR}{name}.marshal", marshal.dumps({"format": MANIFEST_FORMAT, "values": kept}, 2)))
+    return files
 
 
 def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str | None) -> list[NodeKey] | None:
@@ -91,7 +171,7 @@ def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str |
     make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``, and
     that build the previous one: whose inputs fingerprint, in the site's stamp, is ``previous``); else None."""
     nodes: dict[tuple[str, str], NodeFacts] = record.get("nodes", {})
-    if not nodes or not {"cards", "rules"} <= record.keys() or record.get("inputs") != previous or record.get("base") != base \
+    if not nodes or "cards" not in record or record.get("inputs") != previous or record.get("base") != base \
             or record.get("versioned") != store.versioned_digest():
         return None
     now = store.version_hashes(UNVERSIONED)
@@ -109,13 +189,15 @@ def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str |
 
 def pages_by_id(record: dict[str, Any]) -> dict[str, str]:
     """The page of each unversioned node id in ``record`` (an edit build makes none of them again)."""
-    return {node_id: facts[3] for (_, node_id), facts in record["nodes"].items()}
+    return {node_id: facts[2] for (_, node_id), facts in record["nodes"].items()}
 
 
-def cited_otherwise(site: SiteData, record: dict[str, Any], edited: list[NodeKey]) -> set[str] | None:
+def cited_otherwise(site: SiteData, record: dict[str, Any], edited: list[NodeKey],
+                    given: dict[tuple[str, str], Contribution]) -> set[str] | None:
     """The URLs of the entries the edited nodes of ``site`` (:func:`kb.site.gather.gather_edited`) now cite or
-    mention otherwise than when ``record`` was made — each edited node an article shown on its own page, with its
-    names, its unresolved references and the user dictionary as they were; else None (a full build)."""
+    mention otherwise than when ``record`` was made (``given``: what they gave then, :func:`old_contributions`) —
+    each edited node an article shown on its own page, with its names, its unresolved references and the user
+    dictionary as they were; else None (a full build)."""
     if site.splitter.dictionary_id != record.get("dictionary"):
         return None
     nodes = record["nodes"]
@@ -125,7 +207,8 @@ def cited_otherwise(site: SiteData, record: dict[str, Any], edited: list[NodeKey
         node = entry.nodes.get(key.lang) if entry else None
         if entry is None or node is None or len(entry.nodes) != 1 or entry.kind != ARTICLE:
             return None
-        _, names, (old_cites, old_lines), _ = nodes[(key.lang, key.id)]
+        _, names, _ = nodes[(key.lang, key.id)]
+        old_cites, old_lines = given[(key.lang, key.id)]
         new_cites, new_lines = site.contributions.get((key.lang, key.id), NO_CONTRIBUTION)
         if names != names_digest(node) or old_lines != new_lines:
             return None
