@@ -48,6 +48,7 @@ from kb.store import NodeKey, Store
 EDITS = ".kb-build/edits.marshal"
 NodeFacts = tuple[str, bytes, str]  # an unversioned node's content hash, names' digest and page (the record's
 # "nodes", by (lang, id); what it gives other pages is in a shard: EDITS_DIR)
+EDITS_SHAPE = 2  # the record's shape (2: contributions and rule citations in shards)
 EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well)
 
 
@@ -71,8 +72,8 @@ def edits_files(site: SiteData, base: str, versioned: str, inputs: str) -> list[
     nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node), entry.url)
              for entry in site.others.values() for lang, node in entry.nodes.items()}
     given = {key: site.contributions.get(key, NO_CONTRIBUTION) for key in nodes}
-    record = {"format": MANIFEST_FORMAT, "base": base, "versioned": versioned, "dictionary": site.splitter.dictionary_id,
-              "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
+    record = {"format": MANIFEST_FORMAT, "shape": EDITS_SHAPE, "base": base, "versioned": versioned,
+              "dictionary": site.splitter.dictionary_id, "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
     return _files(record, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD))
 
 
@@ -171,7 +172,7 @@ def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str |
     make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``, and
     that build the previous one: whose inputs fingerprint, in the site's stamp, is ``previous``); else None."""
     nodes: dict[tuple[str, str], NodeFacts] = record.get("nodes", {})
-    if not nodes or "cards" not in record or record.get("inputs") != previous or record.get("base") != base \
+    if not nodes or record.get("shape") != EDITS_SHAPE or record.get("inputs") != previous or record.get("base") != base \
             or record.get("versioned") != store.versioned_digest():
         return None
     now = store.version_hashes(UNVERSIONED)
@@ -180,7 +181,7 @@ def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str |
     changed = []
     for lang, node_id, digest in now:
         was = nodes.get((lang, node_id))
-        if was is None:
+        if not (isinstance(was, tuple) and len(was) == 3):  # gone, or a record of another shape
             return None
         if was[0] != digest:
             changed.append(NodeKey(UNVERSIONED, lang, node_id))
