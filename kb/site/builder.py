@@ -176,8 +176,9 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
             _fail_on_problems(report)
         output.write(NAMES, marshal.dumps(names_record(site), 2))  # format 2: the bytes of the values only
         if editable:  # (a build of other producers leaves no record: the next is no edit build of its site)
-            for rel, data in edits_files(site, base, store.versioned_digest(), inputs):
-                output.write(rel, data)
+            for rel, data, same in edits_files(site, base, store.versioned_digest(), inputs, load_record(out, EDITS)):
+                if not (same and output.keep(rel)):
+                    output.write(rel, data)
         _write_records(output, previous, inputs, report, broken, {
             "format": MANIFEST_FORMAT, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
@@ -263,8 +264,9 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)
-        for rel, data in edited_files(out, record, site, cards, inputs):
-            output.write(rel, data)
+        for rel, data, same in edited_files(out, record, site, cards, inputs):
+            if not (same and output.keep(rel)):
+                output.write(rel, data)
         _write_records(output, previous, inputs, report, broken, {
             **{k: v for k, v in previous.items() if k not in ("files", "base")}, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "groups": groups})

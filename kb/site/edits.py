@@ -64,21 +64,22 @@ def names_digest(node: Node) -> bytes:
     return hashlib.sha1(marshal.dumps((node.kind, node.title, node.english, node.aliases), 2)).digest()
 
 
-def edits_files(site: SiteData, base: str, versioned: str, inputs: str) -> list[tuple[str, bytes]]:
-    """The record a build of ``site`` leaves for the next (see the module doc), as files (path under the site,
-    bytes); ``inputs``: the build's inputs fingerprint, which names the record as that build's
-    (:func:`edited_keys`)."""
+def edits_files(site: SiteData, base: str, versioned: str, inputs: str, previous: dict[str, Any]) -> list[RecordFile]:
+    """The record a build of ``site`` leaves for the next (see the module doc), as files; ``inputs``: the build's
+    inputs fingerprint, which names the record as that build's (:func:`edited_keys`); ``previous``: the last
+    build's record (its shards kept where unchanged)."""
     digests = site.html.digests if site.html is not None else {}
     nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node), entry.url)
              for entry in site.others.values() for lang, node in entry.nodes.items()}
     given = {key: site.contributions.get(key, NO_CONTRIBUTION) for key in nodes}
     record = {"format": MANIFEST_FORMAT, "shape": EDITS_SHAPE, "base": base, "versioned": versioned,
               "dictionary": site.splitter.dictionary_id, "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
-    return _files(record, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD))
+    shards = previous.get("shards", {}) if previous.get("shape") == EDITS_SHAPE else {}
+    return _files(record, shards, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD))
 
 
 def edited_files(out: Path, record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts], inputs: str
-                 ) -> list[tuple[str, bytes]]:
+                 ) -> list[RecordFile]:
     """The record after an edit build of ``site`` (``cards``: every card's facts now; ``inputs``: the build's inputs
     fingerprint), as files: the main record, and the shards holding the edited nodes' contributions and the
     citations of the rules the build showed again, read from the previous record in ``out`` and updated."""
@@ -93,7 +94,7 @@ def edited_files(out: Path, record: dict[str, Any], site: SiteData, cards: dict[
     citations = _read(out, {RULE_SHARD.of(url) for url in site.rule_citations})
     for url, cited in site.rule_citations.items():
         citations[RULE_SHARD.of(url)][url] = cited
-    return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, given, citations)
+    return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, record["shards"], given, citations)
 
 
 def old_contributions(out: Path, edited: list[NodeKey]) -> dict[tuple[str, str], Contribution]:
@@ -156,15 +157,23 @@ def _read(out: Path, names: set[str]) -> dict[str, dict[Any, Any]]:
     return {name: values for name, values in shards.items() if isinstance(values, dict)}
 
 
-def _files(record: dict[str, Any], *shards: dict[str, dict[Any, Any]]) -> list[tuple[str, bytes]]:
+RecordFile = tuple[str, bytes, bool]  # a file of the record: its path under the site, its bytes, and whether the
+# previous build left the same (kept when it is there)
+
+
+def _files(record: dict[str, Any], previous: dict[str, str], *shards: dict[str, dict[Any, Any]]) -> list[RecordFile]:
     """The main record and ``shards`` as files, each shard's values in one order whatever build made them (a rule
-    cited by none left out)."""
-    files = [(EDITS, marshal.dumps(record, 2))]
+    cited by none left out); the main record names each shard's digest, and a shard of the digest ``previous`` (the
+    last record's) names is the same (written only when it is not there)."""
+    files: list[RecordFile] = []
+    digests = dict(previous)
     for group in shards:
         for name, values in group.items():
             kept = {key: values[key] for key in sorted(values) if values[key] or name.startswith(NODE_SHARD.prefix)}
-            files.append((f"{EDITS_DIR}{name}.marshal", marshal.dumps({"format": MANIFEST_FORMAT, "values": kept}, 2)))
-    return files
+            data = marshal.dumps({"format": MANIFEST_FORMAT, "values": kept}, 2)
+            digests[name] = digest = hashlib.sha1(data).hexdigest()
+            files.append((f"{EDITS_DIR}{name}.marshal", data, previous.get(name) == digest))
+    return [(EDITS, marshal.dumps({**record, "shards": digests}, 2), False), *files]
 
 
 def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str | None) -> list[NodeKey] | None:
@@ -172,7 +181,8 @@ def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str |
     make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``, and
     that build the previous one: whose inputs fingerprint, in the site's stamp, is ``previous``); else None."""
     nodes: dict[tuple[str, str], NodeFacts] = record.get("nodes", {})
-    if not nodes or record.get("shape") != EDITS_SHAPE or record.get("inputs") != previous or record.get("base") != base \
+    if not nodes or record.get("shape") != EDITS_SHAPE or "shards" not in record or record.get("inputs") != previous \
+            or record.get("base") != base \
             or record.get("versioned") != store.versioned_digest():
         return None
     now = store.version_hashes(UNVERSIONED)
