@@ -48,7 +48,7 @@ from kb.store import NodeKey, Store
 EDITS = ".kb-build/edits.marshal"
 NodeFacts = tuple[str, bytes, str]  # an unversioned node's content hash, names' digest and page (the record's
 # "nodes", by (lang, id); what it gives other pages is in a shard: EDITS_DIR)
-EDITS_SHAPE = 2  # the record's shape (2: contributions and rule citations in shards)
+EDITS_SHAPE = 3  # the record's shape (3: contributions, with their mentions' texts, and rule citations in shards)
 EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well)
 
 

@@ -16,7 +16,7 @@ import marshal
 import re
 from bisect import insort
 from collections import defaultdict
-from collections.abc import Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from dataclasses import fields
 from functools import partial
@@ -309,7 +309,7 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
         linker.link(version, store.ref_rows(version, lang), site.unresolved,  # node, seq)
                     site.contributions if version == UNVERSIONED else None, rank)
     linker.finish()
-    site.rule_citations = {entry.url: citations for entry, citations in linker.citations() if entry.number}
+    site.rule_citations = dict(linker.citations(lambda entry: entry.number is not None))
 
 
 def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edited: Collection[NodeKey]) -> None:
@@ -421,8 +421,8 @@ class _Linker:
                 elif target is not None:
                     span[2] = target
             links: list[Link] = []
-            cites: list[tuple[str, Mention | None]] = []  # what it gives other pages: the entries it cites, a mention
-            lines: list[str] = []  # of a card with each, and its unresolved references
+            cites: list[tuple[str, tuple[str, str, str] | None]] = []  # what it gives other pages: the entries it
+            lines: list[str] = []  # cites, a mention of a card with each, and its unresolved references
             for (start, end), (ref_kind, name, target) in spans.items():
                 if target is None:
                     if ref_kind not in REFS_OUTSIDE_SITE:
@@ -443,11 +443,12 @@ class _Linker:
                     if source_url not in cited:
                         cited[source_url] = source_label
                         target.places.append((rank, s_lang, node_id))
-                    mention = None
+                    said = None  # what other pages show of the mention (its place is the source's)
                     if start >= 0 and target.card and mentions:
                         mention = _mention(source, s_lang, start, end)
                         target.mentions.append(mention)
-                    cites.append((target.url, mention))
+                        said = (mention["before"], mention["name"], mention["after"])
+                    cites.append((target.url, said))
                 if start >= 0:  # terms found in the text look like parsed ones
                     links.append(Link(start, end, target.url, REF_TERM if ref_kind == REF_AUTO_TERM else ref_kind))
             if links:  # by start, a longer span first (two stable sorts, keyed in C)
@@ -457,11 +458,11 @@ class _Linker:
             if contributions is not None and (cites or lines):
                 contributions[(s_lang, node_id)] = (tuple(cites), hashlib.sha1(marshal.dumps(lines, 2)).digest())
 
-    def citations(self) -> Iterator[tuple[Entry, list[Citation]]]:
-        """Each cited entry and its citations (:data:`~kb.site.records.Citation`), in order."""
+    def citations(self, wanted: Callable[[Entry], bool]) -> Iterator[tuple[str, list[Citation]]]:
+        """The URL and citations (:data:`~kb.site.records.Citation`, in order) of each cited entry ``wanted``."""
         for target in self.targets.values():
-            if target.cited:
-                yield target.entry, [(place, url, label) for place, (url, label) in zip(
+            if target.cited and wanted(target.entry):
+                yield target.url, [(place, url, label) for place, (url, label) in zip(
                     target.places, target.cited.items(), strict=True)]
 
     def finish(self) -> None:

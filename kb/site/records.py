@@ -32,9 +32,9 @@ class Mention(TypedDict):
     after: str
 
 
-Contribution = tuple[tuple[tuple[str, Mention | None], ...], bytes]  # what an unversioned node gives pages other than
-# its own (kb.site.gather): the URL of each entry it cites, in order, with its mention of it when a card (else None),
-# and a digest of its unresolved references' lines
+Contribution = tuple[tuple[tuple[str, tuple[str, str, str] | None], ...], bytes]  # what an unversioned node gives
+# pages other than its own (kb.site.gather): the URL of each entry it cites, in order, with its mention of it when a
+# card (the text before, the name, the text after; else None), and a digest of its unresolved references' lines
 NO_CONTRIBUTION: Contribution = ((), b"")
 Citation = tuple[tuple[int, str, str], str, str]  # a citation of a rule (kb.site.gather): the citing node's place in
 # the store's order (its version's rank, 0 for the unversioned nodes, its language and id), the citing page's URL and
