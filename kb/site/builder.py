@@ -22,7 +22,9 @@ that is unchanged its pages are neither made nor hashed — a build after one ar
 parts, article runs and preview scripts whose pages show it, not the 3,000 rule pages and 5,000 articles, and its
 redirects only when the article changed what they show. When the inputs fingerprint
 (:func:`kb.site.fingerprint.inputs_fingerprint`) equals the previous build's and its files are all there, nothing is
-gathered or written at all: only the small stamp is read.
+gathered or written at all: only the small stamp is read. When all that changed is the text of a few wiki articles,
+the build is an edit build (:mod:`kb.site.edits`): no producer runs; it gathers those articles and the names of the
+others, and makes the pages that can have changed (:func:`kb.site.pages.edited_pages`), keeping every other file.
 
 Atomic: new files are written to a staging folder beside ``out``; only a complete, checked build is put in place —
 the whole folder swapped, or, when few files changed, each new file renamed over its old copy under a journal that
@@ -149,7 +151,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     base = edit_base(key, installed_identity())
     if editable and previous and stamp:
         edited = _edit_build(store, out, previous, stamp, inputs, base, strict, templates, base_url, splitter, renderer,
-                             progress, started)
+                             key, progress, started)
         if edited is not None:
             return edited
     old_files: dict[str, FileRecord] = previous.get("files", {})
@@ -212,7 +214,7 @@ def _write_records(output: Output, previous: dict[str, Any], inputs: str, report
 
 def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[str, Any], inputs: str, base: str,
                 strict: bool, templates: Path, base_url: str | None, splitter: JapaneseSplitter | None,
-                renderer: Renderer, progress: Progress, started: float) -> BuildReport | None:
+                renderer: Renderer, key: str, progress: Progress, started: float) -> BuildReport | None:
     """An edit build (:mod:`kb.site.edits`): the edited articles' pages, their preview scripts and the static search
     made again, every other file kept as the previous build left it; None when the store's changes are not an edit
     (a full build follows)."""
@@ -238,12 +240,11 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
     # analyses (kb.site.search_cache) are those the export keeps or writes
     from kb.site.search_cache import CACHE_DIR
 
-    files = {rel: record for rel, record in old_files.items() if not rel.startswith(("search/", CACHE_DIR))}
+    files = {rel: kept for rel, kept in old_files.items() if not rel.startswith(("search/", CACHE_DIR))}
     report = BuildReport(out, pages=stamp["pages"], unresolved=list(stamp["unresolved"]), edit=True)
     output = Output(out)
     try:
-        pages = _Pages(render_key(renderer.template_hash, base_url), renderer, base_url, old_files, output, files,
-                       report, progress)
+        pages = _Pages(key, renderer, base_url, old_files, output, files, report, progress)
         old_groups: dict[str, dict[str, Any]] = previous.get("groups", {})
         old_tables = frozenset(previous.get("tables", ()))
         for item in edited_pages(site, again, cards):
