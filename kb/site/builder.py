@@ -51,6 +51,7 @@ from kb.model import Progress, no_progress
 from kb.site.edits import (
     EDITS,
     MissingShard,
+    RecordShards,
     cited_otherwise,
     edit_base,
     edited_files,
@@ -224,12 +225,13 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         return None
     progress("gather", 0, None)
     site = gather_edited(store, splitter, load_record(out, NAMES), edited, pages_by_id(record))
+    shards = RecordShards(out)
     try:
-        targets = cited_otherwise(site, record, edited, old_contributions(out, edited))
+        targets = cited_otherwise(site, record, edited, old_contributions(shards, edited))
         if targets is None:
             return None
         again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
-        cited = old_rule_citations(out, [entry.url for entry in again.entries if entry.number])
+        cited = old_rule_citations(shards, [entry.url for entry in again.entries if entry.number])
     except MissingShard:  # the record is not whole: what the edit changed cannot be told
         return None
     link_edited(store, site, again.entries, cited)
@@ -265,7 +267,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)
-        for rel, data, same in edited_files(out, record, site, cards, inputs):
+        for rel, data, same in edited_files(shards, record, site, cards, inputs):
             if not (same and output.keep(rel)):
                 output.write(rel, data)
         _write_records(output, previous, inputs, report, broken, {

@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import marshal
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
@@ -78,36 +78,36 @@ def edits_files(site: SiteData, base: str, versioned: str, inputs: str, previous
     return _files(record, shards, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD))
 
 
-def edited_files(out: Path, record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts], inputs: str
-                 ) -> list[RecordFile]:
+def edited_files(shards: RecordShards, record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts],
+                 inputs: str) -> list[RecordFile]:
     """The record after an edit build of ``site`` (``cards``: every card's facts now; ``inputs``: the build's inputs
     fingerprint), as files: the main record, and the shards holding the edited nodes' contributions and the
-    citations of the rules the build showed again, read from the previous record in ``out`` and updated."""
+    citations of the rules the build showed again, those of the previous record (``shards``) updated."""
     nodes = dict(record["nodes"])
     digests = site.html.digests if site.html is not None else {}
     keys = [(lang, node_id) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
-    given = _read(out, {NODE_SHARD.of(key) for key in keys})
+    given = shards.copies({NODE_SHARD.of(key) for key in keys})
     for lang, node_id in keys:
         entry = site.others[node_id]
         nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(entry.nodes[lang]), entry.url)
         given[NODE_SHARD.of((lang, node_id))][(lang, node_id)] = site.contributions[(lang, node_id)]
-    citations = _read(out, {RULE_SHARD.of(url) for url in site.rule_citations})
+    citations = shards.copies({RULE_SHARD.of(url) for url in site.rule_citations})
     for url, cited in site.rule_citations.items():
         citations[RULE_SHARD.of(url)][url] = cited
     return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, record["shards"], given, citations)
 
 
-def old_contributions(out: Path, edited: list[NodeKey]) -> dict[tuple[str, str], Contribution]:
-    """What the edited nodes gave other pages at the previous build (its record in ``out``)."""
-    shards = _read(out, {NODE_SHARD.of((key.lang, key.id)) for key in edited})
-    return {(key.lang, key.id): shards[NODE_SHARD.of((key.lang, key.id))].get((key.lang, key.id), NO_CONTRIBUTION)
-            for key in edited}
+def old_contributions(shards: RecordShards, edited: list[NodeKey]) -> dict[tuple[str, str], Contribution]:
+    """What the edited nodes gave other pages at the previous build (its record's ``shards``)."""
+    keys = [(key.lang, key.id) for key in edited]
+    read = shards.get({NODE_SHARD.of(key) for key in keys})
+    return {key: read[NODE_SHARD.of(key)].get(key, NO_CONTRIBUTION) for key in keys}
 
 
-def old_rule_citations(out: Path, urls: list[str]) -> dict[str, list[Citation]]:
-    """The citations of the rules at ``urls`` at the previous build (its record in ``out``)."""
-    shards = _read(out, {RULE_SHARD.of(url) for url in urls})
-    return {url: shards[RULE_SHARD.of(url)].get(url, []) for url in urls}
+def old_rule_citations(shards: RecordShards, urls: list[str]) -> dict[str, list[Citation]]:
+    """The citations of the rules at ``urls`` at the previous build (its record's ``shards``)."""
+    read = shards.get({RULE_SHARD.of(url) for url in urls})
+    return {url: read[RULE_SHARD.of(url)].get(url, []) for url in urls}
 
 
 EDITS_DIR = ".kb-build/edits/"  # the record's shards: n-<hex>.marshal (contributions, by node id), r-<hex>.marshal
@@ -148,13 +148,26 @@ class MissingShard(Exception):
     """A shard of the previous build's record is missing or damaged: the build is a full one."""
 
 
-def _read(out: Path, names: set[str]) -> dict[str, dict[Any, Any]]:
-    """The shards ``names`` of the record in ``out``; raises :class:`MissingShard` when one is not there."""
-    shards = {name: load_record(out, f"{EDITS_DIR}{name}.marshal").get("values") for name in names}
-    missing = sorted(name for name, values in shards.items() if not isinstance(values, dict))
-    if missing:
-        raise MissingShard(f"{out / EDITS_DIR}{missing[0]}.marshal")
-    return {name: values for name, values in shards.items() if isinstance(values, dict)}
+@dataclass(frozen=True)
+class RecordShards:
+    """The shards of the record a build in ``out`` left, each read once: an edit build reads a shard to find what
+    the edit changed, then updates it."""
+
+    out: Path
+    read: dict[str, dict[Any, Any]] = field(default_factory=dict)
+
+    def get(self, names: set[str]) -> dict[str, dict[Any, Any]]:
+        """The shards ``names``; raises :class:`MissingShard` when one is not there."""
+        for name in sorted(names - self.read.keys()):
+            values = load_record(self.out, f"{EDITS_DIR}{name}.marshal").get("values")
+            if not isinstance(values, dict):
+                raise MissingShard(f"{self.out / EDITS_DIR}{name}.marshal")
+            self.read[name] = values
+        return {name: self.read[name] for name in names}
+
+    def copies(self, names: set[str]) -> dict[str, dict[Any, Any]]:
+        """The shards ``names``, each a copy to update."""
+        return {name: dict(values) for name, values in self.get(names).items()}
 
 
 RecordFile = tuple[str, bytes, bool]  # a file of the record: its path under the site, its bytes, and whether the
@@ -169,7 +182,7 @@ def _files(record: dict[str, Any], previous: dict[str, str], *shards: dict[str, 
     digests = dict(previous)
     for group in shards:
         for name, values in group.items():
-            kept = {key: values[key] for key in sorted(values) if values[key] or name.startswith(NODE_SHARD.prefix)}
+            kept = {key: values[key] for key in sorted(values) if values[key]}
             data = marshal.dumps({"format": MANIFEST_FORMAT, "values": kept}, 2)
             digests[name] = digest = hashlib.sha1(data).hexdigest()
             files.append((f"{EDITS_DIR}{name}.marshal", data, previous.get(name) == digest))
