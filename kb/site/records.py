@@ -6,7 +6,7 @@ updates) and every page producer, the search export and the 更新履歴 read. R
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, NamedTuple, TypedDict
 
 from kb.model import Node
@@ -160,9 +160,8 @@ class SiteData:
         read = self.whole_node
         if read is None or self.is_whole(entry):
             return entry
-        nodes = {lang: read(NodeKey(node.version, lang, node.id)) or node for lang, node in entry.nodes.items()}
-        return Entry(entry.id, entry.kind, entry.url, entry.label, nodes, entry.links, entry.children, entry.cited_by,
-                     entry.number, entry.mentions, entry.ja)
+        return replace(entry, nodes={lang: read(NodeKey(node.version, lang, node.id)) or node
+                                     for lang, node in entry.nodes.items()})
 
     def entry_for(self, key: NodeKey) -> Entry | None:
         """The entry that shows the stored node ``key`` (None: the site does not show it)."""
