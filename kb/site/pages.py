@@ -521,9 +521,9 @@ def edited_pages(site: SiteData, shown_again: ShownAgain, cards: dict[str, CardF
     articles = _Articles.of(site)
     assert articles.make is not None  # an edit build's site has the stored HTML (kb.site.gather.gather_edited)
     again = {id(entry) for entry in shown_again.entries}
-    for entry in site.others.values():  # in the site's order
-        if entry.id in site.edited or id(entry) in again:
-            yield articles.make(articles.article(entry))
+    remade = [entry for entry in site.others.values() if entry.id in site.edited or id(entry) in again]  # in order
+    for entry in remade:
+        yield articles.make(articles.article(entry))
     for name, made, shared in _rule_parts(site, shown_again.parts) if shown_again.parts else ():
         yield PageGroup(f"rule pages {name}", part_inputs(made, shared), partial(iter, made))
     urls = {entry.url for entry in shown_again.entries if entry.kind == GLOSSARY}
@@ -531,9 +531,7 @@ def edited_pages(site: SiteData, shown_again: ShownAgain, cards: dict[str, CardF
     changed_cards = [entry for entry in shown_again.entries if entry.kind == "card"]
     if changed_cards:
         yield from _cards_index(site, articles.site_ctx, cards)
-    scripts = {_preview_script(*entry.url.rpartition("/")[::2]) for entry in site.others.values()
-               if entry.id in site.edited or id(entry) in again}
-    yield from preview_pages(site, scripts, cards)
+    yield from preview_pages(site, {_preview_script(*entry.url.rpartition("/")[::2]) for entry in remade}, cards)
 
 
 @dataclass(frozen=True)
