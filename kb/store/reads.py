@@ -343,11 +343,11 @@ class Reads(Connected):
         reads the few it shows again by key). For kb.site.gather (an edit build)."""
         kinds = sorted(set(whole))
         marks = ",".join("?" * len(kinds)) or "NULL"
-        empty = {"text": "''", "examples": "'[]'", "meta": "'{}'", "html": "NULL"}
-        columns = ", ".join(f"CASE WHEN kind IN ({marks}) THEN {name} ELSE {empty[name]} END"
-                            if name in empty and name != "html" else empty.get(name, name) for name in NODE_COLUMNS)
+        blank = {"text": "''", "examples": "'[]'", "meta": "'{}'"}  # of the nodes of the other kinds
+        columns = ", ".join("NULL" if name == "html" else f"CASE WHEN kind IN ({marks}) THEN {name} ELSE {blank[name]} END"
+                            if name in blank else name for name in NODE_COLUMNS)
         nodes = [decode_node(*row_fields(row)) for row in self._db.execute(
-            f"SELECT {columns} FROM nodes WHERE version=? AND lang=?", (*kinds * 3, version, lang))]
+            f"SELECT {columns} FROM nodes WHERE version=? AND lang=?", (*kinds * len(blank), version, lang))]
         nodes.sort(key=_DOCUMENT_ORDER)
         return nodes
 
