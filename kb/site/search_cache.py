@@ -95,16 +95,12 @@ class SectionCache:
         without the cache)."""
         if node.kind != ARTICLE:
             return ()
-        found = self.state.get(digest) if digest is not None else None
-        if found is None and digest is not None:
-            found = self._previous.get(digest)  # first: an edit build's unedited articles hold their names alone
-            if found is not None:
-                self.state[digest] = found
-        if found is not None:
-            return found
-        if len(node.text) < LONG_ARTICLE_CHARS:
-            return ()  # never cut (sections' first test): nothing kept
-        found = _anchors(node)
+        # the cache first: an edit build's unedited articles hold their names alone
+        found = None if digest is None else self.state.get(digest, self._previous.get(digest))
+        if found is None:
+            if len(node.text) < LONG_ARTICLE_CHARS:
+                return ()  # never cut (sections' first test): nothing kept
+            found = _anchors(node)
         if digest is not None:
             self.state[digest] = found
         return found
