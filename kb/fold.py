@@ -20,7 +20,14 @@ def fold(text: str) -> str:
     """The folded text (see the module doc)."""
     if text.isascii():  # the common case (English words, rule numbers): NFKC leaves ASCII as it is
         return text.lower()
-    return fold_with_offsets_or_none(text)[0]
+    if unicodedata.is_normalized("NFKC", text):
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            return lowered
+    table = {ord(ch): _fold_char(ch) for ch in set(text)}  # each distinct character folded once, then mapped in C
+    if _VOICED_MARKS.isdisjoint(table.values()):
+        return text.translate(table)
+    return fold_with_offsets_or_none(text)[0]  # a (semi-)voiced mark to join to the kana before it
 
 
 def fold_name(name: str) -> str:

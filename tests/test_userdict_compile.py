@@ -46,7 +46,7 @@ def _split(path: Path, text: str) -> list[tuple[str, int, str, str]]:
 def test_the_stand_in_compile_writes_the_bytes_sudachi_writes_against_the_system_dictionary(tmp_path):
     source = _lexicon(tmp_path)
     ours, theirs = tmp_path / "ours.dic", tmp_path / "theirs.dic"
-    userdict._compile(source, ours)
+    userdict._compile(source, ours, tmp_path / "stand-in")
     subprocess.run([sys.executable, "-c", REFERENCE, str(system_dictionary_path()), str(source), str(theirs),
                     userdict.DESCRIPTION], check=True)
     a, b = bytearray(ours.read_bytes()), bytearray(theirs.read_bytes())
@@ -61,7 +61,7 @@ def test_a_lexicon_sudachi_refuses_is_one_line_naming_it(tmp_path):
     source.write_text(userdict.lexicon([("接死", "セッシ")]).replace(f",{userdict.CONNECTION_ID},", ",99999,", 1),
                       encoding="utf-8")
     with pytest.raises(KbError, match=r"lexicon\.csv: Sudachi could not compile the user dictionary \(.*99999") as err:
-        userdict._compile(source, tmp_path / "user.dic")
+        userdict._compile(source, tmp_path / "user.dic", tmp_path / "stand-in")
     assert "\n" not in str(err.value)
     assert not (tmp_path / "user.dic").exists()
 
@@ -69,8 +69,26 @@ def test_a_lexicon_sudachi_refuses_is_one_line_naming_it(tmp_path):
 def test_a_compiled_dictionary_holds_every_word_of_its_lexicon_sudachi_can_read_as_one_word(tmp_path):
     source = _lexicon(tmp_path)
     built = tmp_path / "user.dic"
-    userdict._compile(source, built)
+    userdict._compile(source, built, tmp_path / "stand-in")
     for row in source.read_text(encoding="utf-8").splitlines():
         word, reading = row.split(",")[0], row.split(",")[11]
         if userdict.collapsed(word) == word:  # else Sudachi reads the text with one long vowel: never the word
             assert _split(built, word) == [(word, 1, reading, userdict.POS)]
+
+
+def test_the_stand_in_is_kept_sparse_and_made_again_when_damaged(tmp_path):
+    source, kept = _lexicon(tmp_path), tmp_path / "stand-in"
+    first, second, third = tmp_path / "1.dic", tmp_path / "2.dic", tmp_path / "3.dic"
+    userdict._compile(source, first, kept)
+    [stand_in] = kept.glob("*.dic")
+    assert stand_in.stat().st_blocks * 512 < stand_in.stat().st_size // 10  # its matrix of zeros is holes
+    made = stand_in.stat().st_mtime_ns
+    userdict._compile(source, second, kept)  # from the kept one
+    assert stand_in.stat().st_mtime_ns == made
+    with stand_in.open("r+b") as f:  # damaged: made again
+        f.seek(300)
+        f.write(b"\xff" * 8)
+    userdict._compile(source, third, kept)
+    assert userdict.intact(stand_in) and stand_in.stat().st_mtime_ns != made
+    a, b, c = (bytearray(p.read_bytes()) for p in (first, second, third))
+    assert a[:TIME.start] == b[:TIME.start] == c[:TIME.start] and a[TIME.stop:] == b[TIME.stop:] == c[TIME.stop:]

@@ -22,9 +22,10 @@ Entry points: :func:`prepare` (build if needed; called by the index update and t
 :func:`recorded` (the dictionary an index recorded, for a searcher). Both take the command's splitter and return
 the splitter with the dictionary (the same one when it already has it); nothing is switched in the process.
 
-Compiling a dictionary costs about 0.7 s of CPU, nearly all of it fixed (Sudachi's own compiler spends 5–6 s and
-700 MiB indexing the whole system dictionary first; :func:`_compile_here` compiles against a stand-in of it and writes
-the same bytes), in a process of its own (:func:`_compile`), so a new name costs its documents, not a compile. With
+Compiling a dictionary costs about 0.4 s, nearly all of it fixed (Sudachi's own compiler spends 5–6 s and 700 MiB
+indexing the whole system dictionary first; :func:`_compile_here` compiles against a stand-in of it, kept in
+``<kb_dir>/userdict/stand-in/`` after the first compile, which builds it in 0.45 s more, and writes the same bytes),
+in a process of its own (:func:`_compile`), so a new name costs its documents, not a compile. With
 ``$KB_USERDICT_CACHE`` set to a folder, a compiled dictionary is also kept there (named by its digest and the SudachiPy
 version, written atomically, never pruned) and copied from there by any knowledge base that needs the same words —
 the test suite sets it: it ingests the same sample into about a hundred fresh knowledge bases.
@@ -52,6 +53,7 @@ FOLDER = "userdict"
 CHECKSUM_SUFFIX = ".sha256"  # beside each compiled dictionary: its SHA-256
 LEXICON_SUFFIX = ".csv"  # beside each compiled dictionary: its words (see lexicon_words)
 SHARED_ENV = "KB_USERDICT_CACHE"  # a folder of compiled dictionaries shared by knowledge bases (see the module doc)
+STAND_INS = "stand-in"  # the folder of the kept stand-in system dictionaries (see _stand_in)
 KEEP = 4  # dictionaries kept (a searcher of another process may still use an older one)
 COMPOUND_POS = frozenset(["名詞", "接頭辞", "接尾辞"])
 POS = "名詞,普通名詞,一般,*,*,*"
@@ -266,27 +268,28 @@ DESCRIPTION = "kb: glossary terms and MTG Wiki titles"  # in each compiled dicti
 HEADER_BYTES = 256  # a compiled dictionary's header (magic, version, time, description, signature) is in these
 
 
-def _compile(source: Path, built: Path) -> None:
-    """Compile the lexicon ``source`` into ``built`` in a process of its own (:func:`_compile_here`): the 200 MiB
-    its stand-in system dictionary takes are given back when that process ends instead of staying in the writer's."""
+def _compile(source: Path, built: Path, stand_ins: Path) -> None:
+    """Compile the lexicon ``source`` into ``built`` in a process of its own (:func:`_compile_here`; the stand-in
+    system dictionary kept in ``stand_ins``): the 200 MiB it takes are given back when that process ends instead
+    of staying in the writer's."""
     root = str(Path(__file__).resolve().parents[2])  # the folder kb is imported from, for the child
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (root, os.environ.get("PYTHONPATH")) if p)}
     done = subprocess.run([sys.executable, "-c", "import sys\nfrom kb.search.userdict import _compile_here\n"
-                           "_compile_here(*sys.argv[1:])", str(system_dictionary_path()), str(source), str(built)],
-                          capture_output=True, text=True, env=env)
+                           "_compile_here(*sys.argv[1:])", str(system_dictionary_path()), str(source), str(built),
+                           str(stand_ins)], capture_output=True, text=True, env=env)
     if done.returncode != 0 or not built.is_file():
         why = (done.stderr.strip().splitlines() or ["no output"])[-1]
         raise KbError(f"{source}: Sudachi could not compile the user dictionary ({why})")
 
 
-def _compile_here(system: str, source: str, built: str) -> None:
+def _compile_here(system: str, source: str, built: str, stand_ins: str) -> None:
     """Compile the lexicon ``source`` into ``built`` as Sudachi compiles it against the system dictionary
     ``system``, at a fraction of the cost: Sudachi's user-dictionary compiler first indexes every word of the system
     dictionary by its surface (to resolve a word's split parts given as words; this lexicon gives none), 5–6 s of
     CPU and 700 MiB whatever the lexicon's size. Here the lexicon is compiled against a stand-in system dictionary
-    built first in a temporary folder (0.2 s): the parts of speech of ``system`` in its order, one word each
-    (:data:`STAND_IN_SURFACE`), and a connection matrix of no costs just large enough for :data:`CONNECTION_ID` —
-    what the compiler reads of a system dictionary for words like these: a part of speech's id, the bounds of a
+    (:func:`_stand_in`, kept in the folder ``stand_ins``): the parts of speech of ``system`` in its order, one word
+    each (:data:`STAND_IN_SURFACE`), and a connection matrix of no costs just large enough for :data:`CONNECTION_ID`
+    — what the compiler reads of a system dictionary for words like these: a part of speech's id, the bounds of a
     connection id. The output is then the bytes Sudachi writes against ``system`` but for two fields of its
     header: its build time, and the signature of the system dictionary it was compiled against (checked when it
     is loaded), which is set to ``system``'s (``tests/test_userdict_compile.py`` compares the two compilers' bytes).
@@ -299,11 +302,7 @@ def _compile_here(system: str, source: str, built: str) -> None:
     while (part := real.pos_of(len(pos))) is not None:
         pos.append(",".join(part))
     with tempfile.TemporaryDirectory(prefix="kb-userdict-") as tmp:
-        matrix, words, stand_in = Path(tmp) / "matrix.def", Path(tmp) / "lexicon.csv", Path(tmp) / "system.dic"
-        matrix.write_text(f"{CONNECTION_ID + 1} {CONNECTION_ID + 1}\n", encoding="ascii")
-        w = STAND_IN_SURFACE
-        words.write_text("".join(f"{w},0,0,0,{w},{p},{w},{w},*,A,*,*,*,*\n" for p in pos), encoding="utf-8")
-        sudachipy.build_system_dic(matrix=str(matrix), lex=[str(words)], output=str(stand_in), description="stand-in")
+        stand_in = _stand_in(pos, Path(stand_ins), Path(tmp) / "system.dic")
         sudachipy.build_user_dic(system=str(stand_in), lex=[source], output=built,
                                  description=DESCRIPTION)
         data = bytearray(Path(built).read_bytes())
@@ -318,6 +317,46 @@ def _compile_here(system: str, source: str, built: str) -> None:
         word = row.split(",")[0]
         if collapsed(word) == word and not any(m.dictionary_id() == 1 for m in loaded.lookup(word)):
             raise KbError(f"{built}: the compiled user dictionary does not hold {word}")
+
+
+def _stand_in(pos: list[str], folder: Path, to: Path) -> Path:
+    """A stand-in system dictionary for the parts of speech ``pos`` (:func:`_compile_here`) at ``to``, linked from
+    the one kept in ``folder``, named by what it is made of, its SHA-256 beside it; built and kept there first when
+    it is missing or damaged. Building it is most of a compile (0.5 s: a 53 MB connection matrix of zeros), so it is
+    kept, as a sparse file. Linked, it stays the same file while another process publishes another."""
+    from sudachipy import sudachipy
+
+    made_of = "\n".join([installed_version("sudachipy", "sudachipy"), str(CONNECTION_ID), *pos])
+    kept = folder / f"{hashlib.sha256(made_of.encode()).hexdigest()[:16]}.dic"
+    try:
+        recorded = kept.with_suffix(CHECKSUM_SUFFIX).read_text(encoding="ascii").strip()
+        os.link(kept, to)
+        if hashlib.sha256(to.read_bytes()).hexdigest() == recorded:
+            return to
+        to.unlink()
+    except (OSError, ValueError):
+        to.unlink(missing_ok=True)
+    matrix, words = to.with_name("matrix.def"), to.with_name("stand-in.csv")
+    matrix.write_text(f"{CONNECTION_ID + 1} {CONNECTION_ID + 1}\n", encoding="ascii")
+    w = STAND_IN_SURFACE
+    words.write_text("".join(f"{w},0,0,0,{w},{p},{w},{w},*,A,*,*,*,*\n" for p in pos), encoding="utf-8")
+    sudachipy.build_system_dic(matrix=str(matrix), lex=[str(words)], output=str(to), description="stand-in")
+    data = to.read_bytes()
+    folder.mkdir(parents=True, exist_ok=True)
+    part = folder / f".{kept.name}.{os.getpid()}"
+    with part.open("wb") as out:  # the zeros as holes
+        for at in range(0, len(data), 1 << 16):
+            block = data[at:at + (1 << 16)]
+            if block.count(0) == len(block):
+                out.seek(len(block), os.SEEK_CUR)
+            else:
+                out.write(block)
+        out.truncate(len(data))
+    checksum = part.with_suffix(CHECKSUM_SUFFIX)
+    checksum.write_text(hashlib.sha256(data).hexdigest() + "\n", encoding="ascii")
+    os.replace(part, kept)
+    os.replace(checksum, kept.with_suffix(CHECKSUM_SUFFIX))  # after the dictionary: without it, not kept
+    return to
 
 
 def _signature(data: bytes) -> bytes:
@@ -337,7 +376,7 @@ def _build(csv: str, folder: Path, path: Path) -> None:
             shutil.copyfile(cached, built)
         else:
             source.write_text(csv, encoding="utf-8")
-            _compile(source, built)
+            _compile(source, built, folder / STAND_INS)
             if cached is not None:  # published whole or not at all: another process may be reading the folder
                 cached.parent.mkdir(parents=True, exist_ok=True)
                 part = cached.with_name(f".{cached.name}.{os.getpid()}")
