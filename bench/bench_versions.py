@@ -30,7 +30,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import REPO, corpus_dir  # noqa: E402
+from bench._common import REPO, byte_compile, corpus_dir  # noqa: E402
 
 REAL = ("MagicCompRules-2023-11-17.txt", "MagicCompRules-2025-11-14.txt", "MagicCompRules-2026-01-16.txt")
 EFFECTIVE = "These rules are effective as of January 16, 2026."
@@ -131,6 +131,7 @@ def main() -> None:
     parser.add_argument("--sizes", default="3,11", help="numbers of versions stored (comma-separated)")
     parser.add_argument("--rounds", type=int, default=5, help="rounds over the query list")
     args = parser.parse_args()
+    byte_compile()
     sizes = [int(x) for x in args.sizes.split(",")]
     with tempfile.TemporaryDirectory(prefix="kb-bench-versions-") as tmp:
         folder = Path(tmp)

@@ -20,6 +20,8 @@ prose edit of the same article (a sentence added, nothing cited otherwise: an ed
 lines compare each series' medians across the sizes (the update should cost what it changes, not grow with the wiki)
 (``--no-link``: without the two link timings). ``--baseline DIR`` also times the full link with the
 kb of another checkout (e.g. /work/main, the code before the name indexes) on the same store.
+kb's modules (and the baseline's) are byte-compiled first, as a first run leaves them (this machine sets
+PYTHONDONTWRITEBYTECODE: every command would otherwise compile each module it imports again).
 
 ``--ingest-only``: for each size only ``kb ingest`` of everything and then ``kb ingest`` of one new article whose
 title is a new compound noun (its cost as a share of the whole ingest: the index re-analyses only the texts that hold
@@ -49,7 +51,7 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from bench._common import REPO, corpus_dir  # noqa: E402
+from bench._common import REPO, byte_compile, corpus_dir  # noqa: E402
 
 TEMPLATE = REPO / "data" / "mtgwiki" / "唱える.html"
 GLOSSARY_TITLES = ("マナ・コスト", "優先権", "状況起因処理", "特別な処理", "総コスト", "予示", "裏向き", "戦場に出る")
@@ -438,6 +440,9 @@ def main() -> None:
     parser.add_argument("--updates", type=int, default=3,
                         help="one-article kb updates per size, each with a new body (their median is compared)")
     args = parser.parse_args()
+    byte_compile()  # kb's modules as a first run leaves them (bench._common.byte_compile)
+    if args.baseline:
+        byte_compile(Path(args.baseline))
     if args.versions:
         for count in (int(s) for s in args.versions.split(",")):
             with tempfile.TemporaryDirectory(prefix=f"kb-bench-versions-{count}-") as tmp:
