@@ -19,6 +19,7 @@ from conftest import KB_MAIN, REPO
 from lxml import html as lxml_html
 from search_files import kept, shard_data
 
+from kb.errors import KbError
 from kb.ids import card_id
 from kb.pipeline import ingest_sources
 from kb.site import build_site
@@ -424,3 +425,22 @@ def test_a_missing_shard_of_the_record_makes_a_full_build(tmp_path):
         report = build_site(store, site)
         assert not report.edit and page_of("孤立記事") in report.rendered_pages
         same_as_fresh(store, site, tmp_path / "fresh")
+
+
+def test_an_edit_build_writes_nothing_through_a_symbolic_link_on_its_way(tmp_path):
+    """An edit build looks at the files it touches one by one instead of scanning the site: a folder it writes in
+    that became a symbolic link is refused all the same, and nothing is written through it."""
+    with Store.open(tmp_path / "kb") as store:
+        paths = start(tmp_path, store)
+        site, outside = tmp_path / "site", tmp_path / "outside"
+        folder = (site / page_of("引用記事")).parent
+        folder.rename(outside)
+        folder.symlink_to(outside, target_is_directory=True)
+        before = {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()}
+        change(store, paths["引用記事"], "引用記事", [], PROSE)
+        with pytest.raises(KbError, match=r": a symbolic link inside the site; kb writes nothing through one"):
+            build_site(store, site)
+        assert {p: p.read_bytes() for p in outside.rglob("*") if p.is_file()} == before
+        folder.unlink()
+        outside.rename(folder)
+        assert build_site(store, site).edit

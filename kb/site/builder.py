@@ -244,7 +244,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
 
     files = {rel: kept for rel, kept in old_files.items() if not rel.startswith(("search/", CACHE_DIR))}
     report = BuildReport(out, pages=stamp["pages"], unresolved=list(stamp["unresolved"]), edit=True)
-    output = Output(out)
+    output = Output(out, scan=False)  # the few files it touches looked at one by one
     try:
         pages = _Pages(key, renderer, base_url, old_files, output, files, report, progress)
         old_groups: dict[str, dict[str, Any]] = previous.get("groups", {})
@@ -322,7 +322,7 @@ class _Pages:
         digest = group_hash(self.key, item)
         maker = f"page group {item.name!r}"
         same = old if old and old["hash"] == digest else None
-        if same is not None and (kept := set(same["paths"])) <= self.old_files.keys() and kept <= self.output.existing:
+        if same is not None and (kept := set(same["paths"])) <= self.old_files.keys() and all(map(self.output.has, kept)):
             if not self.seen.keys().isdisjoint(kept):  # (a set's isdisjoint would walk all of seen)
                 self._claim(next(rel for rel in same["paths"] if rel in self.seen), maker)  # raises
             keep = self.output.keep

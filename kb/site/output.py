@@ -27,6 +27,7 @@ import contextlib
 import marshal
 import os
 import shutil
+import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -66,9 +67,14 @@ class Output:
     :meth:`commit`, when it is known how many files changed — so a build streams its pages (none is held until
     the count is known)."""
 
-    def __init__(self, out: Path):
+    def __init__(self, out: Path, *, scan: bool = True):
+        """``scan``: find every file in ``out`` first (:func:`regular_files`: a full build keeps the files kb did not
+        make, and refuses a symbolic link anywhere in the site); else (an edit build, which touches a few files of
+        a large site) each file kept or written is looked at when it is, with the folders it is in
+        (:meth:`has`)."""
         self.out = out
-        self.existing = regular_files(out) if out.is_dir() else set()  # the files found in out, by relative path
+        self._existing = regular_files(out) if scan and out.is_dir() else None  # by relative path (None: not scanned)
+        self._looked: dict[str, bool] = {}  # unscanned: a folder or file looked at → whether it is there
         self.staging = out.parent / f".{out.name}.staging-{os.getpid()}"
         self._written: list[str] = []
         self._kept: list[str] = []
@@ -80,14 +86,49 @@ class Output:
     def written(self) -> int:
         return len(self._written)
 
+    @property
+    def existing(self) -> set[str]:
+        """Every regular file in ``out`` (:func:`regular_files`), by relative path: scanned when first asked."""
+        if self._existing is None:
+            self._existing = regular_files(self.out) if self.out.is_dir() else set()
+        return self._existing
+
+    def has(self, rel: str) -> bool:
+        """Whether ``rel`` is a regular file in ``out``. A symbolic link on its way is refused as
+        :func:`regular_files` refuses one."""
+        if self._existing is not None:
+            return rel in self._existing
+        return self._there(rel, folder=False)
+
+    def _there(self, rel: str, *, folder: bool) -> bool:
+        """Whether ``rel`` is a folder (``folder``) or a regular file in ``out``, its folders looked at first (once
+        each); KbError for a symbolic link."""
+        if (known := self._looked.get(rel)) is not None:
+            return known
+        parent = os.path.dirname(rel)
+        there = False
+        if not parent or self._there(parent, folder=True):
+            try:
+                mode = os.lstat(f"{self.out}/{rel}").st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                mode = 0
+            if stat.S_ISLNK(mode):
+                raise KbError(f"{self.out}/{rel}: a symbolic link inside the site; kb writes nothing through one: "
+                              f"remove it and build again")
+            there = stat.S_ISDIR(mode) if folder else stat.S_ISREG(mode)
+        self._looked[rel] = there
+        return there
+
     def keep(self, rel: str) -> bool:
         """Keep the previous build's ``rel``; False when it is not there (or not a regular file): write it anew."""
-        if rel not in self.existing:
+        if not self.has(rel):
             return False
         self._kept.append(rel)
         return True
 
     def write(self, rel: str, data: str | bytes) -> None:
+        if self._existing is None and os.path.dirname(rel):  # unscanned: never written through a symbolic link
+            self._there(os.path.dirname(rel), folder=True)
         with open(f"{self.staging}/{len(self._written)}", "wb") as f:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         self._written.append(rel)
@@ -116,6 +157,9 @@ class Output:
             _swap(tree, self.out)
             shutil.rmtree(self.staging, ignore_errors=True)
             return
+        if self._existing is None:  # unscanned: nothing deleted through a symbolic link either
+            for rel in deleted:
+                self.has(rel)
         staged = [[str(n), rel] for n, rel in enumerate(self._written)]
         journal = {"written": sorted(staged, key=lambda pair: pair[1].startswith(RECORDS)), "deleted": deleted}
         tmp = self.staging / f"{JOURNAL}.tmp"
