@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -24,7 +26,7 @@ from kb.ids import card_id
 from kb.pipeline import ingest_sources
 from kb.site import build_site
 from kb.site.builder import BuildReport
-from kb.site.edits import EDIT_MAX
+from kb.site.edits import EDIT_MAX, EDITS
 from kb.site.manifest import MANIFEST, load_record
 from kb.site.search_cache import CACHE_DIR
 from kb.store import Store
@@ -444,3 +446,37 @@ def test_an_edit_build_writes_nothing_through_a_symbolic_link_on_its_way(tmp_pat
         folder.unlink()
         outside.rename(folder)
         assert build_site(store, site).edit
+
+
+REMOVED_SECTION = re.compile(r'<a name="\.E5\.94\.B1[^"]*" id="[^"]*"></a><h2>.*?</h2>', re.S)  # 唱える領域…: its
+# text joins the section before it
+
+
+@pytest.mark.parametrize("edit", [*REAL_EDITS, "section removed"])
+def test_an_edit_builds_static_search_is_a_full_builds_from_the_same_site(tmp_path, edit):
+    """An edit build takes the static search's chunks holding no document of an edited article as the previous
+    build left them, unlooked at: its search files and state are those a full build from the same site makes (the
+    record of edits taken away: the same previous build, so the same document numbers), whether the edit adds,
+    keeps or removes a section (a document)."""
+    site, other = tmp_path / "site", tmp_path / "other"
+    real = tmp_path / "real" / "唱える.html"
+    real.parent.mkdir()
+    page = (DATA / "mtgwiki" / "唱える.html").read_text(encoding="utf-8")
+    real.write_text(page, encoding="utf-8")
+    if edit == "section removed":
+        edited, removed = REMOVED_SECTION.subn("", page)
+        assert removed == 1
+    else:
+        was, now = REAL_EDITS[edit]
+        edited = page.replace(was, now)
+    with Store.open(tmp_path / "kb") as store:
+        start(tmp_path, store, real)
+        real.write_text(edited, encoding="utf-8")
+        assert not ingest_sources(store, [str(real)], index=False).failed
+        shutil.copytree(site, other)
+        (other / EDITS).unlink()
+        assert build_site(store, site).edit and not build_site(store, other).edit
+    ours = {p.relative_to(site) for p in site.rglob("search/**/*") if p.is_file()}
+    assert ours == {p.relative_to(other) for p in other.rglob("search/**/*") if p.is_file()}
+    assert all((site / rel).read_bytes() == (other / rel).read_bytes() for rel in ours)
+    assert load_record(site, MANIFEST)["search"] == load_record(other, MANIFEST)["search"]

@@ -261,7 +261,7 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         progress("render", report.pages, report.pages)
         _put_static(templates, old_files, output, files)
         progress("search", 0, None)
-        search_state = _export_search(site, previous, out, output, files, report)
+        search_state = _export_search(site, previous, out, output, files, report, edit=True)
         progress("check", 0, None)
         broken = check_links(files, old_files, previous.get("broken"))
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
@@ -469,7 +469,9 @@ class _StaleSite(Exception):
 
 
 def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: Output, files: dict[str, FileRecord],
-                   report: BuildReport) -> dict[str, Any]:
+                   report: BuildReport, *, edit: bool = False) -> dict[str, Any]:
+    """The static search exported into ``output`` and its files' records put in ``files``; its state. ``edit``: an
+    edit build's, which keeps the files it does not write as the previous build's records list them, unlooked at."""
     from kb.site.search_cache import AnalysisCache
     from kb.site.search_export import export_search
 
@@ -495,6 +497,9 @@ def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: 
             if not (old and old["hash"] == digest and output.keep(rel)):
                 output.write(rel, written[rel])
                 report.search_written += 1
+        elif old and edit:
+            files[rel] = old
+            continue
         elif old and output.keep(rel):
             digest = old["hash"]
         else:

@@ -67,6 +67,11 @@ class AnalysisCache:
         """Keep the previous build's files of the texts ``keys``; False when one is not there (those before it kept)."""
         return all(map(self.keep, keys))
 
+    def kept(self, keys: Iterable[str]) -> None:
+        """Keep the previous build's files of the texts ``keys`` as its records list them, unlooked at (an edit build
+        keeps every page it does not make so)."""
+        self.files.update((self.path(key), None) for key in keys)
+
     def keep(self, key: str) -> bool:
         """Keep the previous build's file of the text ``key``; False when it is not there."""
         rel = self.path(key)

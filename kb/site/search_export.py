@@ -252,6 +252,19 @@ def search_doc(entry: Entry) -> list[SearchDoc]:
     return docs
 
 
+def _untouched(site: SiteData, items: list[_Item], ids: dict[str, int], chunks: set[int]) -> set[int]:
+    """Of ``chunks`` (each with documents in this build and the last), those of an edit build (:mod:`kb.site.edits`)
+    whose documents are the same as last time without looking: they hold no document of an edited article, nor the
+    place of one gone (a section cut no more). Only an edited article's search documents can change in an edit
+    build, which keeps every other node, name and order. Empty for any other build."""
+    if site.whole_node is None:
+        return set()
+    current = {item.url for item in items}
+    touched = {ids[item.url] // CHUNK for item in items if item.entry.id in site.edited}
+    touched.update(i // CHUNK for url, i in ids.items() if url not in current)
+    return chunks - touched
+
+
 def _inputs_digest(slots: list[_Item | None]) -> bytes:
     """A hash of all that :func:`search_doc` reads of a chunk's entries (``None`` for an empty slot): per item its
     URL, the entry's label, kind and number, which part of it it is, and its nodes — by their stored content hashes
@@ -404,7 +417,14 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
         old_by_chunk[i // per_chunk][i] = k
     chunks: dict[int, bytes] = {}
     keys: dict[int, str] = {}  # document id → its text's hash
+    untouched = _untouched(site, items, ids, slots.keys() & old_chunks.keys()) if incremental and not forced else set()
+    for chunk in untouched:  # an edit build's chunks of no edited article: as the previous build left them
+        chunks[chunk] = old_chunks[chunk]
+        keys.update(old_by_chunk[chunk])
+        cache.kept(old_by_chunk[chunk].values())
     for chunk, chunk_entries in slots.items():  # a chunk of the same documents as last time keeps their files
+        if chunk in untouched:
+            continue
         chunks[chunk] = digest = _inputs_digest(chunk_entries)  # (one whose file is gone is made again)
         if (digest == old_chunks.get(chunk) and chunk not in forced
                 and cache.keep_all(old_by_chunk[chunk].values())):
