@@ -241,5 +241,8 @@ def test_check_links_is_the_old_formula(old_files: dict[str, FileRecord], change
     """A build's files: the previous build's, some kept (the same record), some rewritten, gone or new."""
     files = {path: record for path, record in old_files.items() if path not in changes}
     files.update({path: record for path, record in changes.items() if record is not None})
+    rewritten = {path for path, record in changes.items() if record is not None}  # (an edit build: those written)
     with patch.object(linkcheck, "LOST_AT_MOST", lost_at_most):
-        assert linkcheck.check_links(files, old_files, old_broken) == old_check_links(files, old_files, old_broken)
+        expected = old_check_links(files, old_files, old_broken)
+        assert linkcheck.check_links(files, old_files, old_broken) == expected
+        assert linkcheck.check_links(files, old_files, old_broken, rewritten) == expected

@@ -262,8 +262,8 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         _put_static(templates, old_files, output, files)
         progress("search", 0, None)
         search_state = _export_search(site, previous, out, output, files, report, edit=True)
-        progress("check", 0, None)
-        broken = check_links(files, old_files, previous.get("broken"))
+        progress("check", 0, None)  # every file it did not write has the previous build's record
+        broken = check_links(files, old_files, previous.get("broken"), output.paths_written)
         report.broken = [f"{path}: {link} ({reason})" for path, link, reason in broken]
         if strict:
             _fail_on_problems(report)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import marshal
 import re
+from collections.abc import Collection
 from functools import lru_cache, partial
 from urllib.parse import unquote, urlsplit
 
@@ -68,12 +69,15 @@ def _parse(link: str) -> tuple[str, str] | None:
 
 
 def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] | None = None,
-                old_broken: list[list[str]] | None = None) -> list[tuple[str, str, str]]:
+                old_broken: list[list[str]] | None = None, rewritten: Collection[str] | None = None
+                ) -> list[tuple[str, str, str]]:
     """Every link written must name a file of the site and, with an anchor, an id in that file: the links that do
     not, as (page, link, what is wrong), in order. Given the previous build's files (a kept file's record is the same
     object in ``files``) and its broken (page, link) pairs, only the links that can have broken or mended are checked:
     those broken before, the rewritten files' new links, and the links into a file gone or rewritten without some of
-    its ids (found by their bytes in the marshalled links; when many files are, every link is checked)."""
+    its ids (found by their bytes in the marshalled links; when many files are, every link is checked).
+    ``rewritten``: the files whose record may not be the previous build's (an edit build's few; None: each one is
+    looked at)."""
     ids: dict[str, set[str]] = {}
 
     def problem(link: str) -> str | None:
@@ -87,20 +91,21 @@ def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] |
                 return "no such anchor"
         return None
 
-    lost = _lost_targets(files, old_files) if old_files is not None and old_broken is not None else None
+    changed = list(files) if rewritten is None else [path for path in rewritten if path in files]
+    lost = _lost_targets(files, old_files, changed) if old_files is not None and old_broken is not None else None
     if old_files is not None and old_broken is not None and lost is not None:
         broken_before: dict[str, set[str]] = {}
         for path, link in old_broken:
             broken_before.setdefault(path, set()).add(link)
         pairs = [(path, link) for path, link in old_broken if path in files and files[path] is old_files.get(path)]
         needles = [target.encode() for target in lost]
-        for path, info in files.items():
-            old = old_files.get(path)
-            if info["links"] == _NO_LINKS:
-                continue
-            if info is not old:  # rewritten: its new links, those broken before and those into a lost target
+        for path in changed:  # rewritten: its new links, those broken before and those into a lost target
+            info, old = files[path], old_files.get(path)
+            if info["links"] != _NO_LINKS and info is not old:
                 pairs += [(path, link) for link in _new_links(info, old, broken_before.get(path, set()), lost)]
-            elif needles and any(needle in info["links"] for needle in needles):  # kept, may link a lost target
+        for path, info in files.items() if needles else ():
+            if info is old_files.get(path) and info["links"] != _NO_LINKS \
+                    and any(needle in info["links"] for needle in needles):  # kept, may link a lost target
                 broken = broken_before.get(path, set())
                 pairs += [(path, link) for link in marshal.loads(info["links"])
                           if link.partition("#")[0] in lost and link not in broken]
@@ -123,14 +128,16 @@ def _new_links(info: FileRecord, old: FileRecord | None, broken: set[str], lost:
 LOST_AT_MOST = 64  # files gone or losing ids from which every link is checked (each costs a scan of the links)
 
 
-def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord]) -> set[str] | None:
+def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord], changed: list[str]
+                  ) -> set[str] | None:
     """The files of the previous build that are gone (but the build's own records, such as the static search's
-    analysis files: no link's target) or were rewritten without some of their ids — the only targets a kept link can
-    have lost; None when there are many (every link is checked)."""
-    lost = {rel for rel in old_files if rel not in files and not rel.startswith(RECORDS)}
+    analysis files: no link's target) or were rewritten (among ``changed``) without some of their ids — the only
+    targets a kept link can have lost; None when there are many (every link is checked)."""
+    lost = {rel for rel in old_files.keys() - files.keys() if not rel.startswith(RECORDS)}
     if files and len(lost) > LOST_AT_MOST:
         return None
-    for rel, info in files.items():
+    for rel in changed:
+        info = files[rel]
         if (old := old_files.get(rel)) is not None and old is not info and old["ids"] != info["ids"] \
                 and not set(marshal.loads(old["ids"])) <= set(marshal.loads(info["ids"])):
             lost.add(rel)

@@ -87,6 +87,11 @@ class Output:
         return len(self._written)
 
     @property
+    def paths_written(self) -> frozenset[str]:
+        """The files written so far, by relative path."""
+        return frozenset(self._written)
+
+    @property
     def existing(self) -> set[str]:
         """Every regular file in ``out`` (:func:`regular_files`), by relative path: scanned when first asked."""
         if self._existing is None:
