@@ -82,9 +82,10 @@ DROPPED_POS = frozenset(["助詞", "助動詞", "補助記号", "空白", "記�
 MIDDLE_DOTS = "・･"
 LONG_VOWEL = "ー"
 
-_RUN = re.compile(rf"(?P<number>(?<![0-9.]){rulenum.RULE}{rulenum.LETTER}?(?![a-z0-9]))|(?P<word>[a-z0-9]+)"
-                  r"|(?P<ja>(?:(?![\x00-\x7f])[\w・･])+)")
 _JAPANESE_CHAR = re.compile(r"(?:(?![\x00-\x7f])[\w・･])")  # what a Japanese run is made of
+_RUN = re.compile(rf"(?P<number>(?<![0-9.]){rulenum.RULE}{rulenum.LETTER}?(?![a-z0-9]))|(?P<word>[a-z0-9]+)"
+                  rf"|(?P<ja>{_JAPANESE_CHAR.pattern}+)")
+_JAPANESE_RUN = re.compile(f"{_JAPANESE_CHAR.pattern}+")
 _KATAKANA = re.compile(r"^[\u30a1-\u30fa\u30fc]+$")
 # starts only where a katakana run starts: tried inside a run, it fails the same way, once per character of the
 # run, and a long run without a middle dot took quadratic time (9 s for 49,000 katakana)
@@ -438,6 +439,12 @@ def surface_terms(splitter: JapaneseSplitter, text: str) -> list[tuple[str, str]
 def bigram_terms(text: str) -> list[str]:
     """Character bigrams of the Japanese runs of ``text`` (the fallback field; same for index and query)."""
     return [term for term, _, _, _ in _bigrams(text)]
+
+
+def is_japanese_run(text: str) -> bool:
+    """Whether the folded ``text`` is one Japanese run of :func:`bigram_terms` (non-ASCII word characters and middle
+    dots): wherever it stands in a text, its bigrams are among that text's."""
+    return _JAPANESE_RUN.fullmatch(text) is not None
 
 
 def bigrams(text: str) -> list[Term]:

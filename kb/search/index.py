@@ -68,7 +68,7 @@ from urllib.parse import quote
 from kb.codedigest import code_digest
 from kb.errors import KbError
 from kb.model import GLOSSARY, Node, Progress
-from kb.search.userdict import changed_words, collapsed, dictionary_path, intact, text_holds
+from kb.search.userdict import changed_words, dictionary_path, intact, text_holds, word_grams
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
@@ -464,19 +464,20 @@ def _holding(store: Store, ix: Any, version: str, lang: str, words: frozenset[st
     """The keys of ``among`` whose node's texts hold one of ``words`` (:func:`holds`): the candidates are found
     through the index — the documents with every character bigram of a word (the ``grams`` field) — and the
     glossary readings of the scope (the ``names`` field's), then checked against the stored node."""
-    from kb.search.analysis import bigram_terms
-
     if not among:
         return set()
-    with ix.reader() as reader:
-        def having(gram: str) -> set[int]:
-            return set(reader.postings("grams", gram).all_ids()) if ("grams", gram) in reader else set()
+    grams_of = [word_grams(word) for word in words]
+    if None in grams_of:  # a word its bigrams cannot find: every node is looked at
+        candidates = set(among)
+    else:
+        with ix.reader() as reader:
+            def having(gram: str) -> set[int]:
+                return set(reader.postings("grams", gram).all_ids()) if ("grams", gram) in reader else set()
 
-        found: set[int] = set()
-        for word in words:
-            grams = set(bigram_terms(collapsed(word)))
-            found |= set.intersection(*map(having, grams)) if grams else set()
-        candidates = {reader.stored_fields(docnum)["key"] for docnum in found}
+            found: set[int] = set()
+            for grams in grams_of:
+                found |= set.intersection(*map(having, grams)) if grams else set()
+            candidates = {reader.stored_fields(docnum)["key"] for docnum in found}
     if version:
         candidates |= {key_string(key) for key, *_, meta in store.glossary_rows([(version, lang)])
                        if meta.get("reading") and text_holds(meta["reading"], words)}

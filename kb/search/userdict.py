@@ -215,6 +215,20 @@ def text_holds(text: str, words: Iterable[str]) -> bool:
     return any(collapsed(w) in folded for w in words)
 
 
+def word_grams(word: str) -> set[str] | None:
+    """The character bigrams (:func:`kb.search.analysis.bigram_terms`) that every text :func:`text_holds` ``word``
+    in has among its own — found so through an index of bigrams —, or None when a text can hold it without: its
+    collapsed fold must be folded already and one Japanese run (:func:`kb.search.analysis.is_japanese_run`) of two
+    or more characters but middle dots (a word of one such character, or with another one, stands in a text's runs
+    otherwise)."""
+    from kb.search.analysis import MIDDLE_DOTS, bigram_terms, is_japanese_run
+
+    seen = collapsed(word)
+    if fold(seen) != seen or not is_japanese_run(seen) or sum(c not in MIDDLE_DOTS for c in seen) < 2:
+        return None
+    return set(bigram_terms(seen))
+
+
 def _digest(csv: str) -> str:
     """The name of the dictionary of the lexicon ``csv``: it covers the words and the system dictionary's version."""
     return hashlib.sha256(f"{installed_version('sudachidict-core', 'sudachidict_core')}\n{csv}".encode()).hexdigest()[:16]

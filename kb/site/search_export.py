@@ -100,11 +100,11 @@ from kb.search.view import asked_by, place
 from kb.site.records import Entry, SiteData
 from kb.site.render import without_controls
 from kb.site.search_cache import AnalysisCache, SectionCache
-from kb.site.search_delta import PREFIXES, Delta, delta_file, read_delta, shards_of, updated
+from kb.site.search_delta import PREFIXES, Delta, absolute, delta_file, read_delta, shards_of, updated
 from kb.site.search_learned import learned_rules
 from kb.site.search_phrases import BODY, TITLE, PairTable, field_pairs, shard_count
 from kb.site.search_readings import DocumentCounts, dropped_kana, export_readings
-from kb.site.search_shards import initial_shard, patched_shards
+from kb.site.search_shards import initial_shard, patched_shards, records
 from kb.site.search_shards import read_shard as _read_shard
 from kb.site.search_shards import script as _script
 from kb.splitter import JapaneseSplitter
@@ -250,6 +250,39 @@ def search_doc(entry: Entry) -> list[SearchDoc]:
         docs.append(SearchDoc(entry.url, without_controls(label), without_controls(snippet), "\n".join(names),
                               "\n".join([node.text, *node.examples]), kind, node.lang))
     return docs
+
+
+def _holding(previous: dict, read_old: Callable[[str], str | None], words: frozenset[str]) -> set[int] | None:
+    """The documents of the previous build's static search that can hold one of ``words`` (those of another user
+    dictionary, :func:`kb.search.userdict.text_holds`): those whose bigrams (its ``g/`` shards, with its delta)
+    hold every bigram of one of them (:func:`kb.search.userdict.word_grams`); None when a word's bigrams cannot
+    find it (every document is looked at). A document's bigrams do not depend on the dictionary."""
+    from kb.search.userdict import word_grams
+
+    grams_of = [word_grams(word) for word in words]
+    if None in grams_of:
+        return None
+    delta = Delta()
+    if previous["x"]:
+        text = read_old(f"search/{previous['x']}.js")
+        if text is None:
+            return None
+        delta = read_delta(previous["x"], text)
+    stale = set(delta.docs)
+    added = delta.tables.get("g", {})
+    shards: dict[str, dict] = {}
+
+    def having(gram: str) -> set[int]:
+        name = f"g/{fnv1a(gram) % previous['g']}"
+        if name not in shards:
+            shards[name] = _read_shard(read_old, name)
+        based = {doc for doc, _ in records(absolute(shards[name].get(gram, ()), False), False)} - stale
+        return based | {doc for doc, _ in records(added.get(gram, ()), False)}
+
+    found: set[int] = set()
+    for grams in grams_of:
+        found |= set.intersection(*map(having, sorted(grams or ())))
+    return found
 
 
 def _untouched(site: SiteData, items: list[_Item], ids: dict[str, int], chunks: set[int]) -> set[int]:
@@ -400,13 +433,19 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
             parts.update((2 * doc_id, 2 * doc_id + 1))
         elif item.entry.kind == GLOSSARY:
             glossary.update((2 * doc_id, 2 * doc_id + 1))
-    # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (found
-    # in the texts at hand, no analysis file read), and their chunks made again
+    # the documents whose text holds a word of a changed user dictionary, read otherwise now: analysed again (the
+    # unchanged ones found through the previous build's bigrams, then in the texts at hand, no analysis file read),
+    # and their chunks made again; a new or changed text holding one is analysed (not taken from the cache) below
     cut: dict[str, list[Section]] = {}  # the articles made (_entry)
     whole = site.whole  # an edit build's unedited articles hold their names alone
+
+    def holds_word(doc: SearchDoc) -> bool:
+        return text_holds(doc.title + "\n" + doc.body, words)
+
+    found = _holding(previous, read_old, words) if incremental and words else None
     again = {2 * ids[i.url] + LANG_SLOT[doc.lang] for i in items
-             for doc in search_doc(_entry(i._replace(entry=whole(i.entry)), cut))
-             if text_holds(doc.title + "\n" + doc.body, words)} if words else set()
+             if found is None or not found.isdisjoint((2 * ids[i.url], 2 * ids[i.url] + 1))
+             for doc in search_doc(_entry(i._replace(entry=whole(i.entry)), cut)) if holds_word(doc)} if words else set()
     forced = {i // per_chunk for i in again}
     old_latin = _read_shard(read_old, "l") if incremental and read_old("search/l.js") else None
     old_readings = previous.get("readings", {}) if incremental else {}
@@ -446,7 +485,7 @@ def _export(site: SiteData, previous: dict, read_old: Callable[[str], str | None
                 i = chunk * per_chunk + row
                 rows[row] = [doc.url, doc.label, doc.snippet, doc.kind, doc.lang]
                 k = keys[i] = _text_key(doc)
-                moved = i in again
+                moved = i in again or (bool(words) and k != old_keys.get(i) and holds_word(doc))
                 if k == old_keys.get(i) and not moved and cache.keep(k):
                     continue
                 data = cache.read(k) if k in reuse and not moved else None
