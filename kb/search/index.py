@@ -466,8 +466,8 @@ def _holding(store: Store, ix: Any, version: str, lang: str, words: frozenset[st
     glossary readings of the scope (the ``names`` field's), then checked against the stored node."""
     if not among:
         return set()
-    grams_of = [word_grams(word) for word in words]
-    if None in grams_of:  # a word its bigrams cannot find: every node is looked at
+    grams_of = [grams for grams in map(word_grams, words) if grams is not None]
+    if len(grams_of) < len(words):  # a word its bigrams cannot find: every node is looked at
         candidates = set(among)
     else:
         with ix.reader() as reader:
@@ -476,7 +476,7 @@ def _holding(store: Store, ix: Any, version: str, lang: str, words: frozenset[st
 
             found: set[int] = set()
             for grams in grams_of:
-                found |= set.intersection(*map(having, grams)) if grams else set()
+                found |= set.intersection(*map(having, grams))
             candidates = {reader.stored_fields(docnum)["key"] for docnum in found}
     if version:
         candidates |= {key_string(key) for key, *_, meta in store.glossary_rows([(version, lang)])

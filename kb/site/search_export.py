@@ -259,8 +259,8 @@ def _holding(previous: dict, read_old: Callable[[str], str | None], words: froze
     find it (every document is looked at). A document's bigrams do not depend on the dictionary."""
     from kb.search.userdict import word_grams
 
-    grams_of = [word_grams(word) for word in words]
-    if None in grams_of:
+    grams_of = [grams for grams in map(word_grams, words) if grams is not None]
+    if len(grams_of) < len(words):
         return None
     delta = Delta()
     if previous["x"]:
@@ -281,7 +281,7 @@ def _holding(previous: dict, read_old: Callable[[str], str | None], words: froze
 
     found: set[int] = set()
     for grams in grams_of:
-        found |= set.intersection(*map(having, sorted(grams or ())))
+        found |= set.intersection(*map(having, sorted(grams)))
     return found
 
 
