@@ -94,13 +94,13 @@ class Writes(Connected):
         self._load_keys(keys)
         given: dict[NodeKey, list[tuple[int, int, Node]]] = {key: [item] for key, item in fresh.items()}
         for version, lang, id_, doc_id, authority, stored in self._db.execute(
-                "SELECT c.version, c.lang, c.id, c.doc_id, d.authority, c.node FROM temp.keys k JOIN contributions c"
+                "SELECT c.version, c.lang, c.id, c.doc_id, d.authority, c.node FROM temp.keys k CROSS JOIN contributions c"
                 " ON c.version=k.version AND c.lang=k.lang AND c.id=k.id JOIN documents d ON d.id=c.doc_id"):
             if doc_id not in fresh_docs:
                 key = NodeKey(version, lang, id_)
                 given.setdefault(key, []).append((authority, doc_id, decode_payload(key, stored)))
         held = {NodeKey(v, lang, i): (owner, digest, order) for v, lang, i, owner, digest, order in self._db.execute(
-            "SELECT n.version, n.lang, n.id, n.doc_id, n.content_hash, n.ord FROM temp.keys k JOIN nodes n"
+            "SELECT n.version, n.lang, n.id, n.doc_id, n.content_hash, n.ord FROM temp.keys k CROSS JOIN nodes n"
             " ON n.version=k.version AND n.lang=k.lang AND n.id=k.id")}
         node_rows: list[tuple[Any, ...]] = []
         ref_rows: list[tuple[Any, ...]] = []
