@@ -26,9 +26,11 @@ def where(table: str, *, version: str | None = None, lang: str | None = None, ki
     if lang is not None:
         clauses.append(f"{table}.lang=?")
         args.append(lang)
+    keyed = nodes is not None and 0 < len(nodes) <= KEYED_MAX
     if kinds is not None:
         kinds = list(kinds)
-        clauses.append(f"{table}.kind IN ({','.join('?' * len(kinds))})" if kinds else "0")
+        kind = f"+{table}.kind" if keyed else f"{table}.kind"  # keyed: read by key (the kind's index read them all)
+        clauses.append(f"{kind} IN ({','.join('?' * len(kinds))})" if kinds else "0")
         args += kinds
     if scopes is not None:
         pairs = sorted(set(scopes))

@@ -30,6 +30,7 @@ class Reads(Connected):
     _light_nodes: tuple[tuple[int, int], dict[tuple[str, str], list[Node]]] | None  # see light_nodes
     _documents: tuple[tuple[int, int], list[DocumentInfo]] | None = None  # see documents
     _name_digests: tuple[tuple[int, int], dict[tuple[str, tuple[str, ...]], str]] | None = None  # see name_digest
+    _versioned: tuple[tuple[int, int], list[DocumentInfo]] | None = None  # see versioned_documents
 
     # -- documents and versions ----------------------------------------------------------------------------------
     def has_document(self, source: str, content_hash: str) -> bool:
@@ -48,9 +49,13 @@ class Reads(Connected):
 
     def versioned_documents(self) -> list[DocumentInfo]:
         """The documents of a rules version (not the unversioned: a wiki has thousands), in the order of
-        :meth:`documents`; SQLite leaves the others out."""
-        return [DocumentInfo(*r) for r in self._db.execute(
-            f"SELECT {_DOCUMENT_COLUMNS} FROM documents d WHERE d.version != ? ORDER BY id", (UNVERSIONED,))]
+        :meth:`documents`; SQLite leaves the others out (but reads them all: read again only after a write,
+        :meth:`generation` — one ``kb update`` asks eight times)."""
+        generation = self.generation()
+        if self._versioned is None or self._versioned[0] != generation:
+            self._versioned = (generation, [DocumentInfo(*r) for r in self._db.execute(
+                f"SELECT {_DOCUMENT_COLUMNS} FROM documents d WHERE d.version != ? ORDER BY id", (UNVERSIONED,))])
+        return list(self._versioned[1])
 
     def document_of(self, key: NodeKey) -> DocumentInfo | None:
         """The document whose contribution the merged node ``key`` shows (the most authoritative source)."""
