@@ -26,7 +26,7 @@ from kb.ids import card_id
 from kb.pipeline import ingest_sources
 from kb.site import build_site
 from kb.site.builder import BuildReport
-from kb.site.edits import EDIT_MAX, EDITS
+from kb.site.edits import EDIT_MAX, EDITS, edit_max
 from kb.site.manifest import MANIFEST, load_record
 from kb.site.search_cache import CACHE_DIR
 from kb.store import Store
@@ -480,3 +480,11 @@ def test_an_edit_builds_static_search_is_a_full_builds_from_the_same_site(tmp_pa
     assert ours == {p.relative_to(other) for p in other.rglob("search/**/*") if p.is_file()}
     assert all((site / rel).read_bytes() == (other / rel).read_bytes() for rel in ours)
     assert load_record(site, MANIFEST)["search"] == load_record(other, MANIFEST)["search"]
+
+
+def test_a_larger_wiki_takes_more_edits_in_an_edit_build():
+    """A full build costs more as the wiki grows, an edit build about the same per edit: up to one edited node in a
+    hundred of the wiki's (at 20,000 articles 200 prose edits took 15–25 s as an edit build, 252 took 33 s as a full
+    one), never fewer than EDIT_MAX."""
+    assert edit_max(0) == edit_max(3_200) == EDIT_MAX
+    assert edit_max(6_326) == 63 and edit_max(25_145) == 251

@@ -9,7 +9,7 @@ build makes those alone (:func:`kb.site.pages.edited_pages`), from a gather that
 of the other articles their names only (:func:`kb.site.gather.gather_edited`), then links complete the entries it
 shows again — reading every node citing one of them, but of the unversioned ones only the references of the spans
 naming them (:func:`kb.site.gather.link_edited`): it costs what the edit changes and the pages that show it, not what
-the wiki holds. Anything else — an article added, removed or renamed, more than :data:`EDIT_MAX` changed — is a
+the wiki holds. Anything else — an article added, removed or renamed, more than :func:`edit_max` changed — is a
 full build, whose groups of pages spare what is unchanged as before.
 
 The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`, the user
@@ -49,7 +49,14 @@ EDITS = ".kb-build/edits.marshal"
 NodeFacts = tuple[str, bytes, str]  # an unversioned node's content hash, names' digest and page (the record's
 # "nodes", by (lang, id); what it gives other pages is in a shard: EDITS_DIR)
 EDITS_SHAPE = 3  # the record's shape (3: contributions, with their mentions' texts, and rule citations in shards)
-EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well)
+EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well) ...
+EDIT_SHARE = 100  # ... or one in this many of the wiki's nodes, when that is more: a full build costs more as the wiki
+# grows, an edit build about the same per edit (32 prose edits at 5,000 articles: 3.8 s, against 5.4 s for 33)
+
+
+def edit_max(nodes: int) -> int:
+    """How many edited nodes an edit build makes at most, of a wiki of ``nodes`` unversioned nodes."""
+    return max(EDIT_MAX, nodes // EDIT_SHARE)
 
 
 def edit_base(render_key: str, analysis: dict[str, Any]) -> str:
@@ -191,7 +198,7 @@ def _files(record: dict[str, Any], previous: dict[str, str], *shards: dict[str, 
 
 def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str | None) -> list[NodeKey] | None:
     """The unversioned nodes whose content changed since the build that left ``record``, when an edit build may
-    make them (at most :data:`EDIT_MAX`, the same nodes stored, nothing versioned changed, made with ``base``, and
+    make them (at most :func:`edit_max`, the same nodes stored, nothing versioned changed, made with ``base``, and
     that build the previous one: whose inputs fingerprint, in the site's stamp, is ``previous``); else None."""
     nodes: dict[tuple[str, str], NodeFacts] = record.get("nodes", {})
     if not nodes or record.get("shape") != EDITS_SHAPE or "shards" not in record or record.get("inputs") != previous \
@@ -208,7 +215,7 @@ def edited_keys(store: Store, record: dict[str, Any], base: str, previous: str |
             return None
         if was[0] != digest:
             changed.append(NodeKey(UNVERSIONED, lang, node_id))
-    return changed if 0 < len(changed) <= EDIT_MAX else None
+    return changed if 0 < len(changed) <= edit_max(len(nodes)) else None
 
 
 def pages_by_id(record: dict[str, Any]) -> dict[str, str]:
