@@ -59,6 +59,7 @@ def test_newest_rules_with_japanese_status(browser, served, width):
     page.close()
 
 
+@pytest.mark.run_first
 def test_static_search_crosses_languages_and_links_real_pages(browser, served, bilingual_kb):
     page = browser.new_page()
     errors: list[str] = []

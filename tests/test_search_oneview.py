@@ -72,6 +72,7 @@ def kb_serve(bilingual_site, bilingual_kb):
     server.server_close()
 
 
+@pytest.mark.run_first
 def test_cli_serve_and_static_search_give_the_same_top_5(browser, kb_serve, bilingual_kb):
     page = browser.new_page()
     errors: list[str] = []

@@ -47,6 +47,7 @@ def old_kb(corpus_dir, tmp_path_factory):
     return kb_dir
 
 
+@pytest.mark.run_first
 def test_a_cut_newer_release_is_refused_by_update_and_the_site_kept(corpus_dir, tmp_path, old_kb):
     kb_dir, site = copy_kb(old_kb, tmp_path / "kb"), tmp_path / "site"
     assert kb(kb_dir, "build", "--out", str(site)).returncode == 0
