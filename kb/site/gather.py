@@ -335,9 +335,11 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
     own = {key for key in targets if key.version == UNVERSIONED}
     cards = {key for key in targets if site.shown[key].kind == CARD}
     whole = own | {key for key in store.citing_keys(cards) if key.version == UNVERSIONED}
+    read_whole = site.whole_node
+    assert read_whole is not None  # an edit build's site (gather_edited)
     for key in whole - {key for key in own if key.id in site.edited}:
         entry = site.others.get(key.id)
-        node = next(store.index_nodes(key.version, key.lang, [key]), None)
+        node = read_whole(key)
         if entry is not None and node is not None and key.lang in entry.nodes:
             entry.nodes[key.lang] = node
     site.wholes = site.wholes | {key.id for key in whole}
@@ -352,11 +354,13 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
         linker.link(version, store.ref_rows(version, lang), [], None, rank)
     linker.finish()
     edited = [(site.others[node_id], lang) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
+    edited_urls = {entry.url for entry, _ in edited}
+    cited_by_edited = [(entry, lang, {url for url, _ in site.contributions[(lang, entry.id)][0]}) for entry, lang in edited]
     site.rule_citations = {}
     for rule in rules:
-        citations = [c for c in rule_citations.get(rule.url, []) if c[1] not in {e.url for e, _ in edited}]
-        for entry, lang in edited:
-            if rule.url in {url for url, _ in site.contributions[(lang, entry.id)][0]}:
+        citations = [c for c in rule_citations.get(rule.url, []) if c[1] not in edited_urls]
+        for entry, lang, cited in cited_by_edited:
+            if rule.url in cited:
                 insort(citations, ((0, lang, entry.id), entry.url, entry.label))
         site.rule_citations[rule.url] = citations
         rule.cited_by = [(url, label) for _, url, label in citations]
