@@ -727,13 +727,13 @@ def preview_pages(site: SiteData, wanted: set[str] | None = None, cards: dict[st
     — so changing one rule, term or article makes one of them again. ``wanted``: those scripts alone (their names);
     ``cards``: the cards' :data:`CardFacts` when not their entries' (an edit build's: :func:`edited_pages`)."""
     digests = site.html.digests if site.html is not None else {}
-    files: dict[str, dict[str, tuple[str, str | None] | Entry]] = {}  # script → key → (text, None) or, for an
-    # unversioned node, its entry (its text read when the script is made)
+    files: dict[str, dict[str, str | Entry]] = {}  # script → key → its text or, for an unversioned node named by
+    # its content hash, its entry (its text read when the script is made)
     for number, entry in site.rules.items():
         node = entry.main_node()
         name = number.split(".")[0] if len(number) >= 3 else "chapters"
         if wanted is None or name in wanted:
-            files.setdefault(name, {})[number] = (node.title or node.text, None)
+            files.setdefault(name, {})[number] = node.title or node.text
     for entry in [*site.terms.values(), *site.others.values()]:
         folder, _, file_name = entry.url.rpartition("/")
         if folder not in PREVIEW_SHARDS or not file_name.endswith(".html"):
@@ -747,10 +747,10 @@ def preview_pages(site: SiteData, wanted: set[str] | None = None, cards: dict[st
             _, text, by_hash = (cards or card_facts(site, [entry]))[entry.id]
         else:
             text, by_hash = _node_preview_source(entry), (node.lang, node.id) in digests
-        files.setdefault(name, {})[key] = entry if by_hash else (text, None)
+        files.setdefault(name, {})[key] = entry if by_hash else text
     for name, texts in files.items():
         yield PageGroup(f"previews {name}", {
-            key: ("hash", digests[(text.main_node().lang, text.main_node().id)]) if isinstance(text, Entry) else text[0]
+            key: ("hash", digests[(text.main_node().lang, text.main_node().id)]) if isinstance(text, Entry) else text
             for key, text in texts.items()}, partial(_preview_page, name, texts, site.whole))
 
 
@@ -773,11 +773,10 @@ def _node_preview_source(entry: Entry) -> str:
     return node.text if entry.kind == "card" else node.text or node.title or ""
 
 
-def _preview_page(name: str, texts: dict[str, tuple[str, str | None] | Entry],
-                  whole: Callable[[Entry], Entry]) -> Iterable[Page]:
+def _preview_page(name: str, texts: dict[str, str | Entry], whole: Callable[[Entry], Entry]) -> Iterable[Page]:
     yield Page(f"previews/{name}.js", "preview.js", "", "",
                {"name": f"pv/{name}", "texts": {key: _preview_text(
-                   _node_preview_source(whole(text)) if isinstance(text, Entry) else text[0])
+                   _node_preview_source(whole(text)) if isinstance(text, Entry) else text)
                    for key, text in texts.items()}},
                in_sitemap=False)
 
