@@ -150,9 +150,10 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     renderer = Renderer.for_templates(templates)
     key = render_key(renderer.template_hash, base_url)
     base = edit_base(key, installed_identity())
+    record = load_record(out, EDITS) if editable else {}  # the previous build's record of what edits change
     if editable and previous and stamp:
-        edited = _edit_build(store, out, previous, stamp, inputs, base, strict, templates, base_url, splitter, renderer,
-                             key, progress, started)
+        edited = _edit_build(store, out, previous, stamp, record, inputs, base, strict, templates, base_url, splitter,
+                             renderer, key, progress, started)
         if edited is not None:
             return edited
     old_files: dict[str, FileRecord] = previous.get("files", {})
@@ -179,7 +180,7 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
             _fail_on_problems(report)
         output.write(NAMES, marshal.dumps(names_record(site), 2))  # format 2: the bytes of the values only
         if editable:  # (a build of other producers leaves no record: the next is no edit build of its site)
-            for rel, data, same in edits_files(site, base, store.versioned_digest(), inputs, load_record(out, EDITS)):
+            for rel, data, same in edits_files(site, base, store.versioned_digest(), inputs, record):
                 if not (same and output.keep(rel)):
                     output.write(rel, data)
         _write_records(output, previous, inputs, report, broken, {
@@ -213,13 +214,13 @@ def _write_records(output: Output, previous: dict[str, Any], inputs: str, report
         output.write(rel, data)
 
 
-def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[str, Any], inputs: str, base: str,
-                strict: bool, templates: Path, base_url: str | None, splitter: JapaneseSplitter | None,
-                renderer: Renderer, key: str, progress: Progress, started: float) -> BuildReport | None:
+def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[str, Any], record: dict[str, Any],
+                inputs: str, base: str, strict: bool, templates: Path, base_url: str | None,
+                splitter: JapaneseSplitter | None, renderer: Renderer, key: str, progress: Progress, started: float
+                ) -> BuildReport | None:
     """An edit build (:mod:`kb.site.edits`): the edited articles' pages, their preview scripts and the static search
-    made again, every other file kept as the previous build left it; None when the store's changes are not an edit
-    (a full build follows)."""
-    record = load_record(out, EDITS)
+    made again, every other file kept as the previous build left it (``record``: the previous build's record of
+    edits); None when the store's changes are not an edit (a full build follows)."""
     edited = edited_keys(store, record, base, stamp.get("inputs"))  # the record of the build before, no other's
     if edited is None:
         return None

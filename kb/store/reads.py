@@ -31,6 +31,7 @@ class Reads(Connected):
     _documents: tuple[tuple[int, int], list[DocumentInfo]] | None = None  # see documents
     _name_digests: tuple[tuple[int, int], dict[tuple[str, tuple[str, ...]], str]] | None = None  # see name_digest
     _versioned: tuple[tuple[int, int], list[DocumentInfo]] | None = None  # see versioned_documents
+    _versioned_digest: tuple[tuple[int, int], str] | None = None  # see versioned_digest
 
     # -- documents and versions ----------------------------------------------------------------------------------
     def has_document(self, source: str, content_hash: str) -> bool:
@@ -400,7 +401,11 @@ class Reads(Connected):
 
     def versioned_digest(self) -> str:
         """A hash of every versioned node (its key and content hash) and document: what changes when anything but
-        the unversioned nodes (wiki articles, release notes, cards) does. For kb.site.builder (an edit build)."""
+        the unversioned nodes (wiki articles, release notes, cards) does (made again only after a write:
+        :meth:`generation` — a build that is no edit build asks twice). For kb.site.builder (an edit build)."""
+        generation = self.generation()
+        if self._versioned_digest is not None and self._versioned_digest[0] == generation:
+            return self._versioned_digest[1]
         digest = hashlib.sha256((self._db.execute(
             "SELECT group_concat(version || ' ' || lang || ' ' || id || ' ' || content_hash, char(10))"
             " FROM (SELECT version, lang, id, content_hash FROM nodes WHERE version != '' ORDER BY version, lang, id)"
@@ -408,7 +413,8 @@ class Reads(Connected):
         digest.update(json.dumps(self._db.execute(
             "SELECT source, kind, lang, version, effective_date, sync_date, title, content_hash, translated_date"
             " FROM documents WHERE version != '' ORDER BY id").fetchall(), ensure_ascii=False).encode())
-        return digest.hexdigest()
+        self._versioned_digest = (generation, digest.hexdigest())
+        return self._versioned_digest[1]
 
     def node_sources(self, scopes: Scopes = None) -> dict[NodeKey, str]:
         """The source (file or URL) each merged node (of ``scopes``, when given) shows. For kb.export."""
