@@ -42,7 +42,7 @@ from typing import Any
 from kb.model import ARTICLE, UNVERSIONED, Node
 from kb.site.manifest import MANIFEST_FORMAT, load_record
 from kb.site.pages import CardFacts, card_facts
-from kb.site.records import NO_CONTRIBUTION, Citation, Contribution, SiteData
+from kb.site.records import NO_CONTRIBUTION, Citation, Contribution, Entry, SiteData
 from kb.store import NodeKey, Store
 
 EDITS = ".kb-build/edits.marshal"
@@ -75,9 +75,8 @@ def edits_files(site: SiteData, base: str, versioned: str, inputs: str, previous
     """The record a build of ``site`` leaves for the next (see the module doc), as files; ``inputs``: the build's
     inputs fingerprint, which names the record as that build's (:func:`edited_keys`); ``previous``: the last
     build's record (its shards kept where unchanged)."""
-    digests = site.html.digests if site.html is not None else {}
-    nodes = {(lang, node.id): (digests.get((lang, node.id), ""), names_digest(node), entry.url)
-             for entry in site.others.values() for lang, node in entry.nodes.items()}
+    facts = _node_facts(site)
+    nodes = {(lang, node.id): facts(entry, lang) for entry in site.others.values() for lang, node in entry.nodes.items()}
     given = {key: site.contributions.get(key, NO_CONTRIBUTION) for key in nodes}
     record = {"format": MANIFEST_FORMAT, "shape": EDITS_SHAPE, "base": base, "versioned": versioned,
               "dictionary": site.splitter.dictionary_id, "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
@@ -91,17 +90,27 @@ def edited_files(shards: RecordShards, record: dict[str, Any], site: SiteData, c
     fingerprint), as files: the main record, and the shards holding the edited nodes' contributions and the
     citations of the rules the build showed again, those of the previous record (``shards``) updated."""
     nodes = dict(record["nodes"])
-    digests = site.html.digests if site.html is not None else {}
+    facts = _node_facts(site)
     keys = [(lang, node_id) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
     given = shards.copies({NODE_SHARD.of(key) for key in keys})
     for lang, node_id in keys:
-        entry = site.others[node_id]
-        nodes[(lang, node_id)] = (digests.get((lang, node_id), ""), names_digest(entry.nodes[lang]), entry.url)
+        nodes[(lang, node_id)] = facts(site.others[node_id], lang)
         given[NODE_SHARD.of((lang, node_id))][(lang, node_id)] = site.contributions[(lang, node_id)]
     citations = shards.copies({RULE_SHARD.of(url) for url in site.rule_citations})
     for url, cited in site.rule_citations.items():
         citations[RULE_SHARD.of(url)][url] = cited
     return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, record["shards"], given, citations)
+
+
+def _node_facts(site: SiteData) -> Callable[[Entry, str], NodeFacts]:
+    """What the record keeps of an unversioned entry's node of a language (:data:`NodeFacts`)."""
+    digests = site.html.digests if site.html is not None else {}
+
+    def facts(entry: Entry, lang: str) -> NodeFacts:
+        node = entry.nodes[lang]
+        return digests.get((lang, node.id), ""), names_digest(node), entry.url
+
+    return facts
 
 
 def old_contributions(shards: RecordShards, edited: list[NodeKey]) -> dict[tuple[str, str], Contribution]:
