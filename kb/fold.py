@@ -20,10 +20,8 @@ def fold(text: str) -> str:
     """The folded text (see the module doc)."""
     if text.isascii():  # the common case (English words, rule numbers): NFKC leaves ASCII as it is
         return text.lower()
-    if unicodedata.is_normalized("NFKC", text):
-        lowered = text.lower()
-        if len(lowered) == len(text):
-            return lowered
+    if (lowered := _lowered_in_place(text)) is not None:
+        return lowered
     table = {ord(ch): _fold_char(ch) for ch in set(text)}  # each distinct character folded once, then mapped in C
     if _VOICED_MARKS.isdisjoint(table.values()):
         return text.translate(table)
@@ -45,10 +43,8 @@ def fold_with_offsets(text: str) -> tuple[str, list[int], list[int]]:
 
 def fold_with_offsets_or_none(text: str) -> tuple[str, list[int] | None, list[int] | None]:
     """:func:`fold_with_offsets`, with None for the offsets when every character kept its place."""
-    if unicodedata.is_normalized("NFKC", text):
-        lowered = text.lower()
-        if len(lowered) == len(text):
-            return lowered, None, None
+    if (lowered := _lowered_in_place(text)) is not None:
+        return lowered, None, None
     pieces = [_fold_char(ch) for ch in text]
     if all(len(p) == 1 for p in pieces) and not any(p in _VOICED_MARKS for p in pieces):
         return "".join(pieces), None, None
@@ -67,6 +63,15 @@ def fold_with_offsets_or_none(text: str) -> tuple[str, list[int] | None, list[in
             starts.append(i)
             ends.append(i + 1)
     return "".join(out), starts, ends
+
+
+def _lowered_in_place(text: str) -> str | None:
+    """The fold of a text NFKC leaves as it is when lower-casing keeps every character's place; else None."""
+    if unicodedata.is_normalized("NFKC", text):
+        lowered = text.lower()
+        if len(lowered) == len(text):
+            return lowered
+    return None
 
 
 @lru_cache(maxsize=8192)
