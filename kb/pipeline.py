@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 from ingest import MAX_BYTES
 from ingest.kinds import authority, kinds_of_site, parse_source, unrecognised
 from kb.errors import KbError
-from kb.link.graph import CARD_LANG, CardRefs
+from kb.link.graph import CARD_LANG, WatchedNodes
 from kb.link.resolve import LinkReport, link, stored_report
 from kb.model import CHAPTER, UNVERSIONED, Diagnostic, Document, Progress, no_progress
 from kb.splitter import JapaneseSplitter
@@ -192,7 +192,8 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
     lagging = pending.exists() or index_lag(store) is not None  # an earlier writer stopped before its index was done
     ranks = authority()
     rewritten: set[NodeKey] = set()  # the merged nodes that changed: only they (and what names them) are linked again
-    cards = CardRefs()  # the card references they had: the card entities are made again only when those changed
+    watched = WatchedNodes()  # their card references and names: the card entities are made again only when the
+    # references changed, the references into a node only when its names did
     guard = _Guard(store, force)
     with store.transaction():
         guard.start()
@@ -207,7 +208,7 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
             report.documents.append(replace(doc, nodes=()))
             report.node_kinds.update(node.kind for node in doc.nodes)
             if doc.version == UNVERSIONED:
-                cards.watch(store, doc)
+                watched.watch(store, doc)
             written = store.put_document(doc, ranks.get(doc.kind, 0))
             rewritten |= written.rewritten
             if written.documents:
@@ -223,7 +224,7 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
         else:  # only the changed CR versions, unless an unversioned source (wiki, notes) changed: see kb.link.resolve
             progress("link", 0, None)
             report.links = link(store, None if any(version == UNVERSIONED for version, _ in changed) else changed,
-                                rewritten, splitter=splitter, cards=cards)
+                                rewritten, splitter=splitter, watched=watched)
         refused = _refused_by_strict(report) if strict else []
         if refused:
             raise KbError(f"--strict: {len(report.warnings) + len(report.links.diagnostics)} warnings and "

@@ -64,18 +64,23 @@ def prepare(store: Store) -> None:
     store.put_document(card_entities(store.ref_target_counts(REF_CARD)))
 
 
-def relink_names(store: Store, touched: set[NodeKey]) -> tuple[list[StoredRef], set[NodeKey]]:
+def relink_names(store: Store, touched: set[NodeKey], renamed: set[NodeKey] | None = None
+                 ) -> tuple[list[StoredRef], set[NodeKey]]:
     """What an incremental link of the unversioned nodes ``touched`` (added, changed or removed: articles, notes,
-    card entities) must do: the references to resolve again — those of ``touched``, those that resolved into it, and
-    those whose target names a name it has now — and the nodes whose derived references to derive again — the
+    card entities) must do: the references to resolve again — those of ``touched``, and of those ``renamed`` (whose
+    names are not as before: :meth:`WatchedNodes.renamed`; all of ``touched`` when None) those that resolved into it
+    and those whose target names a name it has now — and the nodes whose derived references to derive again — the
     citing nodes of those references, and those of the term references resolved to a glossary entry whose term or
-    English name is a name it has now. A name it lost is found through the references that resolved to it. Every
+    English name is a name a renamed node has now. A name it lost is found through the references that resolved to
+    it. A reference resolves by the names of the nodes alone (:data:`RESOLVERS`), so those into a node whose names
+    are as they were stay as they are: a prose edit of an article thousands cite costs its own references. Every
     lookup goes by key or by target (the distinct targets are read from the index on kind and target, not the
     references), so the cost is what the change reaches, plus one pass over the distinct names."""
-    names = _loose_names_of(store, touched)
+    renamed = touched if renamed is None else renamed & touched
+    names = _loose_names_of(store, renamed)
     refs = {(sr.source_key, sr.seq): sr for key in touched for sr in store.refs_from(key)}
     derive: set[NodeKey] = set()
-    for key in touched:
+    for key in renamed:
         for sr in store.cited_by(key):
             if sr.ref.kind in DERIVED_KINDS:
                 derive.add(sr.source_key)
@@ -97,25 +102,44 @@ def _loose_names_of(store: Store, keys: set[NodeKey]) -> set[str]:
             if key in keys for name in (title, english, *aliases) if name}
 
 
-class CardRefs:
-    """The card references of the nodes an ingest may rewrite, as they were before it: :meth:`watch` each document
-    before it is stored; :meth:`changed` then tells whether the card entities — made from every card reference of
-    the store, and so from these, the only ones the ingest can have changed — must be made again. One ingest's."""
+NameFacts = tuple[str, str | None, tuple[str, ...], str | None]  # a node's (kind, title, aliases, English name)
+
+
+class WatchedNodes:
+    """The nodes an ingest may rewrite, as they were before it: their card references and their names.
+    :meth:`watch` each document before it is stored; then :meth:`cards_changed` tells whether the card entities —
+    made from every card reference of the store, and so from these, the only ones the ingest can have changed — must
+    be made again, and :meth:`renamed` which of the rewritten nodes have other names now (the references into the
+    others resolve as they did: :func:`relink_names`). One ingest's."""
 
     def __init__(self) -> None:
         self._keys: set[NodeKey] = set()
-        self._before: Counter = Counter()
+        self._cards_before: Counter = Counter()
+        self._names_before: dict[NodeKey, NameFacts] = {}
 
     def watch(self, store: Store, doc: Document) -> None:
-        """Before ``doc`` is stored: note the card references of the nodes it gives, or gave (not noted yet)."""
+        """Before ``doc`` is stored: note the card references and the names of the nodes it gives, or gave (not
+        noted yet)."""
         keys = {NodeKey(doc.version, doc.lang, node.id) for node in doc.nodes}
         new = (keys | store.contributed_keys(doc.source, doc.version, doc.lang)) - self._keys
         self._keys |= new
-        self._before.update(store.ref_pairs_of(REF_CARD, new))
+        self._cards_before.update(store.ref_pairs_of(REF_CARD, new))
+        self._names_before.update(_name_facts(store, new))
 
-    def changed(self, store: Store) -> bool:
+    def cards_changed(self, store: Store) -> bool:
         """Whether the card references of the watched nodes are other than before (as a multiset)."""
-        return Counter(store.ref_pairs_of(REF_CARD, self._keys)) != self._before
+        return Counter(store.ref_pairs_of(REF_CARD, self._keys)) != self._cards_before
+
+    def renamed(self, store: Store, keys: set[NodeKey]) -> set[NodeKey]:
+        """Those of ``keys`` whose kind, title, aliases or English name are not as before, that are new or gone, or
+        that were not watched."""
+        now = _name_facts(store, keys & self._keys)
+        return {key for key in keys if key not in self._keys or now.get(key) != self._names_before.get(key)}
+
+
+def _name_facts(store: Store, keys: set[NodeKey]) -> dict[NodeKey, NameFacts]:
+    return {key: (kind, title, aliases, english) for key, kind, title, aliases, english in store.name_rows(nodes=keys)
+            if key in keys} if keys else {}
 
 
 def card_entities(refs: Iterable[tuple[str, str, int]]) -> Document:

@@ -57,7 +57,7 @@ INTO_VERSIONS = (REF_RULE, REF_SECTION, REF_TERM, REF_AUTO_TERM, REF_MECHANIC)  
 
 def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
          nodes: Collection[NodeKey] | None = None, *, splitter: JapaneseSplitter | None = None,
-         cards: graph.CardRefs | None = None) -> LinkReport:
+         watched: graph.WatchedNodes | None = None) -> LinkReport:
     """Resolve the stored references and write the results. Call inside the ingest's transaction.
 
     With ``scopes`` — the (version, lang) pairs of the CR versions whose documents changed, never an unversioned
@@ -74,9 +74,10 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     resolved, with the rule references of the version that name one of them (an added or removed number).
     Without ``scopes`` (an unversioned source changed: card entities, articles and terms of every version meet
     there) but with ``nodes`` all unversioned (wiki articles, release notes: only they changed), the card entities
-    are rebuilt (unless ``cards``, which watched every document stored, says no card reference changed) and what
-    those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references,
-    the references into them and to the names they have, and the derived references beside those); the nodes and
+    are rebuilt (unless ``watched``, which watched every document stored, says no card reference changed) and what
+    those nodes reach is linked again (:func:`kb.link.graph.relink_names`: their references, and of those whose
+    names ``watched`` saw change the references into them and to the names they have, and the derived references
+    beside those); the nodes and
     titles those references name are read by key (:class:`~kb.link.index.LinkIndex` ``by_key``; a name table only
     when a name is no title), so the cost is mostly that of what changed, not of the corpus. Otherwise everything is
     linked again.
@@ -84,7 +85,7 @@ def link(store: Store, scopes: Collection[tuple[str, str]] | None = None,
     Memory: versions are linked one at a time (their tables, term links and references; then those of the next),
     so a link holds one version's references, not every version's."""
     if scopes is None and nodes is not None and all(key.version == UNVERSIONED for key in nodes):
-        return _link_unversioned(store, set(nodes), cards)
+        return _link_unversioned(store, set(nodes), watched)
     stored = store.document_scopes()  # by version and language, read by SQLite (not every wiki article's document)
     langs = {lang for _, lang in stored}
     unversioned = {(UNVERSIONED, lang) for lang in langs}
@@ -133,11 +134,11 @@ def _resolve_and_derive(store: Store, index: LinkIndex, refs: Iterable[StoredRef
     report.diagnostics += part.diagnostics
 
 
-def _link_unversioned(store: Store, touched: set[NodeKey], cards: graph.CardRefs | None) -> LinkReport:
+def _link_unversioned(store: Store, touched: set[NodeKey], watched: graph.WatchedNodes | None) -> LinkReport:
     """:func:`link` after an ingest that changed the unversioned nodes ``touched`` only."""
-    if cards is None or cards.changed(store):  # with the card entities that changed with the card references
+    if watched is None or watched.cards_changed(store):  # with the card entities that changed with the card references
         touched |= store.put_document(graph.card_entities(store.ref_target_counts(REF_CARD))).rewritten
-    refs, derive = graph.relink_names(store, touched)
+    refs, derive = graph.relink_names(store, touched, None if watched is None else watched.renamed(store, touched))
     store.delete_refs_of(graph.DERIVED_KINDS, derive)
     index = LinkIndex(store, by_key=True)  # what those few references name, read as they ask
     for kind in (ARTICLE, CARD):  # the titles they may name: read at once

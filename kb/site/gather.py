@@ -377,16 +377,16 @@ class _Linker:
 
     def __init__(self, site: SiteData, shown: dict[NodeKey, Entry]):
         self.site = site
-        self.by_title: dict[tuple[str, str], Entry] = {}
+        self.glossary: dict[str, Entry] = {}  # a shown glossary entry by its casefolded title or English name (what
+        # a term resolved into a version the site does not show is looked up by: _target_entry)
         for entry in [*site.terms.values(), *site.others.values()]:
-            for node in entry.nodes.values():
-                for name in (node.title, node.english):
-                    if name:
-                        self.by_title.setdefault((entry.kind, name.casefold()), entry)
-        self.targets: dict[int, _Target] = {}  # id(entry) → its target record
-        target_of = self.target_of
-        self.by_key = {(key.version, key.lang, key.id): target_of(entry) for key, entry in shown.items()}  # plain
-        # tuples hash fast
+            if entry.kind == GLOSSARY:
+                for node in entry.nodes.values():
+                    for name in (node.title, node.english):
+                        if name:
+                            self.glossary.setdefault(name.casefold(), entry)
+        self.targets: dict[int, _Target] = {}  # id(entry) → its target record, made when it is first linked to
+        self.by_key = {(key.version, key.lang, key.id): entry for key, entry in shown.items()}  # plain tuples hash fast
         self.outside_urls: dict[str, str] = {}  # wiki title → its MTG Wiki URL (a title is linked from many articles)
 
     def target_of(self, entry: Entry) -> _Target:
@@ -401,14 +401,13 @@ class _Linker:
         place in the store's order, 0 for the unversioned nodes); each source's lines for ``unresolved``; with
         ``contributions``, what each source gives other pages (:data:`~kb.site.records.Contribution`) under its
         (lang, id)."""
-        site, by_key, by_title, target_of = self.site, self.by_key, self.by_title, self.target_of
+        site, by_key, glossary, targets, target_of = self.site, self.by_key, self.glossary, self.targets, self.target_of
         outside_urls = self.outside_urls
         # rows (lang, node id, kind, target, start, end, resolved version, lang, id), one source node after another
         for (s_lang, node_id), rows in groupby(ref_rows, key=_SOURCE):
-            own = by_key.get((version, s_lang, node_id))
-            if own is None:
+            source = by_key.get((version, s_lang, node_id))
+            if source is None:
                 continue
-            source = own.entry
             source_url, source_label = source.url, source.label
             mentions = site.is_whole(source)  # (an edit build's unedited articles have no text to cut them from)
             spans: dict[tuple[int, int], list[Any]] = {}  # (start, end) → its first row's kind and target, the entry found
@@ -416,10 +415,10 @@ class _Linker:
                 span = spans.get((start, end))
                 if span is not None and span[2] is not None:
                     continue  # the span's link is found: the later references of it are not looked at
-                target = by_key.get((r_version, r_lang, r_id))
-                if target is None and (r_id is not None or kind in _RULE_REFS):
-                    found = _target_entry(site, by_title, kind, name, r_id, version)
-                    target = target_of(found) if found is not None else None
+                found = by_key.get((r_version, r_lang, r_id))
+                if found is None and (r_id is not None or kind in _RULE_REFS):
+                    found = _target_entry(site, glossary, kind, name, r_id, version)
+                target = None if found is None else targets.get(id(found)) or target_of(found)
                 if span is None:
                     spans[(start, end)] = [kind, name, target]
                 elif target is not None:
@@ -442,7 +441,7 @@ class _Linker:
                             outside = outside_urls[name] = MTGWIKI + quote(name.replace(" ", "_"), safe="/:()")
                     links.append(Link(start, end, outside, ref_kind))
                     continue
-                if target is not own:
+                if target.entry is not source:
                     cited = target.cited
                     if source_url not in cited:
                         cited[source_url] = source_label
@@ -519,8 +518,8 @@ def _mention(source: Entry, lang: str, start: int, end: int) -> Mention:
             "name": text[start:end], "after": after + ("…" if cut_after else "")}
 
 
-def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: str | None, source_version: str
-                  ) -> Entry | None:
+def _target_entry(site: SiteData, glossary: dict[str, Entry], kind: str, target: str, key: str | None,
+                  source_version: str) -> Entry | None:
     """The entry a reference (of :meth:`kb.store.Store.ref_rows`: its kind and target, resolved to the node id ``key``
     the site does not show, or to none) of a node of ``source_version`` points at. A rule cited by an older
     translation is the rule its number meant then."""
@@ -532,5 +531,5 @@ def _target_entry(site: SiteData, by_title: dict, kind: str, target: str, key: s
             return site.rules.get(id_name(now)) if now else None
         return site.rules.get(number)
     if key is not None and is_glossary_id(key):  # resolved into a version the site does not show: by name
-        return by_title.get((GLOSSARY, id_name(key).casefold()))
+        return glossary.get(id_name(key).casefold())
     return None
