@@ -93,3 +93,28 @@ def test_removing_a_source_removes_exactly_its_contribution(tmp_path):
     ingest_sources(store, [str(PAGE)], index=False)
     assert sorted(set(term_links(store))) == sorted(set(page_terms_of_701_34a()))
     assert store.document_of(MANIFEST).kind == "wisdom-guild"
+
+
+def test_of_two_copies_of_a_page_the_one_changed_last_is_shown(tmp_path):
+    """Two copies of one MTG Wiki page under other names (a saved file and a crawled one, or one folder reached by two
+    paths) give the same article with the same authority: the copy whose content changed last is the article, not
+    the copy first ingested last — which showed an edit of the other copy never."""
+    from test_link_wiki_incremental import page
+
+    first, second = tmp_path / "saved" / "呪文.html", tmp_path / "crawled" / "呪文.html"
+    for path, text in ((first, "一つ目の写し。"), (second, "二つ目の写し。")):
+        path.parent.mkdir()
+        path.write_text(page("呪文", f"<p>{text}</p>"), encoding="utf-8")
+    key = NodeKey("", "ja", "wiki:呪文")
+    store = Store.open(tmp_path / "kb")
+    ingest_sources(store, [str(first)], index=False)
+    ingest_sources(store, [str(second)], index=False)
+    assert "二つ目" in store.node(key).text
+    first.write_text(page("呪文", "<p>一つ目の写しを直した。</p>"), encoding="utf-8")
+    assert ingest_sources(store, [str(first)], index=False).stored == 1
+    assert "直した" in store.node(key).text  # was: the second copy's text, the edit nowhere
+    assert [d.source for d in store.contributors(key)] == [str(first), str(second)]
+    assert ingest_sources(store, [str(second)], index=False).stored == 0  # unchanged: it does not win back
+    assert "直した" in store.node(key).text
+    assert remove_sources(store, [str(first)]).failed == []
+    assert "二つ目" in store.node(key).text

@@ -8,10 +8,11 @@ their references and resolutions — and the only package that speaks SQL: schem
 Location: ``--kb-dir``, else ``$KB_HOME``, else ``./.kb``; the database is ``kb.sqlite`` inside.
 
 Provenance: each document's nodes are kept as it gave them (its *contribution*); the node every reader sees is merged
-from the contributions by source authority (each document's, given by the ingest: the store knows no kinds; the newer
-document first among equals), with the other sources' glossary-term links and examples added when they give the same
-text (:func:`merge_same_text`). Re-ingesting or removing a source replaces exactly its contribution and re-merges the
-nodes it touched; the write returns the merged nodes it rewrote (:class:`Written`), what the linker links again.
+from the contributions by source authority (each document's, given by the ingest: the store knows no kinds; among
+equals the contribution written last, so the freshest copy of a page wins), with the other sources' glossary-term
+links and examples added when they give the same text (:func:`merge_same_text`). Re-ingesting or removing a source
+replaces exactly its contribution and re-merges the nodes it touched; the write returns the merged nodes it rewrote
+(:class:`Written`), what the linker links again.
 
 Writes are transactional by default: each write method runs in its own transaction unless the caller has opened one
 with :meth:`Store.transaction` (re-entrant), so an ingest that fails midway leaves what was stored before untouched; rows

@@ -68,7 +68,7 @@ class Reads(Connected):
         """Every document that gives the node ``key``, in merge order (the winner first)."""
         return [DocumentInfo(*r) for r in self._db.execute(
             f"SELECT {_DOCUMENT_COLUMNS} FROM documents d JOIN contributions c ON c.doc_id=d.id WHERE c.version=?"
-            " AND c.lang=? AND c.id=? ORDER BY d.authority DESC, d.id DESC", (key.version, key.lang, key.id))]
+            " AND c.lang=? AND c.id=? ORDER BY d.authority DESC, c.rowid DESC", (key.version, key.lang, key.id))]
 
     def versions(self, lang: str | None = None) -> list[str]:
         """CR versions present (newest first), optionally for one language."""

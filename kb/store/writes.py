@@ -17,6 +17,8 @@ from kb.store.connection import Connected
 from kb.store.filters import where
 from kb.store.records import NodeKey, Scopes, Written
 
+_WRITTEN_NOW = 1 << 62  # the place of the contributions a write just made among the stored ones' rowids: after all
+
 
 class Writes(Connected):
     """The writing half of :class:`kb.store.Store`."""
@@ -86,19 +88,24 @@ class Writes(Connected):
                ) -> frozenset[NodeKey]:
         """Rewrite the merged node (and its source references) of each key from the contributions that remain;
         return the keys rewritten (those whose merged node, owner or order changed). ``fresh``: the contributions
-        just written, as (authority, doc id, node), not read back."""
+        just written, as (authority, doc id, node), not read back. Among contributions of equal authority the one
+        written last wins (the highest rowid: a contribution is written again only when it changes), so a source
+        ingested again with new content wins over an older copy of the same page under another name."""
         if not keys:
             return frozenset()
         fresh = fresh or {}
         fresh_docs = {doc_id for _, doc_id, _ in fresh.values()}
         self._load_keys(keys)
-        given: dict[NodeKey, list[tuple[int, int, Node]]] = {key: [item] for key, item in fresh.items()}
-        for version, lang, id_, doc_id, authority, stored in self._db.execute(
-                "SELECT c.version, c.lang, c.id, c.doc_id, d.authority, c.node FROM temp.keys k CROSS JOIN contributions c"
-                " ON c.version=k.version AND c.lang=k.lang AND c.id=k.id JOIN documents d ON d.id=c.doc_id"):
+        # (authority, when written — the rowid; the fresh ones last of all —, doc id, node)
+        given: dict[NodeKey, list[tuple[int, int, int, Node]]] = {
+            key: [(authority, _WRITTEN_NOW, doc_id, node)] for key, (authority, doc_id, node) in fresh.items()}
+        for version, lang, id_, written, doc_id, authority, stored in self._db.execute(
+                "SELECT c.version, c.lang, c.id, c.rowid, c.doc_id, d.authority, c.node FROM temp.keys k"
+                " CROSS JOIN contributions c ON c.version=k.version AND c.lang=k.lang AND c.id=k.id"
+                " JOIN documents d ON d.id=c.doc_id"):
             if doc_id not in fresh_docs:
                 key = NodeKey(version, lang, id_)
-                given.setdefault(key, []).append((authority, doc_id, decode_payload(key, stored)))
+                given.setdefault(key, []).append((authority, written, doc_id, decode_payload(key, stored)))
         held = {NodeKey(v, lang, i): (owner, digest, order) for v, lang, i, owner, digest, order in self._db.execute(
             "SELECT n.version, n.lang, n.id, n.doc_id, n.content_hash, n.ord FROM temp.keys k CROSS JOIN nodes n"
             " ON n.version=k.version AND n.lang=k.lang AND n.id=k.id")}
@@ -106,16 +113,16 @@ class Writes(Connected):
         ref_rows: list[tuple[Any, ...]] = []
         kept: set[NodeKey] = set()
         for key, contributions in given.items():
-            contributions.sort(key=lambda c: (-c[0], -c[1]))  # most authoritative first; the newer among equals
-            node = contributions[0][2]
-            for _, _, other in contributions[1:]:
+            contributions.sort(key=lambda c: (-c[0], -c[1]))  # most authoritative first; the last written among equals
+            owner, node = contributions[0][2:]
+            for *_, other in contributions[1:]:
                 node = merge_same_text(node, other)
             fields = encode_node(node)
             digest = node_hash_of(fields)
-            if held.get(key) == (contributions[0][1], digest, node.order):  # as it was: row, references, links stay
+            if held.get(key) == (owner, digest, node.order):  # as it was: row, references, links stay
                 kept.add(key)
                 continue
-            node_rows.append(node_row(key, contributions[0][1], fields, digest))
+            node_rows.append(node_row(key, owner, fields, digest))
             ref_rows += [ref_row(key, seq, ref) for seq, ref in enumerate(node.refs)]
         rewritten = frozenset(keys - kept)
         self._db.executemany("DELETE FROM nodes WHERE version=? AND lang=? AND id=?",
