@@ -232,7 +232,6 @@ def _ingest_documents(store: Store, documents: Iterable[Document], report: Inges
                           + f"; first: {refused[0]}")
         if report.stored:
             pending.touch()  # committed with the store; removed once the index has caught up
-            store.new_content_generation()  # the index records the generation it holds
     if not index or (not report.stored and not lagging):
         return report  # the index is left for later, or the store is as it was and so is its search index
     try:  # after the commit: the changed versions' nodes are compared, all of them after an interrupted ingest
@@ -312,7 +311,6 @@ def remove_sources(store: Store, sources: Iterable[str], *, splitter: JapaneseSp
                 if not store.remove_document(source).documents:
                     report.failed.append(f"{source}: not in the knowledge base")
             report.links = link(store, splitter=splitter)
-            store.new_content_generation()
         from kb.search.index import update_index
 
         report.index = update_index(store, splitter=splitter)

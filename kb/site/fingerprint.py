@@ -30,10 +30,10 @@ def render_key(template_hash: str, base_url: str | None) -> str:
 
 
 def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer], base_url: str | None = None) -> str:
-    """A hash of everything a build reads: every node's content hash, the references, the documents (versions, dates,
-    when ingested), the templates, the page producers, all of kb's code (:func:`kb.codedigest.code_digest`: no list
-    of modules to keep), the search analysis and dictionary and the base URL. Equal to the previous build's: nothing
-    to do."""
+    """A hash of everything a build reads: the store's content (:meth:`kb.store.Store.content_token`: made anew by
+    every write of nodes, references or documents), the templates, the page producers, all of kb's code
+    (:func:`kb.codedigest.code_digest`: no list of modules to keep), the search analysis and dictionary and the base
+    URL. Equal to the previous build's: nothing to do."""
     from kb.search.index import installed_identity  # the static search's code and Sudachi (its user dictionary
     # is made from the store's content, hashed below)
 
@@ -42,7 +42,7 @@ def inputs_fingerprint(store: Store, templates: Path, producers: list[Producer],
         f"{MANIFEST_FORMAT}|{code_digest()}|{templates_hash(templates)}|{base_url or ''}|{identity}|".encode())
     for producer in producers:
         digest.update(producer_identity(producer).encode())
-    digest.update(store.content_digest().encode())  # nodes, documents, and the references' count and newest row
+    digest.update(store.content_token().encode())  # changed by every write of nodes, documents or references
     return digest.hexdigest()[:32]
 
 

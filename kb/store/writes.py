@@ -33,6 +33,7 @@ class Writes(Connected):
                                    " AND lang=?", (doc.source, doc.version, doc.lang)).fetchone()
             if row and row[1] == doc.content_hash:
                 return Written(0, frozenset())
+            self._content_changed()
             now = datetime.now(UTC).isoformat(timespec="seconds")
             values = (doc.kind, doc.effective_date, doc.sync_date, doc.title, doc.content_hash, now, authority,
                       doc.translated_date)
@@ -73,6 +74,8 @@ class Writes(Connected):
         again afterwards. Called by :func:`kb.pipeline.remove_sources`."""
         with self.transaction():
             ids = [r[0] for r in self._db.execute("SELECT id FROM documents WHERE source=?", (source,))]
+            if ids:
+                self._content_changed()
             return Written(len(ids), self._merge(self._drop_documents(ids)))
 
     def _drop_documents(self, doc_ids: list[int]) -> set[NodeKey]:
@@ -131,9 +134,9 @@ class Writes(Connected):
         self._db.executemany(_INSERT_REF, ref_rows)
         return rewritten
 
-    def new_content_generation(self) -> None:
-        """Mark the content as changed (see :meth:`kb.store.reads.Reads.content_generation`); call inside the
-        transaction that changes it. Called by the ingest (:mod:`kb.pipeline`)."""
+    def _content_changed(self) -> None:
+        """Mark the content as changed (see :meth:`kb.store.reads.Reads.content_generation`), in the transaction
+        that changes it: every write method does."""
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('generation', ?)", (os.urandom(8).hex(),))
 
     # -- the linker's writes (kb.link) -------------------------------------------------------------------------
@@ -141,6 +144,7 @@ class Writes(Connected):
         """Record where each (citing node, reference seq) resolved to (None: unresolved). Called by
         :mod:`kb.link.resolve`."""
         with self.transaction():
+            self._content_changed()
             self._db.executemany(
                 "UPDATE refs SET resolved_version=?, resolved_lang=?, resolved_id=? WHERE version=? AND lang=?"
                 " AND node_id=? AND seq=?",
@@ -154,6 +158,7 @@ class Writes(Connected):
         clause, args = where("refs", scopes=scopes)
         kind = "kind" if scopes is None else "+kind"  # '+': a scope's are found by key, not among every version's
         with self.transaction():
+            self._content_changed()
             self._db.execute(f"DELETE FROM refs{clause} AND {kind} IN ({','.join('?' * len(kinds))})", [*args, *kinds])
 
     def delete_refs_of(self, kinds: Iterable[str], nodes: Iterable[NodeKey]) -> None:
@@ -161,6 +166,7 @@ class Writes(Connected):
         derives again). Called by :mod:`kb.link.resolve`."""
         kinds = list(kinds)
         with self.transaction():
+            self._content_changed()
             self._db.executemany(
                 f"DELETE FROM refs WHERE version=? AND lang=? AND node_id=? AND kind IN ({','.join('?' * len(kinds))})",
                 [(key.version, key.lang, key.id, *kinds) for key in nodes])
@@ -170,6 +176,7 @@ class Writes(Connected):
         (None: not yet resolved); return how many were added. Called by :mod:`kb.link`."""
         refs = list(refs)
         with self.transaction():
+            self._content_changed()
             self._load_keys({key for key, _, _ in refs})
             next_seq = {NodeKey(v, lang, i): top + 1 for v, lang, i, top in self._db.execute(
                 "SELECT k.version, k.lang, k.id, (SELECT COALESCE(MAX(seq), -1) FROM refs r WHERE r.version=k.version"
