@@ -77,6 +77,16 @@ def test_what_a_build_takes_from_the_last_is_what_it_would_make(tmp_path, monkey
         assert read  # the full build reads them
         made.clear()
 
+        # the article given an English name, its title as it was: the table is made again (it holds English names)
+        page = wiki_page("引用記事", ["孤立記事"], "竜巻ミョルニルの説明。")
+        paths["引用記事"].write_text(page.replace("<b>引用記事</b>", "<b>引用記事</b>/<i>Quoted Article</i>"),
+                                     encoding="utf-8")
+        assert not ingest_sources(store, [str(paths["引用記事"])], index=False).failed
+        build_site(store, site)
+        assert made == [1] and "Quoted Article" in str(_table(site))
+        _full_build_equals(store, site, tmp_path / "full1b")
+        made.clear()
+
         # a new title that an article already links to (a red link until now): the table is made again (the
         # tables are compared with one made from the store by _full_build_equals)
         new = write_wiki(tmp_path / "new", {"新しい記事": ["対象記事"]})

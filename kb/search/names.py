@@ -27,7 +27,7 @@ from kb.search import analysis
 from kb.splitter import JapaneseSplitter
 from kb.store import NodeKey, Store
 
-_NAME_KINDS = (GLOSSARY, ARTICLE, CARD)
+NAME_KINDS = (GLOSSARY, ARTICLE, CARD)  # the kinds whose Japanese names a name table is made from (name_inputs)
 _HIRAGANA = re.compile(r"[\u3041-\u3096]")
 _KANA_ONLY = re.compile(r"^[\u3041-\u3096\u30a1-\u30fa\u30fc]+$")
 # a name the Japanese text gives a cited rule: "rule 605〔マナ能力〕" or "連繋(rule 702.47 参照)" (a run of kanji,
@@ -87,7 +87,7 @@ def name_inputs(store: Store) -> NameInputs:
     """The inputs of ``store``'s name table, in an order of their own (sorted, not the store's: an article stored
     again moves there, and its names would move in the table's lists)."""
     rows = sorted({(title or "", english_name or "") for _key, _kind, title, _aliases, english_name
-                   in store.name_rows(lang="ja", kinds=_NAME_KINDS)})
+                   in store.name_rows(lang="ja", kinds=NAME_KINDS)})
     return NameInputs(tuple(rows), tuple(text_names(store)), tuple(sorted(source_readings(store).items())))
 
 

@@ -151,14 +151,16 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     key = render_key(renderer.template_hash, base_url)
     base = edit_base(key, installed_identity())
     record = load_record(out, EDITS) if editable else {}  # the previous build's record of what edits change
+    names = load_record(out, NAMES)
     if editable and previous and stamp:
         edited = _edit_build(store, out, previous, stamp, record, inputs, base, strict, templates, base_url, splitter,
-                             renderer, key, progress, started)
-        if edited is not None:
+                             renderer, key, progress, started, names)
+        if isinstance(edited, BuildReport):
             return edited
+        names = edited  # the name table an edit build found it could not be made with, made already
     old_files: dict[str, FileRecord] = previous.get("files", {})
     progress("gather", 0, None)
-    site = gather_site(store, splitter, load_record(out, NAMES))
+    site = gather_site(store, splitter, names)
     site.base_url = base_url
     output = Output(out)
     report = BuildReport(out, unresolved=list(site.unresolved))
@@ -216,25 +218,28 @@ def _write_records(output: Output, previous: dict[str, Any], inputs: str, report
 
 def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[str, Any], record: dict[str, Any],
                 inputs: str, base: str, strict: bool, templates: Path, base_url: str | None,
-                splitter: JapaneseSplitter | None, renderer: Renderer, key: str, progress: Progress, started: float
-                ) -> BuildReport | None:
+                splitter: JapaneseSplitter | None, renderer: Renderer, key: str, progress: Progress, started: float,
+                names: dict[str, Any]) -> BuildReport | dict[str, Any]:
     """An edit build (:mod:`kb.site.edits`): the edited articles' pages, their preview scripts and the static search
     made again, every other file kept as the previous build left it (``record``: the previous build's record of
-    edits); None when the store's changes are not an edit (a full build follows)."""
+    edits; ``names``: its names record); when the store's changes are not an edit (a full build follows), the names
+    record for it (:func:`~kb.site.gather.gather_site`: ``names``, or the one made for this build when it got so
+    far)."""
     edited = edited_keys(store, record, base, stamp.get("inputs"))  # the record of the build before, no other's
     if edited is None:
-        return None
+        return names
     progress("gather", 0, None)
-    site = gather_edited(store, splitter, load_record(out, NAMES), edited, pages_by_id(record))
+    site = gather_edited(store, splitter, names, edited, pages_by_id(record))
+    table = {**site.names_record, "readings": site.readings}
     shards = RecordShards(out)
     try:
         targets = cited_otherwise(site, record, edited, old_contributions(shards, edited))
         if targets is None:
-            return None
+            return table
         again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
         cited = old_rule_citations(shards, [entry.url for entry in again.entries if entry.number])
     except MissingShard:  # the record is not whole: what the edit changed cannot be told
-        return None
+        return table
     link_edited(store, site, again.entries, cited)
     cards = {**record["cards"], **card_facts(site, again.entries)}
     site.base_url = base_url

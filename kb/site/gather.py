@@ -18,7 +18,6 @@ from bisect import insort
 from collections import defaultdict
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
-from dataclasses import fields
 from functools import partial
 from itertools import groupby, repeat
 from operator import itemgetter
@@ -146,14 +145,16 @@ def _names(store: Store, site: SiteData, previous: dict[str, Any]) -> tuple[Name
     build that grew with the articles. The record is written by the builder after the pages
     (:func:`names_record`), with the readings they asked for."""
     from kb.search.index import installed_identity
-    from kb.search.names import NameTable, name_inputs, names_from
+    from kb.search.names import NAME_KINDS, NameTable, name_inputs, names_from
 
     splitter = site.splitter
-    inputs = name_inputs(store)
     # the code and the installed Sudachi (installed_identity), and the user dictionary
     split = hashlib.sha256(marshal.dumps((splitter.dictionary_id, sorted(installed_identity().items())), 2)).hexdigest()
-    # its fields as they are (plain tuples; astuple's deep copy of every name was a third of _names at 5,000 articles)
-    key = hashlib.sha256(marshal.dumps((split, tuple(getattr(inputs, f.name) for f in fields(inputs))), 2)).hexdigest()
+    # what the inputs (name_inputs) are made from, as digests SQLite makes: the names and English names of the kinds
+    # they read, and the versioned nodes the rules' names and the glossary's readings come from (reading the names
+    # themselves was most of _names at 20,000 articles)
+    key = hashlib.sha256(marshal.dumps((split, store.name_digest("ja", NAME_KINDS), store.versioned_digest()),
+                                       2)).hexdigest()
     readings: dict[str, str] = {}
     if previous.get("split") == split and isinstance(previous.get("readings"), dict):
         readings = previous["readings"]
@@ -162,7 +163,7 @@ def _names(store: Store, site: SiteData, previous: dict[str, Any]) -> tuple[Name
         with suppress(TypeError, KeyError):  # else not a record this code wrote: made again
             table = NameTable(*previous["table"])
     if table is None:
-        table = names_from(inputs, splitter)
+        table = names_from(name_inputs(store), splitter)
     return table, {"format": MANIFEST_FORMAT, "key": key, "split": split,
                    "table": (table.english, table.readings, table.rules)}, readings
 

@@ -491,10 +491,10 @@ class Reads(Connected):
 
     # -- for the search (kb.search), added after the rest -----------------------------------------------------------
     def name_digest(self, lang: str, kinds: Iterable[str]) -> str:
-        """A hash of the key, order, title and aliases of every node of ``lang`` and ``kinds`` (and the meta of the
-        glossary entries: their source readings), in a fixed order: it changes whenever their names may have (one
+        """A hash of the key, order, title, aliases and English name of every node of ``lang`` and ``kinds`` (and the
+        meta of the glossary entries: their source readings), in a fixed order: it changes whenever their names may have (one
         string made by SQLite, not the rows read; made again only after a write: :meth:`generation` — the index
-        update and the build of one ``kb update`` both ask). For kb.search.userdict."""
+        update and the build of one ``kb update`` both ask). For kb.search.userdict and kb.site.gather."""
         kinds = tuple(kinds)
         generation = self.generation()
         if self._name_digests is None or self._name_digests[0] != generation:
@@ -505,8 +505,8 @@ class Reads(Connected):
         clause, args = where("nodes", lang=lang, kinds=kinds)
         row = self._db.execute(
             "SELECT group_concat(name, char(30)) FROM (SELECT kind || char(31) || version || char(31) || id || char(31)"
-            " || ord || char(31) || coalesce(title, '') || char(31) || aliases || char(31)"
-            f" || CASE kind WHEN ? THEN meta ELSE '' END AS name FROM nodes{clause}"
+            " || ord || char(31) || coalesce(title, '') || char(31) || aliases || char(31) || coalesce(english, '')"
+            f" || char(31) || CASE kind WHEN ? THEN meta ELSE '' END AS name FROM nodes{clause}"
             " ORDER BY kind, ord, version, id)", (GLOSSARY, *args)).fetchone()
         digest = self._name_digests[1][(lang, kinds)] = hashlib.sha256((row[0] or "").encode()).hexdigest()
         return digest
