@@ -142,6 +142,25 @@ def test_a_damaged_names_record_is_made_again(tmp_path):
         assert _table(site) == good == _fresh_table(store)
 
 
+def test_an_edit_build_that_made_the_name_table_again_keeps_it(tmp_path, monkeypatch):
+    """A names record of other inputs (another kb's, or a damaged one) met by an edit build: the table is made
+    again once, and kept for the next edit build."""
+    paths = write_wiki(tmp_path / "wiki", {"接死記事": [], "瞬速記事": []})
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
+        build_site(store, site)
+        good = _table(site)
+        (site / NAMES).write_bytes(b"\x00not marshal")
+        made = _counting(monkeypatch, names_module, "names_from")
+        for number, extra in enumerate(["一度目の編集。", "二度目の編集。"]):
+            paths["接死記事"].write_text(wiki_page("接死記事", [], extra), encoding="utf-8")
+            assert not ingest_sources(store, [str(paths["接死記事"])], index=False).failed
+            assert build_site(store, site).edit, number
+            assert made == [1], number  # the second edit build takes the first's table
+            assert _table(site) == good
+
+
 def test_the_remembered_user_dictionary_is_the_one_its_names_make(tmp_path, monkeypatch):
     paths = write_wiki(tmp_path / "wiki", {"状況起因処理": [], "両面カード": []})
     with Store.open(tmp_path / "kb") as store:

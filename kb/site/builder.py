@@ -276,6 +276,9 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         for rel, data, same in edited_files(shards, record, site, cards, inputs):
             if not (same and output.keep(rel)):
                 output.write(rel, data)
+        if site.names_record["key"] != names.get("key"):  # the table made again (its record was another's): kept
+            # for the next build, with every reading known (an edit changes no name)
+            output.write(NAMES, marshal.dumps({**table, "readings": {**site.readings, **site.readings_asked}}, 2))
         _write_records(output, previous, inputs, report, broken, {
             **{k: v for k, v in previous.items() if k not in ("files", "base")}, "files": files, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "groups": groups})
