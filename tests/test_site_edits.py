@@ -24,7 +24,7 @@ from search_files import kept, shard_data
 from kb.errors import KbError
 from kb.ids import card_id
 from kb.pipeline import ingest_sources
-from kb.site import build_site
+from kb.site import build_site, builder, gather
 from kb.site.builder import BuildReport
 from kb.site.edits import EDIT_MAX, EDITS, edit_max
 from kb.site.manifest import MANIFEST, load_record
@@ -228,6 +228,44 @@ def test_a_changed_card_mention_sentence_makes_the_card_page_again(tmp_path):
         assert report.edit and card in report.rendered_pages
         assert "3点のダメージ" in (site / card).read_text(encoding="utf-8")
         same_as_fresh(store, site, tmp_path / "fresh")
+
+
+@pytest.mark.parametrize("sentence", ["《ショック/Shock》は3点のダメージを与える。",  # the mention changed
+                                      "ショックは出てこない。",  # the mention gone (the card still cited by others)
+                                      "《ショック/Shock》は速い。《ショック/Shock》は安い。"])  # two mentions now
+def test_a_card_mentioned_by_many_takes_the_others_mentions_from_the_record(tmp_path, monkeypatch, sentence):
+    """A card three articles mention, the middle one (in the store's order) edited: its page is made again with
+    the others' citations and sentences as the previous build recorded them (their nodes are not read whole, as
+    they were when every article mentioning a card was) and the edited one's in its place — as a full build makes
+    it."""
+    site = tmp_path / "site"
+    card = page_for_id(card_id("Shock"))
+    others = write_wiki(tmp_path / "more", {"ア記事": [], "龍記事": []})
+    others["ア記事"].write_text(wiki_page("ア記事", [], "《ショック/Shock》は赤い。"), encoding="utf-8")
+    others["龍記事"].write_text(wiki_page("龍記事", [], "《ショック/Shock》は軽い。"), encoding="utf-8")
+    with Store.open(tmp_path / "kb") as store:
+        paths = start(tmp_path, store, tmp_path / "more")
+        page = (site / card).read_text(encoding="utf-8")
+        assert page.index("赤い") < page.index("2点のダメージ") < page.index("軽い")  # in the store's order
+        change(store, paths[CARD_ARTICLE], CARD_ARTICLE, [], sentence)
+        read: list[str] = []  # the nodes link_edited reads whole
+
+        def link_edited(store, site, *args):  # type: ignore[no-untyped-def]
+            whole_node = site.whole_node
+            site.whole_node = lambda key: (read.append(key.id), whole_node(key))[1]
+            gather.link_edited(store, site, *args)
+            site.whole_node = whole_node
+
+        monkeypatch.setattr(builder, "link_edited", link_edited)
+        report = build_site(store, site)
+        assert report.edit and card in report.rendered_pages
+        assert not {"wiki:ア記事", "wiki:龍記事"} & set(read), read
+        monkeypatch.undo()
+        same_as_fresh(store, site, tmp_path / "fresh")
+        # and a second edit build takes the first's record
+        change(store, paths[CARD_ARTICLE], CARD_ARTICLE, [], CARD_SENTENCE)
+        assert build_site(store, site).edit
+        same_as_fresh(store, site, tmp_path / "fresh2")
 
 
 def test_prose_away_from_a_card_mention_is_an_edit(tmp_path):

@@ -43,14 +43,6 @@ def test_ref_rows_of_some_nodes_are_their_rows_of_ref_rows(store: Store):
     assert expected and store.ref_rows_of(UNVERSIONED, some) == expected
 
 
-def test_citing_keys_are_the_sources_of_references_resolved_to_them(store: Store):
-    target = NodeKey(UNVERSIONED, "ja", "wiki:連鎖記事")
-    sources = {NodeKey(UNVERSIONED, row[0], row[1]) for row in store.ref_rows(UNVERSIONED)
-               if (row[6], row[7], row[8]) == (target.version, target.lang, target.id)}
-    assert sources == {NodeKey(UNVERSIONED, "ja", "wiki:対象記事"), NodeKey(UNVERSIONED, "ja", "wiki:規則記事")}
-    assert store.citing_keys([target]) == sources
-
-
 def test_ref_rows_naming_are_every_row_of_each_span_naming_a_target(store: Store):
     every = store.ref_rows(UNVERSIONED)
     ids, numbers = {"cr:601.3", "wiki:連鎖記事"}, {"999.9"}

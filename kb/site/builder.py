@@ -47,7 +47,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kb.errors import KbError
-from kb.model import Progress, no_progress
+from kb.model import CARD, Progress, no_progress
 from kb.site.edits import (
     EDITS,
     MissingShard,
@@ -57,6 +57,7 @@ from kb.site.edits import (
     edited_files,
     edited_keys,
     edits_files,
+    old_card_citations,
     old_contributions,
     old_rule_citations,
     pages_by_id,
@@ -238,9 +239,10 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
             return table
         again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
         cited = old_rule_citations(shards, [entry.url for entry in again.entries if entry.number])
+        mentioned = old_card_citations(shards, [entry.url for entry in again.entries if entry.kind == CARD])
     except MissingShard:  # the record is not whole: what the edit changed cannot be told
         return table
-    link_edited(store, site, again.entries, cited)
+    link_edited(store, site, again.entries, cited, mentioned)
     cards = {**record["cards"], **card_facts(site, again.entries)}
     site.base_url = base_url
     old_files: dict[str, FileRecord] = previous["files"]

@@ -8,9 +8,10 @@ article's, a card's, a term's), the rule parts showing it, the card index and it
 build makes those alone (:func:`kb.site.pages.edited_pages`), from a gather that reads the edited articles whole and
 of the other articles their names only (:func:`kb.site.gather.gather_edited`), then links complete the entries it
 shows again — reading every node citing one of them, but of the unversioned ones only the references of the spans
-naming them (:func:`kb.site.gather.link_edited`): it costs what the edit changes and the pages that show it, not what
-the wiki holds. Anything else — an article added, removed or renamed, more than :func:`edit_max` changed — is a
-full build, whose groups of pages spare what is unchanged as before.
+naming them, and of a rule's or a card's citers nothing, the record holding them (:func:`kb.site.gather.link_edited`):
+it costs what the edit changes and the pages that show it, not what the wiki holds. Anything else — an article added,
+removed or renamed, more than :func:`edit_max` changed — is a full build, whose groups of pages spare what is
+unchanged as before.
 
 The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`, the user
 dictionary), the digest of the store's versioned content (:meth:`kb.store.Store.versioned_digest`), the inputs
@@ -18,15 +19,17 @@ fingerprint of the build that left it (an edit build follows that build alone), 
 content hash, the digest of its names and its page, and each card's :data:`kb.site.pages.CardFacts` (what the card
 index and the previews show of a card, which the edit build reads of the cards it does not show again); and, in
 shards under :data:`EDITS_DIR` read and written only where an edit build needs them (a whole record was 57 MB at
-20,000 articles), what each node gives other pages and each rule's citations with their places in the store's order
+20,000 articles), what each node gives other pages, each rule's citations with their places in the store's order
 (:data:`kb.site.records.Citation`: an edit build puts the edited nodes' in their places instead of reading every
-node citing the rules it shows again — a section page lists every article citing one of its rules).
+node citing the rules it shows again — a section page lists every article citing one of its rules) and each card's
+citations and mentions alike (:data:`kb.site.records.CardCitations`: a card's page shows the sentence of every
+node mentioning it, which an edit build read whole).
 
 Contract: :func:`edits_files` makes the record of a build's site, :func:`edited_files` the record after an edit
 build; :func:`edited_keys` finds the nodes an edit build would make again (None: a full build);
 :func:`cited_otherwise` checks the gathered edited entries against the record (:func:`old_contributions`) and finds
 the entries they cite otherwise (whose pages are made again too, :func:`kb.site.pages.edited_pages`, the rules'
-citations from :func:`old_rule_citations`).
+citations from :func:`old_rule_citations`, the cards' from :func:`old_card_citations`).
 """
 
 from __future__ import annotations
@@ -42,13 +45,14 @@ from typing import Any
 from kb.model import ARTICLE, UNVERSIONED, Node
 from kb.site.manifest import MANIFEST_FORMAT, load_record
 from kb.site.pages import CardFacts, card_facts
-from kb.site.records import NO_CONTRIBUTION, Citation, Contribution, Entry, SiteData
+from kb.site.records import NO_CONTRIBUTION, CardCitations, Citation, Contribution, Entry, SiteData
 from kb.store import NodeKey, Store
 
 EDITS = ".kb-build/edits.marshal"
 NodeFacts = tuple[str, bytes, str]  # an unversioned node's content hash, names' digest and page (the record's
 # "nodes", by (lang, id); what it gives other pages is in a shard: EDITS_DIR)
-EDITS_SHAPE = 3  # the record's shape (3: contributions, with their mentions' texts, and rule citations in shards)
+EDITS_SHAPE = 4  # the record's shape (3: contributions, with their mentions' texts, and rule citations in shards;
+# 4: and card citations with their mentions)
 EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well) ...
 EDIT_SHARE = 100  # ... or one in this many of the wiki's nodes, when that is more: a full build costs more as the wiki
 # grows, an edit build about the same per edit (32 prose edits at 5,000 articles: 3.8 s, against 5.4 s for 33)
@@ -81,14 +85,15 @@ def edits_files(site: SiteData, base: str, versioned: str, inputs: str, previous
     record = {"format": MANIFEST_FORMAT, "shape": EDITS_SHAPE, "base": base, "versioned": versioned,
               "dictionary": site.splitter.dictionary_id, "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
     shards = previous.get("shards", {}) if previous.get("shape") == EDITS_SHAPE else {}
-    return _files(record, shards, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD))
+    return _files(record, shards, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD),
+                  _sharded(site.card_citations, CARD_SHARD))
 
 
 def edited_files(shards: RecordShards, record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts],
                  inputs: str) -> list[RecordFile]:
     """The record after an edit build of ``site`` (``cards``: every card's facts now; ``inputs``: the build's inputs
     fingerprint), as files: the main record, and the shards holding the edited nodes' contributions and the
-    citations of the rules the build showed again, those of the previous record (``shards``) updated."""
+    citations of the rules and cards the build showed again, those of the previous record (``shards``) updated."""
     nodes = dict(record["nodes"])
     facts = _node_facts(site)
     keys = [(lang, node_id) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
@@ -99,7 +104,11 @@ def edited_files(shards: RecordShards, record: dict[str, Any], site: SiteData, c
     citations = shards.copies({RULE_SHARD.of(url) for url in site.rule_citations})
     for url, cited in site.rule_citations.items():
         citations[RULE_SHARD.of(url)][url] = cited
-    return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, record["shards"], given, citations)
+    card_citations = shards.copies({CARD_SHARD.of(url) for url in site.card_citations})
+    for url, (cited, said) in site.card_citations.items():
+        card_citations[CARD_SHARD.of(url)][url] = (cited, said) if cited else ()  # cited by none: left out
+    return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, record["shards"], given, citations,
+                  card_citations)
 
 
 def _node_facts(site: SiteData) -> Callable[[Entry, str], NodeFacts]:
@@ -126,6 +135,12 @@ def old_rule_citations(shards: RecordShards, urls: list[str]) -> dict[str, list[
     return {url: read[RULE_SHARD.of(url)].get(url, []) for url in urls}
 
 
+def old_card_citations(shards: RecordShards, urls: list[str]) -> dict[str, CardCitations]:
+    """Who cited and mentioned the cards at ``urls`` at the previous build (its record's ``shards``)."""
+    read = shards.get({CARD_SHARD.of(url) for url in urls})
+    return {url: read[CARD_SHARD.of(url)].get(url, ([], [])) for url in urls}
+
+
 EDITS_DIR = ".kb-build/edits/"  # the record's shards: n-<hex>.marshal (contributions, by node id), r-<hex>.marshal
 # (rule citations, by the rule's page): each read and written only by the builds that need it
 
@@ -150,6 +165,7 @@ class _Shards:
 NODE_SHARD = _Shards("n", 256, itemgetter(1))  # contributions, by (lang, node id): by node id
 RULE_SHARD = _Shards("r", 256, lambda url: url.partition("#")[0])  # rule citations, by URL: by page (a page's rules
 # together)
+CARD_SHARD = _Shards("c", 256, str)  # who cites and mentions a card, by its page's URL
 
 
 def _sharded(values: dict[Any, Any], shards: _Shards) -> dict[str, dict[Any, Any]]:

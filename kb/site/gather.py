@@ -46,6 +46,7 @@ from kb.site.records import (
     NO_CONTRIBUTION,
     WHOLE_KINDS,
     Archive,
+    CardCitations,
     Citation,
     Contribution,
     Entry,
@@ -311,6 +312,8 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                     site.contributions if version == UNVERSIONED else None, rank)
     linker.finish()
     site.rule_citations = dict(linker.citations(lambda entry: entry.number is not None))
+    site.card_citations = {target.url: linker.card_citations(target.entry) for target in linker.targets.values()
+                           if target.card and target.cited}
 
 
 def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edited: Collection[NodeKey]) -> None:
@@ -322,28 +325,29 @@ def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edit
 
 
 def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
-                rule_citations: Mapping[str, list[Citation]]) -> None:
+                rule_citations: Mapping[str, list[Citation]], card_citations: Mapping[str, CardCitations]) -> None:
     """Link an edit build's site (:func:`gather_edited`): the edited entries and ``shown_again`` (the entries whose
     pages it makes again: :mod:`kb.site.edits`) as a full gather links them — their links, and who cites them, in
     the store's order — and every rule and term (the search's name shards read their links). The unversioned
-    entries among them, and the nodes citing a card among them (its mentions are cut from their texts), are read
-    whole; of the other nodes citing them, only the references of the spans naming one of them are read — but a
-    rule's citations are the previous build's (``rule_citations``, by URL) with the edited nodes' in their places:
-    ``site.rule_citations`` holds those of the rules shown again."""
+    entries among them are read whole; of the other nodes citing them, only the references of the spans naming one
+    of them are read — but a rule's citations are the previous build's (``rule_citations``, by URL) with the edited
+    nodes' in their places, and so are a card's citations and mentions (``card_citations``: a card's page shows the
+    sentence of every node mentioning it, which had to be read whole — thousands for a card much cited):
+    ``site.rule_citations`` and ``site.card_citations`` hold those of the rules and cards shown again."""
     rules = [entry for entry in shown_again if entry.number]
-    wanted = {id(entry) for entry in shown_again if not entry.number} | {id(site.others[i]) for i in site.edited}
+    cards = [entry for entry in shown_again if entry.kind == CARD]
+    wanted = {id(entry) for entry in shown_again if not entry.number and entry.kind != CARD}
+    wanted |= {id(site.others[i]) for i in site.edited}
     targets = {key for key, entry in site.shown.items() if id(entry) in wanted}
     own = {key for key in targets if key.version == UNVERSIONED}
-    cards = {key for key in targets if site.shown[key].kind == CARD}
-    whole = own | {key for key in store.citing_keys(cards) if key.version == UNVERSIONED}
     read_whole = site.whole_node
     assert read_whole is not None  # an edit build's site (gather_edited)
-    for key in whole - {key for key in own if key.id in site.edited}:
+    for key in {key for key in own if key.id not in site.edited}:
         entry = site.others.get(key.id)
         node = read_whole(key)
         if entry is not None and node is not None and key.lang in entry.nodes:
             entry.nodes[key.lang] = node
-    site.wholes = site.wholes | {key.id for key in whole}
+    site.wholes = site.wholes | {key.id for key in own}
     citing = store.ref_rows_naming(_RULE_REFS, {key.id for key in targets}, ())
     read = {(key.lang, key.id) for key in own}  # their references all
     rows = sorted([*store.ref_rows_of(UNVERSIONED, own), *(row for row in citing if (row[0], row[1]) not in read)],
@@ -365,6 +369,18 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
                 insort(citations, ((0, lang, entry.id), entry.url, entry.label))
         site.rule_citations[rule.url] = citations
         rule.cited_by = [(url, label) for _, url, label in citations]
+    site.card_citations = {}
+    for card in cards:  # the previous build's, but of the nodes this link found citing it (the edited ones, the
+        # versioned ones) theirs now; the mentions alike, but of the nodes read whole alone (the edited ones)
+        found, said = linker.card_citations(card)
+        old_citations, old_mentions = card_citations.get(card.url, ([], []))
+        gone = edited_urls | {url for _, url, _ in found}
+        citations = sorted([*(c for c in old_citations if c[1] not in gone), *found])
+        gone = edited_urls | {mention["url"] for _, mention in said}
+        mentions = sorted([*((place, m) for place, m in old_mentions if m["url"] not in gone), *said], key=_PLACE)
+        site.card_citations[card.url] = citations, mentions
+        card.cited_by = [(url, label) for _, url, label in citations]
+        card.mentions = _distinct([mention for _, mention in mentions])
 
 
 class _Linker:
@@ -450,7 +466,7 @@ class _Linker:
                     said = None  # what other pages show of the mention (its place is the source's)
                     if start >= 0 and target.card and mentions:
                         mention = _mention(source, s_lang, start, end)
-                        target.mentions.append(mention)
+                        target.mentions.append(((rank, s_lang, node_id), mention))
                         said = (mention["before"], mention["name"], mention["after"])
                     cites.append((target.url, said))
                 if start >= 0:  # terms found in the text look like parsed ones
@@ -469,6 +485,14 @@ class _Linker:
                 yield target.url, [(place, url, label) for place, (url, label) in zip(
                     target.places, target.cited.items(), strict=True)]
 
+    def card_citations(self, card: Entry) -> CardCitations:
+        """Who this link found citing ``card`` and its mentions, each with its citing node's place."""
+        target = self.targets.get(id(card))
+        if target is None:
+            return [], []
+        return [(place, url, label) for place, (url, label) in zip(target.places, target.cited.items(), strict=True)], \
+            list(target.mentions)
+
     def finish(self) -> None:
         """Put each cited entry's citations and mentions in it."""
         for target in self.targets.values():
@@ -476,7 +500,12 @@ class _Linker:
             if target.cited:
                 entry.cited_by = list(target.cited.items())
             if target.mentions:
-                entry.mentions = list({(m["url"], m["before"], m["name"], m["after"]): m for m in target.mentions}.values())
+                entry.mentions = _distinct([mention for _, mention in target.mentions])
+
+
+def _distinct(mentions: list[Mention]) -> list[Mention]:
+    """Each mention once (the same sentence of the same page), where it first came."""
+    return list({(m["url"], m["before"], m["name"], m["after"]): m for m in mentions}.values())
 
 
 class _Target(NamedTuple):
@@ -487,11 +516,12 @@ class _Target(NamedTuple):
     url: str
     card: bool
     cited: dict[str, str]  # citing page's URL → its label, in order
-    mentions: list[Mention]
+    mentions: list[tuple[tuple[int, str, str], Mention]]  # each with its citing node's place in the store's order
     places: list[tuple[int, str, str]]  # the place in the store's order of each citation's first citing node
 
 
 _SOURCE, _START, _END = itemgetter(0, 1), itemgetter(0), itemgetter(1)
+_PLACE = itemgetter(0)
 _RULE_REFS, _WIKI_REFS = frozenset((REF_RULE, REF_SECTION)), frozenset((REF_WIKI, REF_REDLINK))
 
 

@@ -370,15 +370,6 @@ class Reads(Connected):
         rows.sort(key=lambda row: (row[0], row[1]))  # stable: each node's rows stay in order
         return rows
 
-    def citing_keys(self, targets: Collection[NodeKey]) -> set[NodeKey]:
-        """The nodes with a reference resolved to one of ``targets``. For kb.site.gather (an edit build)."""
-        out: set[NodeKey] = set()
-        for key in targets:
-            out.update(NodeKey(*row) for row in self._db.execute(
-                "SELECT DISTINCT version, lang, node_id FROM refs WHERE resolved_id=? AND resolved_version=?"
-                " AND resolved_lang=?", (key.id, key.version, key.lang)))
-        return out
-
     def ref_rows_naming(self, kinds: Collection[str], ids: Collection[str], targets: Collection[str]
                         ) -> list[tuple[Any, ...]]:
         """:meth:`ref_rows` of the unversioned nodes, but only the references of their spans (start, end) holding one
