@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from kb.model import REF_RULE, REF_SECTION, UNVERSIONED
+from kb.model import UNVERSIONED
 from kb.pipeline import ingest_sources
 from kb.store import NodeKey, Store
 from tests.test_site_per_page import ARTICLES, JA_CR, wiki_page, write_wiki
@@ -41,16 +41,6 @@ def test_ref_rows_of_some_nodes_are_their_rows_of_ref_rows(store: Store):
     some = {NodeKey(UNVERSIONED, "ja", "wiki:連鎖記事"), NodeKey(UNVERSIONED, "ja", "wiki:規則記事")}
     expected = [row for row in every if (row[0], row[1]) in {(k.lang, k.id) for k in some}]
     assert expected and store.ref_rows_of(UNVERSIONED, some) == expected
-
-
-def test_ref_rows_naming_are_every_row_of_each_span_naming_a_target(store: Store):
-    every = store.ref_rows(UNVERSIONED)
-    ids, numbers = {"cr:601.3", "wiki:連鎖記事"}, {"999.9"}
-    spans = {(row[0], row[1], row[4], row[5]) for row in every
-             if row[8] in ids or (row[8] is None and row[2] in (REF_RULE, REF_SECTION) and row[3] in numbers)}
-    expected = [row for row in every if (row[0], row[1], row[4], row[5]) in spans]
-    assert {row[3] for row in expected} >= {"601.3", "999.9"}
-    assert store.ref_rows_naming([REF_RULE, REF_SECTION], ids, numbers) == expected
 
 
 def test_the_versioned_digest_changes_with_a_versioned_node_alone(store: Store, tmp_path: Path):

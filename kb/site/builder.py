@@ -47,7 +47,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from kb.errors import KbError
-from kb.model import CARD, Progress, no_progress
+from kb.model import Progress, no_progress
 from kb.site.edits import (
     EDITS,
     MissingShard,
@@ -57,8 +57,8 @@ from kb.site.edits import (
     edited_files,
     edited_keys,
     edits_files,
-    old_card_citations,
     old_contributions,
+    old_entry_citations,
     old_rule_citations,
     pages_by_id,
 )
@@ -239,7 +239,8 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
             return table
         again = shown_again_in(site, targets)  # their pages show who cites them: made again, from complete entries
         cited = old_rule_citations(shards, [entry.url for entry in again.entries if entry.number])
-        mentioned = old_card_citations(shards, [entry.url for entry in again.entries if entry.kind == CARD])
+        mentioned = old_entry_citations(shards, sorted({entry.url for entry in again.entries if not entry.number}
+                                                       | {site.others[node_id].url for node_id in site.edited}))
     except MissingShard:  # the record is not whole: what the edit changed cannot be told
         return table
     link_edited(store, site, again.entries, cited, mentioned)

@@ -7,9 +7,9 @@ node gives other pages: :data:`kb.site.records.Contribution`), the pages showing
 article's, a card's, a term's), the rule parts showing it, the card index and its card's preview script. An edit
 build makes those alone (:func:`kb.site.pages.edited_pages`), from a gather that reads the edited articles whole and
 of the other articles their names only (:func:`kb.site.gather.gather_edited`), then links complete the entries it
-shows again — reading every node citing one of them, but of the unversioned ones only the references of the spans
-naming them, and of a rule's or a card's citers nothing, the record holding them (:func:`kb.site.gather.link_edited`):
-it costs what the edit changes and the pages that show it, not what the wiki holds. Anything else — an article added,
+shows again — who cites each is the record's, with the edited nodes' citations in their places
+(:func:`kb.site.gather.link_edited`): it costs what the edit changes and the pages that show it, not what the wiki
+holds. Anything else — an article added,
 removed or renamed, more than :func:`edit_max` changed — is a full build, whose groups of pages spare what is
 unchanged as before.
 
@@ -21,15 +21,15 @@ index and the previews show of a card, which the edit build reads of the cards i
 shards under :data:`EDITS_DIR` read and written only where an edit build needs them (a whole record was 57 MB at
 20,000 articles), what each node gives other pages, each rule's citations with their places in the store's order
 (:data:`kb.site.records.Citation`: an edit build puts the edited nodes' in their places instead of reading every
-node citing the rules it shows again — a section page lists every article citing one of its rules) and each card's
-citations and mentions alike (:data:`kb.site.records.CardCitations`: a card's page shows the sentence of every
-node mentioning it, which an edit build read whole).
+node citing the rules it shows again — a section page lists every article citing one of its rules) and every
+other cited entry's citations alike, with a card's mentions (:data:`kb.site.records.EntryCitations`: an article's
+page lists every article citing it, a card's page the sentence of every node mentioning it).
 
 Contract: :func:`edits_files` makes the record of a build's site, :func:`edited_files` the record after an edit
 build; :func:`edited_keys` finds the nodes an edit build would make again (None: a full build);
 :func:`cited_otherwise` checks the gathered edited entries against the record (:func:`old_contributions`) and finds
 the entries they cite otherwise (whose pages are made again too, :func:`kb.site.pages.edited_pages`, the rules'
-citations from :func:`old_rule_citations`, the cards' from :func:`old_card_citations`).
+citations from :func:`old_rule_citations`, the others' from :func:`old_entry_citations`).
 """
 
 from __future__ import annotations
@@ -45,14 +45,14 @@ from typing import Any
 from kb.model import ARTICLE, UNVERSIONED, Node
 from kb.site.manifest import MANIFEST_FORMAT, load_record
 from kb.site.pages import CardFacts, card_facts
-from kb.site.records import NO_CONTRIBUTION, CardCitations, Citation, Contribution, Entry, SiteData
+from kb.site.records import NO_CONTRIBUTION, Citation, Contribution, Entry, EntryCitations, SiteData
 from kb.store import NodeKey, Store
 
 EDITS = ".kb-build/edits.marshal"
 NodeFacts = tuple[str, bytes, str]  # an unversioned node's content hash, names' digest and page (the record's
 # "nodes", by (lang, id); what it gives other pages is in a shard: EDITS_DIR)
 EDITS_SHAPE = 4  # the record's shape (3: contributions, with their mentions' texts, and rule citations in shards;
-# 4: and card citations with their mentions)
+# 4: and every other entry's citations, with a card's mentions)
 EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well) ...
 EDIT_SHARE = 100  # ... or one in this many of the wiki's nodes, when that is more: a full build costs more as the wiki
 # grows, an edit build about the same per edit (32 prose edits at 5,000 articles: 3.8 s, against 5.4 s for 33)
@@ -86,14 +86,14 @@ def edits_files(site: SiteData, base: str, versioned: str, inputs: str, previous
               "dictionary": site.splitter.dictionary_id, "inputs": inputs, "nodes": nodes, "cards": card_facts(site)}
     shards = previous.get("shards", {}) if previous.get("shape") == EDITS_SHAPE else {}
     return _files(record, shards, _sharded(given, NODE_SHARD), _sharded(site.rule_citations, RULE_SHARD),
-                  _sharded(site.card_citations, CARD_SHARD))
+                  _sharded(site.entry_citations, CITED_SHARD))
 
 
 def edited_files(shards: RecordShards, record: dict[str, Any], site: SiteData, cards: dict[str, CardFacts],
                  inputs: str) -> list[RecordFile]:
     """The record after an edit build of ``site`` (``cards``: every card's facts now; ``inputs``: the build's inputs
     fingerprint), as files: the main record, and the shards holding the edited nodes' contributions and the
-    citations of the rules and cards the build showed again, those of the previous record (``shards``) updated."""
+    citations of the entries the build showed again, those of the previous record (``shards``) updated."""
     nodes = dict(record["nodes"])
     facts = _node_facts(site)
     keys = [(lang, node_id) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
@@ -104,11 +104,11 @@ def edited_files(shards: RecordShards, record: dict[str, Any], site: SiteData, c
     citations = shards.copies({RULE_SHARD.of(url) for url in site.rule_citations})
     for url, cited in site.rule_citations.items():
         citations[RULE_SHARD.of(url)][url] = cited
-    card_citations = shards.copies({CARD_SHARD.of(url) for url in site.card_citations})
-    for url, (cited, said) in site.card_citations.items():
-        card_citations[CARD_SHARD.of(url)][url] = (cited, said) if cited else ()  # cited by none: left out
+    entry_citations = shards.copies({CITED_SHARD.of(url) for url in site.entry_citations})
+    for url, (cited, said) in site.entry_citations.items():
+        entry_citations[CITED_SHARD.of(url)][url] = (cited, said) if cited else ()  # cited by none: left out
     return _files({**record, "inputs": inputs, "nodes": nodes, "cards": cards}, record["shards"], given, citations,
-                  card_citations)
+                  entry_citations)
 
 
 def _node_facts(site: SiteData) -> Callable[[Entry, str], NodeFacts]:
@@ -135,10 +135,10 @@ def old_rule_citations(shards: RecordShards, urls: list[str]) -> dict[str, list[
     return {url: read[RULE_SHARD.of(url)].get(url, []) for url in urls}
 
 
-def old_card_citations(shards: RecordShards, urls: list[str]) -> dict[str, CardCitations]:
-    """Who cited and mentioned the cards at ``urls`` at the previous build (its record's ``shards``)."""
-    read = shards.get({CARD_SHARD.of(url) for url in urls})
-    return {url: read[CARD_SHARD.of(url)].get(url, ([], [])) for url in urls}
+def old_entry_citations(shards: RecordShards, urls: list[str]) -> dict[str, EntryCitations]:
+    """Who cited (and mentioned) the entries at ``urls`` at the previous build (its record's ``shards``)."""
+    read = shards.get({CITED_SHARD.of(url) for url in urls})
+    return {url: read[CITED_SHARD.of(url)].get(url, ([], [])) for url in urls}
 
 
 EDITS_DIR = ".kb-build/edits/"  # the record's shards: n-<hex>.marshal (contributions, by node id), r-<hex>.marshal
@@ -165,7 +165,7 @@ class _Shards:
 NODE_SHARD = _Shards("n", 256, itemgetter(1))  # contributions, by (lang, node id): by node id
 RULE_SHARD = _Shards("r", 256, lambda url: url.partition("#")[0])  # rule citations, by URL: by page (a page's rules
 # together)
-CARD_SHARD = _Shards("c", 256, str)  # who cites and mentions a card, by its page's URL
+CITED_SHARD = _Shards("c", 256, str)  # who cites and mentions an entry (not a rule), by its URL
 
 
 def _sharded(values: dict[Any, Any], shards: _Shards) -> dict[str, dict[Any, Any]]:

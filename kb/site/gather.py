@@ -46,10 +46,10 @@ from kb.site.records import (
     NO_CONTRIBUTION,
     WHOLE_KINDS,
     Archive,
-    CardCitations,
     Citation,
     Contribution,
     Entry,
+    EntryCitations,
     Link,
     Mention,
     SiteData,
@@ -312,8 +312,8 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
                     site.contributions if version == UNVERSIONED else None, rank)
     linker.finish()
     site.rule_citations = dict(linker.citations(lambda entry: entry.number is not None))
-    site.card_citations = {target.url: linker.card_citations(target.entry) for target in linker.targets.values()
-                           if target.card and target.cited}
+    site.entry_citations = {target.url: linker.found_citations(target.entry) for target in linker.targets.values()
+                            if target.cited and target.entry.number is None}
 
 
 def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edited: Collection[NodeKey]) -> None:
@@ -325,21 +325,20 @@ def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edit
 
 
 def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
-                rule_citations: Mapping[str, list[Citation]], card_citations: Mapping[str, CardCitations]) -> None:
+                rule_citations: Mapping[str, list[Citation]], entry_citations: Mapping[str, EntryCitations]) -> None:
     """Link an edit build's site (:func:`gather_edited`): the edited entries and ``shown_again`` (the entries whose
     pages it makes again: :mod:`kb.site.edits`) as a full gather links them — their links, and who cites them, in
     the store's order — and every rule and term (the search's name shards read their links). The unversioned
-    entries among them are read whole; of the other nodes citing them, only the references of the spans naming one
-    of them are read — but a rule's citations are the previous build's (``rule_citations``, by URL) with the edited
-    nodes' in their places, and so are a card's citations and mentions (``card_citations``: a card's page shows the
-    sentence of every node mentioning it, which had to be read whole — thousands for a card much cited):
-    ``site.rule_citations`` and ``site.card_citations`` hold those of the rules and cards shown again."""
+    entries among them are read whole and linked; who cites them is the previous build's record with the edited
+    nodes' citations in their places — a rule's (``rule_citations``, by URL), any other entry's with a card's
+    mentions (``entry_citations``): a section page lists every article citing one of its rules, an article's page
+    every article citing it, a card's the sentence of every node mentioning it, which had to be read, thousands for
+    a much cited one. ``site.rule_citations`` and ``site.entry_citations`` hold those of the entries shown again."""
     rules = [entry for entry in shown_again if entry.number]
-    cards = [entry for entry in shown_again if entry.kind == CARD]
-    wanted = {id(entry) for entry in shown_again if not entry.number and entry.kind != CARD}
-    wanted |= {id(site.others[i]) for i in site.edited}
-    targets = {key for key, entry in site.shown.items() if id(entry) in wanted}
-    own = {key for key in targets if key.version == UNVERSIONED}
+    merged = list({id(entry): entry for entry in [*(entry for entry in shown_again if not entry.number),
+                                                   *(site.others[i] for i in sorted(site.edited))]}.values())
+    wanted = {id(entry) for entry in merged}
+    own = {key for key, entry in site.shown.items() if id(entry) in wanted and key.version == UNVERSIONED}
     read_whole = site.whole_node
     assert read_whole is not None  # an edit build's site (gather_edited)
     for key in {key for key in own if key.id not in site.edited}:
@@ -348,12 +347,8 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
         if entry is not None and node is not None and key.lang in entry.nodes:
             entry.nodes[key.lang] = node
     site.wholes = site.wholes | {key.id for key in own}
-    citing = store.ref_rows_naming(_RULE_REFS, {key.id for key in targets}, ())
-    read = {(key.lang, key.id) for key in own}  # their references all
-    rows = sorted([*store.ref_rows_of(UNVERSIONED, own), *(row for row in citing if (row[0], row[1]) not in read)],
-                  key=_SOURCE)
     linker = _Linker(site, site.shown)
-    linker.link(UNVERSIONED, rows, [])
+    linker.link(UNVERSIONED, store.ref_rows_of(UNVERSIONED, own), [])
     for rank, (version, lang) in enumerate(sorted({(key.version, key.lang) for key in site.shown
                                                     if key.version != UNVERSIONED}), 1):
         linker.link(version, store.ref_rows(version, lang), [], None, rank)
@@ -369,18 +364,18 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
                 insort(citations, ((0, lang, entry.id), entry.url, entry.label))
         site.rule_citations[rule.url] = citations
         rule.cited_by = [(url, label) for _, url, label in citations]
-    site.card_citations = {}
-    for card in cards:  # the previous build's, but of the nodes this link found citing it (the edited ones, the
-        # versioned ones) theirs now; the mentions alike, but of the nodes read whole alone (the edited ones)
-        found, said = linker.card_citations(card)
-        old_citations, old_mentions = card_citations.get(card.url, ([], []))
+    site.entry_citations = {}
+    for entry in merged:  # the previous build's, but of the nodes this link found citing it (the edited ones, those
+        # shown again, the versioned ones) theirs now; the mentions alike, but of the nodes read whole alone
+        found, said = linker.found_citations(entry)
+        old_citations, old_mentions = entry_citations.get(entry.url, ([], []))
         gone = edited_urls | {url for _, url, _ in found}
         citations = sorted([*(c for c in old_citations if c[1] not in gone), *found])
         gone = edited_urls | {mention["url"] for _, mention in said}
         mentions = sorted([*((place, m) for place, m in old_mentions if m["url"] not in gone), *said], key=_PLACE)
-        site.card_citations[card.url] = citations, mentions
-        card.cited_by = [(url, label) for _, url, label in citations]
-        card.mentions = _distinct([mention for _, mention in mentions])
+        site.entry_citations[entry.url] = citations, mentions
+        entry.cited_by = [(url, label) for _, url, label in citations]
+        entry.mentions = _distinct([mention for _, mention in mentions])
 
 
 class _Linker:
@@ -485,9 +480,9 @@ class _Linker:
                 yield target.url, [(place, url, label) for place, (url, label) in zip(
                     target.places, target.cited.items(), strict=True)]
 
-    def card_citations(self, card: Entry) -> CardCitations:
-        """Who this link found citing ``card`` and its mentions, each with its citing node's place."""
-        target = self.targets.get(id(card))
+    def found_citations(self, entry: Entry) -> EntryCitations:
+        """Who this link found citing ``entry`` and its mentions, each with its citing node's place."""
+        target = self.targets.get(id(entry))
         if target is None:
             return [], []
         return [(place, url, label) for place, (url, label) in zip(target.places, target.cited.items(), strict=True)], \

@@ -39,8 +39,9 @@ NO_CONTRIBUTION: Contribution = ((), b"")
 Citation = tuple[tuple[int, str, str], str, str]  # a citation of a rule (kb.site.gather): the citing node's place in
 # the store's order (its version's rank, 0 for the unversioned nodes, its language and id), the citing page's URL and
 # its label
-CardCitations = tuple[list[Citation], list[tuple[tuple[int, str, str], Mention]]]  # who cites a card, in order, and
-# each mention of it with its citing node's place, in order (duplicates kept: Entry.mentions has them once)
+EntryCitations = tuple[list[Citation], list[tuple[tuple[int, str, str], Mention]]]  # who cites an entry (not a
+# rule: Citation alone), in order, and each mention of it with its citing node's place, in order (a card's; duplicates
+# kept: Entry.mentions has each once)
 
 
 class Link(NamedTuple):  # tens of thousands per build: a tuple is made several times faster than a dataclass
@@ -147,8 +148,8 @@ class SiteData:
     # it gives pages other than its own: kept for an edit build (kb.site.edits)
     rule_citations: dict[str, list[Citation]] = field(default_factory=dict)  # rule URL → its citations, in order: a
     # full gather's, kept for an edit build (which takes them instead of reading who cites a rule: kb.site.edits)
-    card_citations: dict[str, CardCitations] = field(default_factory=dict)  # card URL → who cites and mentions it,
-    # kept alike (an edit build takes them instead of reading every node mentioning a card whole)
+    entry_citations: dict[str, EntryCitations] = field(default_factory=dict)  # the URL of any other cited entry →
+    # who cites and mentions it, kept alike (an edit build takes them instead of reading who cites an entry)
     edited: frozenset[str] = frozenset()  # an edit build's edited unversioned node ids
     wholes: frozenset[str] = frozenset()  # an edit build's unversioned node ids gathered whole (the edited ones, those
     # whose pages it makes again, those citing a card it shows again)

@@ -370,26 +370,6 @@ class Reads(Connected):
         rows.sort(key=lambda row: (row[0], row[1]))  # stable: each node's rows stay in order
         return rows
 
-    def ref_rows_naming(self, kinds: Collection[str], ids: Collection[str], targets: Collection[str]
-                        ) -> list[tuple[Any, ...]]:
-        """:meth:`ref_rows` of the unversioned nodes, but only the references of their spans (start, end) holding one
-        resolved to a node of one of ``ids`` (in any version) or, of ``kinds`` and unresolved, naming one of
-        ``targets``: all a linker needs to find who cites those. For kb.site.gather (an edit build)."""
-        found: set[tuple[Any, ...]] = set()
-        span_rows = ("SELECT r.lang, r.node_id, r.kind, r.target, r.start, r.end_, r.resolved_version, r.resolved_lang,"
-                     " r.resolved_id, r.seq FROM refs t CROSS JOIN refs r ON r.version='' AND r.lang=t.lang"
-                     " AND r.node_id=t.node_id AND r.start=t.start AND r.end_=t.end_ WHERE ")  # t by its index
-        kinds = sorted(set(kinds))
-        for naming, values, extra in (("t.resolved_id", sorted(set(ids)), ()),
-                                      ("t.target", sorted(set(targets)), kinds)):
-            where_ = f" AND t.kind IN ({','.join('?' * len(extra))}) AND t.resolved_id IS NULL" if extra else ""
-            for start in range(0, len(values), KEYED_MAX):
-                chunk = values[start:start + KEYED_MAX]
-                found.update(self._db.execute(
-                    f"{span_rows}{naming} IN ({','.join('?' * len(chunk))}){where_} AND +t.version=''",
-                    (*chunk, *extra)).fetchall())
-        return [row[:9] for row in sorted(found, key=lambda row: (row[0], row[1], row[9]))]
-
     def versioned_digest(self) -> str:
         """A hash of every versioned node (its key and content hash) and document: what changes when anything but
         the unversioned nodes (wiki articles, release notes, cards) does (made again only after a write:
