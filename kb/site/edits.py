@@ -51,8 +51,8 @@ from kb.store import NodeKey, Store
 EDITS = ".kb-build/edits.marshal"
 NodeFacts = tuple[str, bytes, str]  # an unversioned node's content hash, names' digest and page (the record's
 # "nodes", by (lang, id); what it gives other pages is in a shard: EDITS_DIR)
-EDITS_SHAPE = 4  # the record's shape (3: contributions, with their mentions' texts, and rule citations in shards;
-# 4: and every other entry's citations, with a card's mentions)
+EDITS_SHAPE = 5  # the record's shape (3: contributions, with their mentions' texts, and rule citations in shards;
+# 5: and every other entry's citations, with a card's mentions)
 EDIT_MAX = 32  # edited nodes at most in an edit build (more: a full build, whose groups spare the rest as well) ...
 EDIT_SHARE = 100  # ... or one in this many of the wiki's nodes, when that is more: a full build costs more as the wiki
 # grows, an edit build about the same per edit (32 prose edits at 5,000 articles: 3.8 s, against 5.4 s for 33)
