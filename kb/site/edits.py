@@ -9,9 +9,8 @@ build makes those alone (:func:`kb.site.pages.edited_pages`), from a gather that
 of the other articles their names only (:func:`kb.site.gather.gather_edited`), then links complete the entries it
 shows again — who cites each is the record's, with the edited nodes' citations in their places
 (:func:`kb.site.gather.link_edited`): it costs what the edit changes and the pages that show it, not what the wiki
-holds. Anything else — an article added,
-removed or renamed, more than :func:`edit_max` changed — is a full build, whose groups of pages spare what is
-unchanged as before.
+holds. Anything else — an article added, removed or renamed, more than :func:`edit_max` changed — is a full build,
+whose groups of pages spare what is unchanged as before.
 
 The record (:data:`EDITS`) a build leaves for the next: what it was made with (:func:`edit_base`, the user
 dictionary), the digest of the store's versioned content (:meth:`kb.store.Store.versioned_digest`), the inputs

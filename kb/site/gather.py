@@ -14,9 +14,8 @@ import gc
 import hashlib
 import marshal
 import re
-from bisect import insort
 from collections import defaultdict
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager, suppress
 from functools import partial
 from itertools import groupby, repeat
@@ -311,9 +310,13 @@ def _link(store: Store, site: SiteData, shown: dict[NodeKey, Entry]) -> None:
         linker.link(version, store.ref_rows(version, lang), site.unresolved,  # node, seq)
                     site.contributions if version == UNVERSIONED else None, rank)
     linker.finish()
-    site.rule_citations = dict(linker.citations(lambda entry: entry.number is not None))
-    site.entry_citations = {target.url: linker.found_citations(target.entry) for target in linker.targets.values()
-                            if target.cited and target.entry.number is None}
+    for target in linker.targets.values():
+        if target.cited:
+            citations, mentions = linker.found_citations(target.entry)
+            if target.entry.number is None:
+                site.entry_citations[target.url] = citations, mentions
+            else:
+                site.rule_citations[target.url] = citations
 
 
 def _link_edited(store: Store, site: SiteData, shown: dict[NodeKey, Entry], edited: Collection[NodeKey]) -> None:
@@ -334,10 +337,8 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
     mentions (``entry_citations``): a section page lists every article citing one of its rules, an article's page
     every article citing it, a card's the sentence of every node mentioning it, which had to be read, thousands for
     a much cited one. ``site.rule_citations`` and ``site.entry_citations`` hold those of the entries shown again."""
-    rules = [entry for entry in shown_again if entry.number]
-    merged = list({id(entry): entry for entry in [*(entry for entry in shown_again if not entry.number),
-                                                   *(site.others[i] for i in sorted(site.edited))]}.values())
-    wanted = {id(entry) for entry in merged}
+    cited = list({id(entry): entry for entry in [*shown_again, *(site.others[i] for i in sorted(site.edited))]}.values())
+    wanted = {id(entry) for entry in cited}
     own = {key for key, entry in site.shown.items() if id(entry) in wanted and key.version == UNVERSIONED}
     read_whole = site.whole_node
     assert read_whole is not None  # an edit build's site (gather_edited)
@@ -353,29 +354,23 @@ def link_edited(store: Store, site: SiteData, shown_again: Collection[Entry],
                                                     if key.version != UNVERSIONED}), 1):
         linker.link(version, store.ref_rows(version, lang), [], None, rank)
     linker.finish()
-    edited = [(site.others[node_id], lang) for node_id in sorted(site.edited) for lang in site.others[node_id].nodes]
-    edited_urls = {entry.url for entry, _ in edited}
-    cited_by_edited = [(entry, lang, {url for url, _ in site.contributions[(lang, entry.id)][0]}) for entry, lang in edited]
-    site.rule_citations = {}
-    for rule in rules:
-        citations = [c for c in rule_citations.get(rule.url, []) if c[1] not in edited_urls]
-        for entry, lang, cited in cited_by_edited:
-            if rule.url in cited:
-                insort(citations, ((0, lang, entry.id), entry.url, entry.label))
-        site.rule_citations[rule.url] = citations
-        rule.cited_by = [(url, label) for _, url, label in citations]
-    site.entry_citations = {}
-    for entry in merged:  # the previous build's, but of the nodes this link found citing it (the edited ones, those
+    edited_urls = {site.others[node_id].url for node_id in site.edited}
+    site.rule_citations, site.entry_citations = {}, {}
+    for entry in cited:  # the previous build's, but of the nodes this link found citing it (the edited ones, those
         # shown again, the versioned ones) theirs now; the mentions alike, but of the nodes read whole alone
         found, said = linker.found_citations(entry)
-        old_citations, old_mentions = entry_citations.get(entry.url, ([], []))
+        old_citations, old_mentions = (rule_citations.get(entry.url, []), []) if entry.number \
+            else entry_citations.get(entry.url, ([], []))
         gone = edited_urls | {url for _, url, _ in found}
         citations = sorted([*(c for c in old_citations if c[1] not in gone), *found])
         gone = edited_urls | {mention["url"] for _, mention in said}
         mentions = sorted([*((place, m) for place, m in old_mentions if m["url"] not in gone), *said], key=_PLACE)
-        site.entry_citations[entry.url] = citations, mentions
+        if entry.number:
+            site.rule_citations[entry.url] = citations
+        else:
+            site.entry_citations[entry.url] = citations, mentions
+            entry.mentions = _distinct([mention for _, mention in mentions])
         entry.cited_by = [(url, label) for _, url, label in citations]
-        entry.mentions = _distinct([mention for _, mention in mentions])
 
 
 class _Linker:
@@ -472,13 +467,6 @@ class _Linker:
                 source.links[s_lang] = links
             if contributions is not None and (cites or lines):
                 contributions[(s_lang, node_id)] = (tuple(cites), hashlib.sha1(marshal.dumps(lines, 2)).digest())
-
-    def citations(self, wanted: Callable[[Entry], bool]) -> Iterator[tuple[str, list[Citation]]]:
-        """The URL and citations (:data:`~kb.site.records.Citation`, in order) of each cited entry ``wanted``."""
-        for target in self.targets.values():
-            if target.cited and wanted(target.entry):
-                yield target.url, [(place, url, label) for place, (url, label) in zip(
-                    target.places, target.cited.items(), strict=True)]
 
     def found_citations(self, entry: Entry) -> EntryCitations:
         """Who this link found citing ``entry`` and its mentions, each with its citing node's place."""
