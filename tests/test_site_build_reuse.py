@@ -129,14 +129,21 @@ def test_what_a_build_takes_from_the_last_is_what_it_would_make(tmp_path, monkey
         _full_build_equals(store, site, tmp_path / "full5")
 
 
-def test_a_damaged_names_record_is_made_again(tmp_path):
-    write_wiki(tmp_path / "wiki", {"接死記事": [], "瞬速記事": []})
+def _built_with_damaged_names(tmp_path: Path, store: Store) -> tuple[dict[str, Path], Path, tuple]:
+    """Two articles ingested into ``store`` and built into ``tmp_path/site``, whose names record is then damaged:
+    the articles' paths, the site and the table the record held."""
+    paths = write_wiki(tmp_path / "wiki", {"接死記事": [], "瞬速記事": []})
     site = tmp_path / "site"
+    assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
+    build_site(store, site)
+    good = _table(site)
+    (site / NAMES).write_bytes(b"\x00not marshal")
+    return paths, site, good
+
+
+def test_a_damaged_names_record_is_made_again(tmp_path):
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
-        build_site(store, site)
-        good = _table(site)
-        (site / NAMES).write_bytes(b"\x00not marshal")
+        _, site, good = _built_with_damaged_names(tmp_path, store)
         (site / ".kb-build" / "stamp.marshal").unlink()  # else the build has nothing to do
         build_site(store, site)
         assert _table(site) == good == _fresh_table(store)
@@ -145,13 +152,8 @@ def test_a_damaged_names_record_is_made_again(tmp_path):
 def test_an_edit_build_that_made_the_name_table_again_keeps_it(tmp_path, monkeypatch):
     """A names record of other inputs (another kb's, or a damaged one) met by an edit build: the table is made
     again once, and kept for the next edit build."""
-    paths = write_wiki(tmp_path / "wiki", {"接死記事": [], "瞬速記事": []})
-    site = tmp_path / "site"
     with Store.open(tmp_path / "kb") as store:
-        assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
-        build_site(store, site)
-        good = _table(site)
-        (site / NAMES).write_bytes(b"\x00not marshal")
+        paths, site, good = _built_with_damaged_names(tmp_path, store)
         made = _counting(monkeypatch, names_module, "names_from")
         for number, extra in enumerate(["一度目の編集。", "二度目の編集。"]):
             paths["接死記事"].write_text(wiki_page("接死記事", [], extra), encoding="utf-8")
