@@ -11,23 +11,27 @@ import marshal
 from pathlib import Path
 
 from kb.site import search_export
-from kb.site.manifest import FILES, FILES_DELTA, MANIFEST
+from kb.site.manifest import FILE_RECORDS, MANIFEST, MANIFEST_FORMAT, NAMES
 from kb.site.search_cache import AnalysisCache
 from kb.site.search_delta import PREFIXES, merged_shard
+from kb.store.keyed import KeyedFile
 
-# the build's records an incremental build writes otherwise than a full one: the manifest, and the file records as a
-# base and a delta (compared as one: kb.site.manifest.load_manifest)
-BUILD_RECORDS = frozenset(Path(record).name for record in (MANIFEST, FILES, FILES_DELTA))
+# the build's records an incremental build writes otherwise than a full one: the manifest, and the file records (a
+# keyed file: their paths are compared with the stamp, by same_stamp)
+BUILD_RECORDS = frozenset(Path(record).name for record in (MANIFEST, FILE_RECORDS))
 
 
 def same_built_file(full: Path, incremental: Path, rel: Path) -> bool:
     """Whether ``incremental`` (the file ``rel`` of an incremental build) is as ``full``: ``search/meta.js`` is
     compared without its vocabulary ("v"), whose keys in the full build must all be in the incremental one's, and
     without the name of the delta ("x"); a ``p/``, ``g/`` or ``q/`` shard by its lists, each build's delta merged in
-    as the browser merges it; the stamp as :func:`same_stamp`."""
+    as the browser merges it; the stamp as :func:`same_stamp`; the name table by its values (the order of a
+    dictionary's keys follows the order the store's rows came in)."""
     parts = rel.parts
     if rel.as_posix() == ".kb-build/stamp.marshal":
         return same_stamp(full, incremental)
+    if rel.as_posix() == NAMES:
+        return marshal.loads(full.read_bytes()) == marshal.loads(incremental.read_bytes())
     if parts[0] == "search" and len(parts) == 3 and parts[1] in PREFIXES:
         site = incremental.parents[2]
         return merged(full.parents[2], parts[1], int(parts[2][:-3])) == merged(site, parts[1], int(parts[2][:-3]))
@@ -39,13 +43,25 @@ def same_built_file(full: Path, incremental: Path, rel: Path) -> bool:
 
 
 def same_stamp(full: Path, incremental: Path) -> bool:
-    """Whether two builds' stamps are the same but for the static search's files: those of ``incremental`` may have
-    more under ``search/`` (its delta, shards kept empty) and the base analyses its delta keeps (:func:`kept`)."""
+    """Whether two builds' stamps are the same but for the count of the static search's files, and their file
+    records list the same files but for the static search's: those of ``incremental`` may have more under
+    ``search/`` (its delta, shards kept empty) and the base analyses its delta keeps (:func:`kept`)."""
     a, b = (marshal.loads(p.read_bytes()) for p in (full, incremental))
-    rest = [{k: v for k, v in m.items() if k not in ("files", "search_files")} for m in (a, b)]
+    rest = [{k: v for k, v in m.items() if k != "search_files"} for m in (a, b)]
     extra = kept(incremental.parents[1])
-    return rest[0] == rest[1] and ({f for f in a["files"] if not f.startswith("search/")}
-                                   == {f for f in b["files"] if not f.startswith("search/") and f not in extra})
+    listed = [recorded_files(p.parents[1]) for p in (full, incremental)]
+    return rest[0] == rest[1] and ({f for f in listed[0] if not f.startswith("search/")}
+                                   == {f for f in listed[1] if not f.startswith("search/") and f not in extra})
+
+
+def recorded_files(site: Path) -> list[str]:
+    """The paths of the files the site's build records (kb.site.manifest), in order."""
+    stored = KeyedFile.open(site / FILE_RECORDS, str(MANIFEST_FORMAT))
+    assert stored is not None, f"{site}: no file records"
+    try:
+        return stored.keys()
+    finally:
+        stored.close()
 
 
 def kept(site: Path) -> set[str]:

@@ -18,9 +18,10 @@ from search_files import BUILD_RECORDS, kept, same_built_file
 from kb.pipeline import ingest_sources
 from kb.site import build_site
 from kb.site import search_export as search_export_module
-from kb.site.manifest import FILES
+from kb.site.manifest import FILE_RECORDS, MANIFEST_FORMAT
 from kb.site.search_cache import CACHE_DIR, AnalysisCache
 from kb.store import Store
+from kb.store.keyed import KeyedFile, apply_changes
 
 REPO = Path(__file__).resolve().parent.parent
 JA_CR = REPO / "data" / "JPN_CR_20231117_0.txt"
@@ -132,9 +133,9 @@ def test_a_site_with_its_analyses_in_the_manifest_builds_with_a_notice(store_and
     manifest = records(site)
     cache = AnalysisCache(site, lambda rel, data: None, lambda rel: False)
     manifest["search"]["cache"] = {k: cache.read(k) for k in manifest["search"]["keys"].values()}
-    files = marshal.loads((site / FILES).read_bytes())  # the base, with an empty delta after a first build
-    files["files"] = {rel: r for rel, r in files["files"].items() if not rel.startswith(CACHE_DIR)}
-    (site / FILES).write_bytes(marshal.dumps(files))
+    stored = KeyedFile.open(site / FILE_RECORDS, str(MANIFEST_FORMAT))
+    apply_changes(site / FILE_RECORDS, str(MANIFEST_FORMAT), dict.fromkeys(stored.keys(CACHE_DIR)))
+    stored.close()
     for path in (site / CACHE_DIR).iterdir():
         path.unlink()
     (site / MANIFEST).write_bytes(marshal.dumps(manifest))
@@ -163,8 +164,10 @@ if where == "cache":  # killed after it wrote some analysis files (a changed rul
         if len(puts) == 3:
             os.kill(os.getpid(), signal.SIGKILL)
     search_cache.AnalysisCache.put = put
+elif where == "records":  # killed while applying its journal: the files in place, the file records not yet
+    output.apply_changes = lambda *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
 else:  # killed with everything written, before the commit
-    output.Output.commit = lambda self, deleted, in_place: os.kill(os.getpid(), signal.SIGKILL)
+    output.Output.commit = lambda self, *args, **kwargs: os.kill(os.getpid(), signal.SIGKILL)
 with Store.open(kb_dir) as store:
     build_site(store, site)
 """
@@ -192,6 +195,29 @@ def test_a_build_killed_then_the_next_build_gives_the_full_build(store_and_cr, t
     assert [p.name for p in tmp_path.glob(".site.staging-*")]  # the killed build's staging folder, left behind
     with Store.open(tmp_path / "kb") as again:
         build_site(again, site)
+        build_site(again, tmp_path / "full")
+    assert not list(tmp_path.glob(".site.staging-*"))
+    assert_same_as_full(site, tmp_path / "full")
+
+
+@pytest.mark.slow
+def test_a_build_killed_while_applying_its_file_records_is_completed_by_the_next(store_and_cr, tmp_path):
+    """A real process killed (SIGKILL) after its journal put the new files in place, before the file records' changes
+    were applied: the next build applies the journal again (the records too) and finds nothing left to do."""
+    from kb.site.output import JOURNAL
+
+    store, cr, text = store_and_cr
+    site = tmp_path / "site"
+    build_site(store, site)
+    edit(store, cr, text)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    run = subprocess.run([sys.executable, "-c", KILLED_BUILD, str(tmp_path / "kb"), str(site), "records"], env=env,
+                         capture_output=True, timeout=300)
+    assert run.returncode == -signal.SIGKILL, run.stderr.decode()
+    [staging] = tmp_path.glob(".site.staging-*")
+    assert (staging / JOURNAL).is_file()  # decided: in place, and left to complete
+    with Store.open(tmp_path / "kb") as again:
+        assert build_site(again, site).rendered == 0  # completed first: the records are the killed build's
         build_site(again, tmp_path / "full")
     assert not list(tmp_path.glob(".site.staging-*"))
     assert_same_as_full(site, tmp_path / "full")

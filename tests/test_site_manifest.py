@@ -1,6 +1,7 @@
-"""The manifest's file records as a base and a delta (:mod:`kb.site.manifest`): a build after one article changed
-writes the delta of the records it changed, not the records of every file; the base is written again when the delta
-grows past its share; read back as one, they are a full build's records; a delta of another base is ignored."""
+"""The manifest's file records, kept by path in a keyed file (:mod:`kb.site.manifest`, :mod:`kb.store.keyed`): a
+build after one article changed reads the records it asks for and writes those it changed, not the records of
+every file; read back, they are a full build's records; a keyed file missing, damaged or of another format reads as
+no records (a full build)."""
 
 from __future__ import annotations
 
@@ -10,54 +11,92 @@ from pathlib import Path
 import pytest
 
 from kb.pipeline import ingest_sources
-from kb.site import build_site, builder
-from kb.site.manifest import DELTA_MAX_SHARE, FILES, FILES_DELTA, MANIFEST_FORMAT, load_manifest, load_record, manifest_files
+from kb.site import build_site, builder, output
+from kb.site.manifest import (
+    FILE_RECORDS,
+    MANIFEST_FORMAT,
+    EditedFiles,
+    StoredFiles,
+    load_manifest,
+    record_changes,
+    removed_since,
+)
 from kb.store import Store
+from kb.store.keyed import KeyedFile, apply_changes
 from tests.test_site_per_page import ARTICLES, assert_same_site, cr_and_wiki, page_of, wiki_page
 
 
-def test_the_delta_holds_the_changed_records_and_the_base_is_written_again_past_its_share():
-    base_files = {f"p{i}.html": {"hash": str(i)} for i in range(40)}
-    manifest = {"format": MANIFEST_FORMAT, "files": base_files, "groups": {}}
-    first = dict(manifest_files({}, manifest))  # no base yet: a base, an empty delta
-    base = marshal.loads(first[FILES])
-    assert base["files"] == base_files and marshal.loads(first[FILES_DELTA]) == {
-        "format": MANIFEST_FORMAT, "base": base["token"], "files": {}}
-    previous = {**manifest, "base": {**base, "size": len(first[FILES])}}
-    files = {**base_files, "p0.html": {"hash": "new"}, "new.html": {"hash": "n"}}
+def stored(tmp_path: Path, records: dict) -> StoredFiles:
+    apply_changes(tmp_path / "r.sqlite", "t", {rel: marshal.dumps(r) for rel, r in records.items()}, fresh=True)
+    opened = KeyedFile.open(tmp_path / "r.sqlite", "t")
+    assert opened is not None
+    return StoredFiles(opened)
+
+
+def test_a_keyed_file_applies_changes_once_and_again_alike_and_reads_by_key_prefix_and_whole(tmp_path):
+    path = tmp_path / "r.sqlite"
+    assert KeyedFile.open(path, "t") is None  # missing
+    apply_changes(path, "t", {"a/1": b"x", "a/2": b"y", "b": b"z"})
+    for _ in range(2):  # applied again (a build completing a killed one's journal): the same file
+        apply_changes(path, "t", {"a/1": None, "a/3": b"w", "b": b"Z"})
+        opened = KeyedFile.open(path, "t")
+        assert opened is not None
+        assert list(opened.items()) == [("a/2", b"y"), ("a/3", b"w"), ("b", b"Z")]
+        assert opened.keys("a/") == ["a/2", "a/3"] and opened.get("a/1") is None and opened.get("b") == b"Z"
+        opened.close()
+    assert KeyedFile.open(path, "another format") is None
+    apply_changes(path, "u", {"c": b"1"})  # another tag: made anew
+    assert KeyedFile.open(path, "t") is None and KeyedFile.open(path, "u").keys() == ["c"]
+    path.write_bytes(b"not a database at all" * 100)
+    assert KeyedFile.open(path, "u") is None
+    apply_changes(path, "u", {"d": b"2"}, fresh=True)
+    assert KeyedFile.open(path, "u").keys() == ["d"]
+
+
+def test_the_changes_are_the_records_new_changed_or_gone_and_a_record_read_twice_is_one_object(tmp_path):
+    old = stored(tmp_path, {f"p{i}.html": {"hash": str(i)} for i in range(5)})
+    assert old.get("p1.html") is old.get("p1.html") and "nope.html" not in old and len(old) == 5
+    files = EditedFiles(old)
+    files["p0.html"] = {"hash": "new"}
+    files["p2.html"] = {"hash": "2"}  # rewritten the same: no change
+    files["new.html"] = {"hash": "n"}
     del files["p1.html"]
-    second = dict(manifest_files(previous, {**manifest, "files": files}))
-    assert FILES not in second  # the base stays
-    assert marshal.loads(second[FILES_DELTA]) == {"format": MANIFEST_FORMAT, "base": base["token"], "files": {
-        "p0.html": {"hash": "new"}, "new.html": {"hash": "n"}, "p1.html": None}}
-    assert len(second[FILES_DELTA]) * DELTA_MAX_SHARE <= len(first[FILES])
-    changed = {rel: {"hash": "x" * 20} for rel in list(base_files)[:10]}  # a delta past its share of the base
-    third = dict(manifest_files(previous, {**manifest, "files": {**base_files, **changed}}))
-    assert marshal.loads(third[FILES])["files"] == {**base_files, **changed}
-    assert marshal.loads(third[FILES])["token"] != base["token"]
-    assert marshal.loads(third[FILES_DELTA])["files"] == {}
+    assert "p1.html" not in files and files["p3.html"] is old["p3.html"]
+    assert removed_since(old, files) == ["p1.html"]
+    changes = record_changes(old, files)
+    assert {rel: None if data is None else marshal.loads(data) for rel, data in changes.items()} == {
+        "p0.html": {"hash": "new"}, "new.html": {"hash": "n"}, "p1.html": None}
+    whole = dict(old.items())  # a full build's: every record, from one read
+    full = {**{rel: record for rel, record in whole.items() if rel != "p1.html"}, "p0.html": {"hash": "new"},
+            "new.html": {"hash": "n"}}
+    assert removed_since(old, full) == ["p1.html"] and record_changes(old, full) == changes
+    assert sorted(files) == sorted(full)
 
 
 @pytest.mark.slow  # the Japanese CR and four builds
-def test_a_build_after_one_change_writes_a_delta_and_reads_back_a_full_builds_records(tmp_path, monkeypatch):
+def test_a_build_after_one_change_writes_the_changed_records_and_reads_back_a_full_builds(tmp_path, monkeypatch):
     paths, cr, _ = cr_and_wiki(tmp_path)
     site = tmp_path / "site"
+    applied: list[dict] = []
+    real_apply = output.apply_changes
+
+    def apply(path, tag, changes, *, fresh=False):
+        applied.append(changes)
+        real_apply(path, tag, changes, fresh=fresh)
+
+    monkeypatch.setattr(output, "apply_changes", apply)
     with Store.open(tmp_path / "kb") as store:
         assert not ingest_sources(store, [str(cr), str(tmp_path / "wiki")], index=False).failed
         build_site(store, site)
-        base = (site / FILES).read_bytes()
-        assert load_record(site, FILES_DELTA)["files"] == {}
-        for n, title in enumerate(["引用記事", "孤立記事"]):  # two builds: the delta holds both builds' changes
+        total = len(load_manifest(site)["files"])
+        for n, title in enumerate(["引用記事", "孤立記事"]):
             paths[title].write_text(wiki_page(title, ARTICLES[title], f"変更{n}。"), encoding="utf-8")
             assert not ingest_sources(store, [str(paths[title])], index=False).failed
-            if n:  # the second applied by swapping the whole folder: the base is carried into the new one
+            if n:  # the second applied by swapping the whole folder: the records copied into the new one
                 monkeypatch.setattr(builder, "in_place_suits", lambda changed, total: False)
             report = build_site(store, site)
             assert page_of(title) in report.rendered_pages
-        assert (site / FILES).read_bytes() == base  # the base was not written again
-        delta = load_record(site, FILES_DELTA)["files"]
-        assert {page_of("引用記事"), page_of("孤立記事")} <= delta.keys()
-        assert len((site / FILES_DELTA).read_bytes()) * DELTA_MAX_SHARE <= len(base)
+            assert page_of(title) in applied[-1] and len(applied[-1]) * 10 < total  # the changed records alone
         build_site(store, tmp_path / "full")
     assert_same_site(tmp_path / "full", site)
     # the records of every file but the static search's (its shards and delta, its analysis files: an incremental
@@ -70,15 +109,25 @@ def page_records(site: Path) -> dict:
             if not rel.startswith(("search/", ".kb-build/"))}
 
 
-def test_a_delta_of_another_base_is_ignored(tmp_path):
-    paths, cr, _ = cr_and_wiki(tmp_path)
+@pytest.mark.parametrize("damage", ["missing", "damaged", "another format"])
+def test_records_missing_damaged_or_of_another_format_read_as_none_and_the_next_build_is_a_full_one(tmp_path, damage):
+    _, cr, _ = cr_and_wiki(tmp_path)
     site = tmp_path / "site"
     with Store.open(tmp_path / "kb") as store:
         assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
         build_site(store, site)
-        files = load_manifest(site)["files"]
-        (site / FILES_DELTA).write_bytes(marshal.dumps(
-            {"format": MANIFEST_FORMAT, "base": "another", "files": {rel: None for rel in files}}))
-        assert load_manifest(site)["files"] == files
-        (site / FILES).unlink()  # no base: no manifest at all (a full build)
+        assert load_manifest(site)["files"]
+        records = site / FILE_RECORDS
+        if damage == "missing":
+            records.unlink()
+        elif damage == "damaged":
+            records.write_bytes(b"\0" * 4096)
+        else:
+            apply_changes(records, str(MANIFEST_FORMAT - 1), {"index.html": b""})
         assert load_manifest(site) == {}
+        report = build_site(store, site)  # nothing changed in the store: yet the site is made whole again
+        assert report.pages and not report.edit
+        assert KeyedFile.open(records, str(MANIFEST_FORMAT)) is not None
+        assert build_site(store, site).rendered == 0
+        build_site(store, tmp_path / "full")
+    assert page_records(site) == page_records(tmp_path / "full")

@@ -39,7 +39,7 @@ import hashlib
 import marshal
 import os
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, MutableMapping
 from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
@@ -66,18 +66,21 @@ from kb.site.fingerprint import answers_digest, group_hash, inputs_fingerprint, 
 from kb.site.gather import gather_edited, gather_site, link_edited, names_record
 from kb.site.linkcheck import check_links, page_links, resolve_links
 from kb.site.manifest import (
-    FILES,
+    FILE_RECORDS,
     MANIFEST,
     MANIFEST_FORMAT,
     NAMES,
     STAMP,
+    EditedFiles,
     FileRecord,
+    StoredFiles,
     file_record,
     load_manifest,
     load_record,
-    manifest_files,
+    record_changes,
+    removed_since,
 )
-from kb.site.output import RECORDS, Output, in_place_suits, output_lock, recover
+from kb.site.output import RECORDS, KeyedRecords, Output, in_place_suits, output_lock, recover
 from kb.site.page import Page, PageGroup
 from kb.site.pages import EDITED_PRODUCERS, PAGE_PRODUCERS, Producer, card_facts, edited_pages, redirect_inputs, shown_again_in
 from kb.site.records import SiteData
@@ -86,6 +89,7 @@ from kb.site.render import TEMPLATES, Renderer
 from kb.site.sitemap import sitemap_key, sitemap_xml
 from kb.splitter import JapaneseSplitter
 from kb.store import Store
+from kb.store.keyed import KeyedFile
 from kb.store.lock import writer_lock
 
 NOT_PAGES = ("search/", "static/", RECORDS)  # the site's files that are no page
@@ -138,16 +142,28 @@ def english_redirect_group(site: SiteData) -> Iterable[PageGroup]:
 
 def _build(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,
            base_url: str | None, splitter: JapaneseSplitter | None, progress: Progress, editable: bool) -> BuildReport:
-    from kb.search.index import installed_identity
-
     started = time.perf_counter()
     _check_out(out)
     recover(out)  # a build killed while applying its files is completed before anything is read
     inputs = inputs_fingerprint(store, templates, producers, base_url)
     stamp = load_record(out, STAMP)
-    if stamp.get("inputs") == inputs and _site_whole(out, stamp["files"]):
+    if stamp.get("inputs") == inputs and _site_whole(out):
         return _unchanged(out, stamp, strict, started)
     previous = load_manifest(out)
+    try:
+        return _build_from(store, out, strict, producers, templates, base_url, splitter, progress, editable, inputs,
+                           stamp, previous, started)
+    finally:
+        if isinstance(stored := previous.get("files"), StoredFiles):
+            stored.close()
+
+
+def _build_from(store: Store, out: Path, strict: bool, producers: list[Producer], templates: Path,
+                base_url: str | None, splitter: JapaneseSplitter | None, progress: Progress, editable: bool,
+                inputs: str, stamp: dict[str, Any], previous: dict[str, Any], started: float) -> BuildReport:
+    """The build after its records are read: an edit build when it can be, else a full one."""
+    from kb.search.index import installed_identity
+
     renderer = Renderer.for_templates(templates)
     key = render_key(renderer.template_hash, base_url)
     base = edit_base(key, installed_identity())
@@ -159,7 +175,9 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
         if isinstance(edited, BuildReport):
             return edited
         names = edited  # the name table an edit build found it could not be made with, made already
-    old_files: dict[str, FileRecord] = previous.get("files", {})
+    old_files: Mapping[str, FileRecord] = previous.get("files", {})
+    if isinstance(old_files, StoredFiles):
+        old_files.read_whole()  # a full build asks for nearly every record
     progress("gather", 0, None)
     site = gather_site(store, splitter, names)
     site.base_url = base_url
@@ -186,15 +204,15 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
             for rel, data, same in edits_files(site, base, store.versioned_digest(), inputs, record):
                 if not (same and output.keep(rel)):
                     output.write(rel, data)
-        _write_records(output, previous, inputs, report, broken, {
-            "format": MANIFEST_FORMAT, "files": files, "search": search_state,
+        keyed = _write_records(output, old_files, inputs, report, files, {
+            "format": MANIFEST_FORMAT, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "sitemap": sitemap_key(pages.sitemap, base_url),
             "groups": pages.groups, "tables": sorted(pages.tables)})
-        deleted = [rel for rel in old_files if rel not in files]
+        deleted = removed_since(old_files, files)
         # pages alone are counted (not the static search's files, nor the analysis files under the records)
         changed = pages.changed + sum(1 for rel in deleted if not rel.startswith(NOT_PAGES))
         old_pages = sum(1 for rel in old_files if not rel.startswith(NOT_PAGES))
-        output.commit(deleted, in_place=bool(old_files) and in_place_suits(changed, old_pages))
+        output.commit(deleted, in_place=bool(old_files) and in_place_suits(changed, old_pages), keyed=keyed)
     except BaseException:
         output.abort()
         raise
@@ -202,19 +220,16 @@ def _build(store: Store, out: Path, strict: bool, producers: list[Producer], tem
     return report
 
 
-def _write_records(output: Output, previous: dict[str, Any], inputs: str, report: BuildReport,
-                   broken: list[tuple[str, str, str]], manifest: dict[str, Any]) -> None:
-    """Write the stamp (what a build with nothing to do reads) and ``manifest`` (its file records as a delta from the
-    previous build's base, or as a new base)."""
-    files = manifest["files"]
+def _write_records(output: Output, old_files: Mapping[str, FileRecord], inputs: str, report: BuildReport,
+                   files: Mapping[str, FileRecord], manifest: dict[str, Any]) -> KeyedRecords:
+    """Write the stamp (what a build with nothing to do reads) and ``manifest``; the changes of the file records
+    (from ``old_files``, the previous build's, to ``files``), for the output to apply."""
     output.write(STAMP, marshal.dumps({
-        "format": MANIFEST_FORMAT, "inputs": inputs, "files": sorted(files), "pages": report.pages,
-        "broken": report.broken, "unresolved": report.unresolved, "search_files": report.search_files}))
-    records = manifest_files(previous, manifest)
-    if FILES not in dict(records) and not output.keep(FILES):  # the delta's base is gone: a new one
-        records = manifest_files({}, manifest)
-    for rel, data in records:
-        output.write(rel, data)
+        "format": MANIFEST_FORMAT, "inputs": inputs, "pages": report.pages, "broken": report.broken,
+        "unresolved": report.unresolved, "search_files": report.search_files}))
+    output.write(MANIFEST, marshal.dumps(manifest))
+    return KeyedRecords(FILE_RECORDS, str(MANIFEST_FORMAT), record_changes(old_files, files),
+                        fresh=not isinstance(old_files, StoredFiles))
 
 
 def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[str, Any], record: dict[str, Any],
@@ -246,12 +261,10 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
     link_edited(store, site, again.entries, cited, mentioned)
     cards = {**record["cards"], **card_facts(site, again.entries)}
     site.base_url = base_url
-    old_files: dict[str, FileRecord] = previous["files"]
-    # each kept page's record the same object (check_links tells them so); the static search's files and its
-    # analyses (kb.site.search_cache) are those the export keeps or writes
-    from kb.site.search_cache import CACHE_DIR
-
-    files = {rel: kept for rel, kept in old_files.items() if not rel.startswith(("search/", CACHE_DIR))}
+    old_files: StoredFiles = previous["files"]
+    # each kept file's record the previous build's, read when asked for (the same object: check_links tells them
+    # so); the static search's files and its analyses (kb.site.search_cache) those the export keeps or writes
+    files = EditedFiles(old_files)
     report = BuildReport(out, pages=stamp["pages"], unresolved=list(stamp["unresolved"]), edit=True)
     output = Output(out, scan=False)  # the few files it touches looked at one by one
     try:
@@ -282,10 +295,10 @@ def _edit_build(store: Store, out: Path, previous: dict[str, Any], stamp: dict[s
         if site.names_record["key"] != names.get("key"):  # the table made again (its record was another's): kept
             # for the next build, with every reading known (an edit changes no name)
             output.write(NAMES, marshal.dumps({**table, "readings": {**site.readings, **site.readings_asked}}, 2))
-        _write_records(output, previous, inputs, report, broken, {
-            **{k: v for k, v in previous.items() if k not in ("files", "base")}, "files": files, "search": search_state,
+        keyed = _write_records(output, old_files, inputs, report, files, {
+            **{k: v for k, v in previous.items() if k != "files"}, "search": search_state,
             "broken": [[path, link] for path, link, _ in broken], "groups": groups})
-        output.commit([rel for rel in old_files if rel not in files], in_place=True)
+        output.commit(removed_since(old_files, files), in_place=True, keyed=keyed)
     except BaseException:
         output.abort()
         raise
@@ -304,9 +317,9 @@ class _Pages:
     key: str  # :func:`render_key`
     renderer: Renderer
     base_url: str | None
-    old_files: dict[str, FileRecord]
+    old_files: Mapping[str, FileRecord]
     output: Output
-    files: dict[str, FileRecord]
+    files: MutableMapping[str, FileRecord]
     report: BuildReport
     progress: Progress
     seen: dict[str, str] = field(default_factory=dict)  # path → what made it
@@ -334,7 +347,8 @@ class _Pages:
         digest = group_hash(self.key, item)
         maker = f"page group {item.name!r}"
         same = old if old and old["hash"] == digest else None
-        if same is not None and (kept := set(same["paths"])) <= self.old_files.keys() and all(map(self.output.has, kept)):
+        kept = set(same["paths"]) if same is not None else set()
+        if same is not None and all(rel in self.old_files and self.output.has(rel) for rel in kept):
             if not self.seen.keys().isdisjoint(kept):  # (a set's isdisjoint would walk all of seen)
                 self._claim(next(rel for rel in same["paths"] if rel in self.seen), maker)  # raises
             keep = self.output.keep
@@ -396,7 +410,7 @@ class _Pages:
         self.seen[path] = maker
 
 
-def _keep_foreign(output: Output, previous: dict[str, Any], old_files: dict[str, FileRecord],
+def _keep_foreign(output: Output, previous: dict[str, Any], old_files: Mapping[str, FileRecord],
                   files: dict[str, FileRecord], report: BuildReport) -> None:
     """Keep the files someone added to the site (``CNAME``, ``.htaccess``, a verification page: in ``out`` but made
     by no build of kb) unless a page now takes their place; they are not kb's, so they stay out of the manifest.
@@ -414,14 +428,15 @@ def _keep_foreign(output: Output, previous: dict[str, Any], old_files: dict[str,
             output.keep(rel)
 
 
-def _put_static(templates: Path, old_files: dict[str, FileRecord], output: Output, files: dict[str, FileRecord]) -> None:
+def _put_static(templates: Path, old_files: Mapping[str, FileRecord], output: Output,
+                files: MutableMapping[str, FileRecord]) -> None:
     for path in sorted((templates / "static").rglob("*")):
         if path.is_file():
             _put(output, "static/" + path.relative_to(templates / "static").as_posix(), path.read_bytes(), old_files, files)
 
 
-def _put_sitemap(paths: list[str], base_url: str | None, previous: dict[str, Any], old_files: dict[str, FileRecord],
-                 output: Output, files: dict[str, FileRecord]) -> None:
+def _put_sitemap(paths: list[str], base_url: str | None, previous: dict[str, Any], old_files: Mapping[str, FileRecord],
+                 output: Output, files: MutableMapping[str, FileRecord]) -> None:
     if previous.get("sitemap") == sitemap_key(paths, base_url) and "sitemap.xml" in old_files \
             and output.keep("sitemap.xml"):
         files["sitemap.xml"] = old_files["sitemap.xml"]  # the same pages listed: not written again
@@ -429,8 +444,8 @@ def _put_sitemap(paths: list[str], base_url: str | None, previous: dict[str, Any
         _put(output, "sitemap.xml", sitemap_xml(paths, base_url), old_files, files)
 
 
-def _put(output: Output, rel: str, data: str | bytes, old_files: dict[str, FileRecord],
-         files: dict[str, FileRecord]) -> None:
+def _put(output: Output, rel: str, data: str | bytes, old_files: Mapping[str, FileRecord],
+         files: MutableMapping[str, FileRecord]) -> None:
     """A file that is not a page (static, sitemap): written when its content changed."""
     digest = hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()[:24]
     old = old_files.get(rel)
@@ -449,10 +464,17 @@ def normalize_base_url(base_url: str | None) -> str | None:
     return base_url if base_url.endswith("/") else base_url + "/"
 
 
-def _site_whole(out: Path, files: dict) -> bool:
-    """Every file the previous build wrote is still there (a deleted file is rebuilt, not trusted)."""
-    base = str(out)
-    return all(os.path.isfile(f"{base}/{rel}") for rel in files)
+def _site_whole(out: Path) -> bool:
+    """Every file the previous build's records list is still there (a deleted file is rebuilt, not trusted); False
+    without records."""
+    stored = KeyedFile.open(out / FILE_RECORDS, str(MANIFEST_FORMAT))
+    if stored is None:
+        return False
+    try:
+        base = str(out)
+        return all(os.path.isfile(f"{base}/{rel}") for rel in stored.keys())  # noqa: SIM118 (a KeyedFile)
+    finally:
+        stored.close()
 
 
 def _unchanged(out: Path, stamp: dict, strict: bool, started: float) -> BuildReport:
@@ -480,14 +502,15 @@ class _StaleSite(Exception):
     """A file the previous manifest lists cannot be read: fall back to a full export."""
 
 
-def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: Output, files: dict[str, FileRecord],
-                   report: BuildReport, *, edit: bool = False) -> dict[str, Any]:
+def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: Output,
+                   files: MutableMapping[str, FileRecord], report: BuildReport, *, edit: bool = False) -> dict[str, Any]:
     """The static search exported into ``output`` and its files' records put in ``files``; its state. ``edit``: an
-    edit build's, which keeps the files it does not write as the previous build's records list them, unlooked at."""
-    from kb.site.search_cache import AnalysisCache
+    edit build's, whose ``files`` hold the previous build's records (:class:`~kb.site.manifest.EditedFiles`): the
+    files it does not write stay as those list them, unlooked at, and those it no longer has are removed."""
+    from kb.site.search_cache import CACHE_DIR, AnalysisCache
     from kb.site.search_export import export_search
 
-    old_files = previous.get("files", {})
+    old_files: Mapping[str, FileRecord] = previous.get("files", {})
     cache = AnalysisCache(out, output.write, lambda rel: rel in old_files and output.keep(rel))  # written as it goes
 
     def read_old(rel: str) -> str | None:
@@ -502,21 +525,28 @@ def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: 
         written, state = export_search(site, previous.get("search", {}), read_old, cache, report.notices.append)
     except _StaleSite:
         written, state = export_search(site, {}, read_old, cache)
-    for rel in state["files"]:
+    report.search_files = len(state["files"])
+    had = set(previous.get("search", {}).get("files", ())) if edit else set()
+    # a full build's every file; an edit build's those it wrote and any new one it did not (missing: raises)
+    listed = [*written, *(rel for rel in state["files"] if rel not in had and rel not in written)] if edit \
+        else state["files"]
+    for rel in listed:
         old = old_files.get(rel)
         if rel in written:
             digest = hashlib.sha256(written[rel].encode()).hexdigest()[:24]
             if not (old and old["hash"] == digest and output.keep(rel)):
                 output.write(rel, written[rel])
                 report.search_written += 1
-        elif old and edit:
-            files[rel] = old
-            continue
         elif old and output.keep(rel):
             digest = old["hash"]
         else:
             raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
         files[rel] = file_record(digest)
-    files.update({rel: file_record(digest) if digest else old_files[rel] for rel, digest in cache.files.items()})
-    report.search_files = len(state["files"])
+    if isinstance(old_files, StoredFiles) and edit:  # the files it no longer has removed, the new analyses added
+        for rel in [*had.difference(state["files"]), *(rel for rel in old_files.paths_under(CACHE_DIR)
+                                                      if rel not in cache.files)]:
+            del files[rel]
+        files.update({rel: file_record(digest) for rel, digest in cache.files.items() if digest})
+    else:
+        files.update({rel: file_record(digest) if digest else old_files[rel] for rel, digest in cache.files.items()})
     return state

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 import marshal
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from functools import lru_cache, partial
 from urllib.parse import unquote, urlsplit
 
-from kb.site.manifest import FileRecord
+from kb.site.manifest import FileRecord, removed_since
 from kb.site.output import RECORDS
 
 _NO_LINKS = marshal.dumps([])  # the links of a file with none (a search shard), as its record keeps them
@@ -68,7 +68,7 @@ def _parse(link: str) -> tuple[str, str] | None:
     return unquote(parts.path), unquote(parts.fragment)
 
 
-def check_links(files: dict[str, FileRecord], old_files: dict[str, FileRecord] | None = None,
+def check_links(files: Mapping[str, FileRecord], old_files: Mapping[str, FileRecord] | None = None,
                 old_broken: list[list[str]] | None = None, rewritten: Collection[str] | None = None
                 ) -> list[tuple[str, str, str]]:
     """Every link written must name a file of the site and, with an anchor, an id in that file: the links that do
@@ -128,12 +128,12 @@ def _new_links(info: FileRecord, old: FileRecord | None, broken: set[str], lost:
 LOST_AT_MOST = 64  # files gone or losing ids from which every link is checked (each costs a scan of the links)
 
 
-def _lost_targets(files: dict[str, FileRecord], old_files: dict[str, FileRecord], changed: list[str]
+def _lost_targets(files: Mapping[str, FileRecord], old_files: Mapping[str, FileRecord], changed: list[str]
                   ) -> set[str] | None:
     """The files of the previous build that are gone (but the build's own records, such as the static search's
     analysis files: no link's target) or were rewritten (among ``changed``) without some of their ids — the only
     targets a kept link can have lost; None when there are many (every link is checked)."""
-    lost = {rel for rel in old_files.keys() - files.keys() if not rel.startswith(RECORDS)}
+    lost = {rel for rel in removed_since(old_files, files) if not rel.startswith(RECORDS)}
     if files and len(lost) > LOST_AT_MOST:
         return None
     for rel in changed:

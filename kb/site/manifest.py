@@ -5,31 +5,30 @@ takes it as it is when that is unchanged: :func:`kb.site.gather.gather_site`). A
 dumped many times faster than JSON) tagged with :data:`MANIFEST_FORMAT`; a record of another format reads as empty
 (a full build).
 
-The manifest's file records are a base and a delta: the base (:data:`FILES`) holds every file's record as some build
-left it, the delta (:data:`FILES_DELTA`) the records that changed since (a removed file's as None);
-:func:`load_manifest` reads the manifest with the two as one. A build writes the delta alone — what it and the builds
-since the base changed — and the base again (with an empty delta) only when the delta's bytes pass
-1/:data:`DELTA_MAX_SHARE` of the base's: a build after one article changed writes the records of the pages it
-rendered (a rule section page's links are tens of kilobytes), not the records of every file (22 MB at 5,000
-articles). A delta belongs to the base it names (a token written in both); one of another base is ignored.
+The manifest's file records are kept apart, by path, in a keyed file (:data:`FILE_RECORDS`,
+:mod:`kb.store.keyed`): a build reads the records it asks for (:class:`StoredFiles`; a full build all of them, an
+edit build those of the pages it makes again and the files they link to) and writes the records that changed
+(:func:`record_changes`), through its journal (:mod:`kb.site.output`), so the records always describe the site
+beside them. A build after one article changed at 20,000 articles reads and writes a few hundred records, not the
+149,000 (75 MB) it read whole before.
 """
 
 from __future__ import annotations
 
 import marshal
-import os
+from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
 
+from kb.store.keyed import KeyedFile
+
 MANIFEST = ".kb-build/manifest.marshal"
-FILES = ".kb-build/files.marshal"  # the base of the manifest's file records
-FILES_DELTA = ".kb-build/files-delta.marshal"  # the file records changed since the base
-DELTA_MAX_SHARE = 4  # the base is written again when the delta passes 1/4 of its bytes: a delta growing by d a build
-# and a base of b bytes write the least on average when they are merged at about sqrt(2 b d), a few times d
+FILE_RECORDS = ".kb-build/files.sqlite"  # the manifest's file records, by path (kb.store.keyed)
 STAMP = ".kb-build/stamp.marshal"
 NAMES = ".kb-build/names.marshal"  # the name table and what it was made from (kb.site.gather._names)
-MANIFEST_FORMAT = 8  # 6: a page's deferred part (kb.site.page.Deferred) recorded by its source and lookups;
-# 7: the static search's analyses kept marshalled; 8: the file records apart, as a base and a delta
+MANIFEST_FORMAT = 9  # 6: a page's deferred part (kb.site.page.Deferred) recorded by its source and lookups;
+# 7: the static search's analyses kept marshalled; 8: the file records apart, as a base and a delta; 9: the file
+# records by path in a keyed file, the stamp without the file list
 
 FileRecord = dict[str, Any]  # {"hash": str, "links": marshalled list[str], "ids": marshalled list[str]}, and for a
 # page with a deferred part "source": str, "lookups": marshalled list (the keys its making looked up), "answers": str
@@ -59,40 +58,129 @@ def load_record(out: Path, name: str) -> dict[str, Any]:
 
 
 def load_manifest(out: Path) -> dict[str, Any]:
-    """The previous build's manifest (empty when there is none or its file records are missing): its ``"files"``
-    the base's records with the delta applied, and under ``"base"`` the base as read and its size in bytes (what
-    :func:`manifest_files` writes the next delta from)."""
-    manifest, base = load_record(out, MANIFEST), load_record(out, FILES)
-    if not manifest or not base:
+    """The previous build's manifest (empty when there is none or its file records are missing), its file records
+    under ``"files"`` (:class:`StoredFiles`, read as asked for)."""
+    manifest = load_record(out, MANIFEST)
+    stored = KeyedFile.open(out / FILE_RECORDS, str(MANIFEST_FORMAT)) if manifest else None
+    if stored is None:
         return {}
-    base["size"] = (out / FILES).stat().st_size
-    files = base["files"]
-    delta = load_record(out, FILES_DELTA)
-    if delta.get("base") == base["token"] and delta["files"]:
-        files = dict(files)
-        for rel, record in delta["files"].items():
-            if record is None:
-                files.pop(rel, None)
-            else:
-                files[rel] = record
-    return {**manifest, "files": files, "base": base}
+    return {**manifest, "files": StoredFiles(stored)}
 
 
-def manifest_files(previous: dict[str, Any], manifest: dict[str, Any]) -> list[tuple[str, bytes]]:
-    """The record files (path under the site, bytes) that store ``manifest`` after the build that read
-    ``previous`` (:func:`load_manifest`): the manifest without its file records, and those as the delta from the
-    previous base or as a new base with an empty delta."""
-    base = previous.get("base") or {"token": None, "files": {}, "size": 0}
-    old, files = base["files"], manifest["files"]
-    changed: dict[str, Any] = {rel: record for rel, record in files.items()
-                               if (was := old.get(rel)) is not record and was != record}
-    changed.update((rel, None) for rel in old if rel not in files)
-    rest = marshal.dumps({key: value for key, value in manifest.items() if key != "files"})
-    tag = manifest["format"]
-    if base["token"] is not None:
-        delta = marshal.dumps({"format": tag, "base": base["token"], "files": changed})
-        if len(delta) * DELTA_MAX_SHARE <= base["size"]:
-            return [(MANIFEST, rest), (FILES_DELTA, delta)]
-    token = os.urandom(8).hex()
-    return [(MANIFEST, rest), (FILES, marshal.dumps({"format": tag, "token": token, "files": files})),
-            (FILES_DELTA, marshal.dumps({"format": tag, "base": token, "files": {}}))]
+class StoredFiles(Mapping[str, FileRecord]):
+    """The previous build's file records, each read from the keyed file when first asked for and then kept, so
+    a record asked for twice is the same object (:func:`kb.site.linkcheck.check_links` tells a kept file by it).
+    :meth:`keys` reads every path once; iterating reads every record (a full build's)."""
+
+    def __init__(self, stored: KeyedFile):
+        self._stored = stored
+        self._records: dict[str, FileRecord | None] = {}
+        self._keys: frozenset[str] | None = None
+        self._whole = False
+
+    def get(self, rel: str, default: Any = None) -> Any:
+        if rel in self._records:
+            found = self._records[rel]
+        elif self._whole or (self._keys is not None and rel not in self._keys):
+            return default
+        else:
+            data = self._stored.get(rel)
+            found = self._records[rel] = None if data is None else marshal.loads(data)
+        return default if found is None else found
+
+    def __getitem__(self, rel: str) -> FileRecord:
+        found = self.get(rel)
+        if found is None:
+            raise KeyError(rel)
+        return found
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self.get(rel) is not None
+
+    def keys(self) -> frozenset[str]:  # type: ignore[override]
+        if self._keys is None:
+            self._keys = frozenset(self._records) if self._whole else frozenset(self._stored.keys())
+        return self._keys
+
+    def __iter__(self) -> Iterator[str]:
+        self.read_whole()
+        return iter(self._records)
+
+    def paths_under(self, folder: str) -> list[str]:
+        """The paths of the records under ``folder`` (ending with ``/``), in order."""
+        if self._whole:
+            return sorted(rel for rel in self._records if rel.startswith(folder))
+        return self._stored.keys(folder)
+
+    def __len__(self) -> int:
+        return len(self.keys())
+
+    def read_whole(self) -> None:
+        """Read every record now (a full build asks for nearly all: one read is cheaper than one each)."""
+        if not self._whole:
+            records = self._records
+            for rel, data in self._stored.items():
+                if records.get(rel) is None:
+                    records[rel] = marshal.loads(data)
+            self._records = {rel: record for rel, record in records.items() if record is not None}
+            self._whole = True
+            self.close()
+
+    def close(self) -> None:
+        self._stored.close()
+
+
+class EditedFiles(MutableMapping[str, FileRecord]):
+    """An edit build's file records: the previous build's (``old``) with the changes it makes (a record, or None
+    for a file removed), so that a kept file's record is read only when asked for."""
+
+    def __init__(self, old: Mapping[str, FileRecord]):
+        self.old = old
+        self.changes: dict[str, FileRecord | None] = {}
+
+    def get(self, rel: str, default: Any = None) -> Any:
+        found = self.changes[rel] if rel in self.changes else self.old.get(rel)
+        return default if found is None else found
+
+    def __getitem__(self, rel: str) -> FileRecord:
+        found = self.get(rel)
+        if found is None:
+            raise KeyError(rel)
+        return found
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self.get(rel) is not None
+
+    def __setitem__(self, rel: str, record: FileRecord) -> None:
+        self.changes[rel] = record
+
+    def __delitem__(self, rel: str) -> None:
+        if rel not in self:
+            raise KeyError(rel)
+        self.changes[rel] = None
+
+    def __iter__(self) -> Iterator[str]:
+        added = [rel for rel, record in self.changes.items() if record is not None and rel not in self.old]
+        return iter([*(rel for rel in self.old if self.changes.get(rel, True) is not None), *added])
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+
+def removed_since(old: Mapping[str, FileRecord], files: Mapping[str, FileRecord]) -> list[str]:
+    """The files of the previous build's records (``old``) that ``files`` no longer have, in order."""
+    if isinstance(files, EditedFiles) and files.old is old:
+        return sorted(rel for rel, record in files.changes.items() if record is None and rel in old)
+    return sorted(old.keys() - files.keys())
+
+
+def record_changes(old: Mapping[str, FileRecord], files: Mapping[str, FileRecord]) -> dict[str, bytes | None]:
+    """The changes from the previous build's file records (``old``) to this build's (``files``), as the keyed file
+    takes them: each new or changed record marshalled, None for a file gone."""
+    if isinstance(files, EditedFiles):
+        changed = {rel: record for rel, record in files.changes.items() if record is None or record is not old.get(rel)}
+    else:
+        changed = dict(files.items())
+        changed.update((rel, None) for rel in old.keys() - files.keys())
+    return {rel: None if record is None else marshal.dumps(record)
+            for rel, record in changed.items() if (was := old.get(rel)) is not record and was != record}

@@ -14,8 +14,9 @@ removal costs milliseconds each on some file systems — as the build makes it, 
 - **in place** (few files changed): a journal pairing the new files with their places and listing the files to
   delete is written in the staging folder, then each new file is renamed over its old copy (atomic per file: a
   reader sees the old page or the new one, never a part) and the deleted ones are removed, the build's own records
-  (``.kb-build/``) last. Linking every kept file into a new folder and deleting the old folder cost more than the
-  rest of a small rebuild.
+  (``.kb-build/``) last, then the changes of its keyed records (:class:`KeyedRecords`: the file records, too many
+  to write whole each build) in one transaction. Linking every kept file into a new folder and deleting the old
+  folder cost more than the rest of a small rebuild.
 
 A build killed before its commit leaves a staging folder the next build deletes; killed while applying a journal,
 the next build completes it first (roll forward), so the site is never left half old, half new.
@@ -30,13 +31,16 @@ import shutil
 import stat
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 from kb.errors import KbError
+from kb.store.keyed import apply_changes
 from kb.store.lock import exclusive_lock
 
-JOURNAL = ".kb-journal-2.marshal"  # in the staging folder of an in-place build being applied: {written: [[staged
-# name, place]…], deleted: [place…]} (an older build's journal, another format and name, is dropped with its folder)
+JOURNAL = ".kb-journal-3.marshal"  # in the staging folder of an in-place build being applied: {written: [[staged
+# name, place]…], deleted: [place…], keyed: [place, tag, changes, fresh] or None} (an older build's journal, another
+# format and name, is dropped with its folder)
 RECORDS = ".kb-build/"  # the build's own records: applied last
 IN_PLACE_MAX_SHARE = 10  # in place when at most 1/10 of the files change
 
@@ -54,6 +58,16 @@ def output_lock(out: str | os.PathLike) -> Iterator[None]:
         raise KbError(f"{out}: cannot make the folder it goes in ({error.strerror}); choose another --out") from None
     with exclusive_lock(out.parent / f".{out.name}.lock", f"another kb is building {out}"):
         yield
+
+
+@dataclass(frozen=True)
+class KeyedRecords:
+    """What a build changes in a keyed file among its records (:mod:`kb.store.keyed`), applied with its files."""
+
+    rel: str  # the keyed file's place in the site (under RECORDS)
+    tag: str
+    changes: dict[str, bytes | None]  # key → value, None: removed
+    fresh: bool = False  # the changes are all the file holds (there was none to read)
 
 
 def in_place_suits(changed: int, total: int) -> bool:
@@ -138,10 +152,10 @@ class Output:
             f.write(data.encode("utf-8") if isinstance(data, str) else data)
         self._written.append(rel)
 
-    def commit(self, deleted: list[str], *, in_place: bool) -> None:
-        """Put the build in place: apply the written files and delete ``deleted`` (``in_place``, when ``out`` is
-        there), else make the whole new folder (kept files hard-linked, else copied; new ones moved in) and swap it
-        with ``out``."""
+    def commit(self, deleted: list[str], *, in_place: bool, keyed: KeyedRecords | None = None) -> None:
+        """Put the build in place: apply the written files, delete ``deleted`` and apply ``keyed`` (``in_place``,
+        when ``out`` is there), else make the whole new folder (kept files hard-linked, else copied; new ones moved
+        in; the keyed file copied, then changed) and swap it with ``out``."""
         if not (in_place and self.out.is_dir()):
             tree = self.staging / "site"
             made: set[str] = set()
@@ -159,6 +173,13 @@ class Output:
                 _folder_of(new, made)
                 os.replace(f"{self.staging}/{n}", new)
             tree.mkdir(exist_ok=True)  # an empty site
+            if keyed is not None:
+                was, now = self.out / keyed.rel, tree / keyed.rel
+                fresh = keyed.fresh or not was.is_file()
+                if not fresh:
+                    _folder_of(str(now), made)
+                    shutil.copyfile(was, now)
+                apply_changes(now, keyed.tag, keyed.changes, fresh=fresh)
             _swap(tree, self.out)
             shutil.rmtree(self.staging, ignore_errors=True)
             return
@@ -166,7 +187,8 @@ class Output:
             for rel in deleted:
                 self.has(rel)
         staged = [[str(n), rel] for n, rel in enumerate(self._written)]
-        journal = {"written": sorted(staged, key=lambda pair: pair[1].startswith(RECORDS)), "deleted": deleted}
+        journal = {"written": sorted(staged, key=lambda pair: pair[1].startswith(RECORDS)), "deleted": deleted,
+                   "keyed": None if keyed is None else [keyed.rel, keyed.tag, keyed.changes, keyed.fresh]}
         tmp = self.staging / f"{JOURNAL}.tmp"
         tmp.write_bytes(marshal.dumps(journal))
         os.replace(tmp, self.staging / JOURNAL)  # from here on the build is decided: a later build completes it
@@ -219,6 +241,9 @@ def _apply(staging: Path, out: Path, journal: dict) -> None:
     for rel in journal["deleted"]:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(f"{out}/{rel}")
+    if journal["keyed"] is not None:  # (applied again by a build completing a killed one: the same file)
+        rel, tag, changes, fresh = journal["keyed"]
+        apply_changes(out / rel, tag, changes, fresh=fresh)
     shutil.rmtree(staging, ignore_errors=True)
 
 
