@@ -17,6 +17,7 @@ from kb.site.manifest import (
     MANIFEST_FORMAT,
     EditedFiles,
     StoredFiles,
+    file_record,
     load_manifest,
     record_changes,
     removed_since,
@@ -131,3 +132,24 @@ def test_records_missing_damaged_or_of_another_format_read_as_none_and_the_next_
         assert build_site(store, site).rendered == 0
         build_site(store, tmp_path / "full")
     assert page_records(site) == page_records(tmp_path / "full")
+
+
+@pytest.mark.parametrize("change", ["loses its anchor", "is gone"])
+def test_an_edit_builds_link_check_finds_a_kept_page_linking_a_target_it_lost_from_the_records_unread(tmp_path, change):
+    """The pages that may link a lost target are found by a scan of the keyed file (no record read whole), and only
+    their links are checked."""
+    from kb.site.linkcheck import check_links
+
+    old = stored(tmp_path, {"a.html": file_record("1", ["b.html#s1", "c.html"]), "b.html": file_record("2", [], ["s1"]),
+                            "c.html": file_record("3", ["c.html#top"], ["top"]), "search/x/1.js": file_record("4")})
+    files = EditedFiles(old)
+    if change == "is gone":
+        del files["b.html"]
+    else:
+        files["b.html"] = file_record("5", [], ["s2"])
+    files["search/x/2.js"] = file_record("6")  # and the static search's delta renamed, as every edit build does
+    del files["search/x/1.js"]
+    rewritten = [rel for rel, record in files.changes.items() if record is not None]
+    found = check_links(files, old, [], rewritten)
+    assert found == [("a.html", "b.html#s1", "no such page" if change == "is gone" else "no such anchor")]
+    assert not old._whole and "c.html" not in old._records  # read: the page linking the target alone

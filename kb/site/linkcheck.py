@@ -13,7 +13,7 @@ from collections.abc import Collection, Mapping
 from functools import lru_cache, partial
 from urllib.parse import unquote, urlsplit
 
-from kb.site.manifest import FileRecord, removed_since
+from kb.site.manifest import FileRecord, linking, removed_since
 from kb.site.output import RECORDS
 
 _NO_LINKS = marshal.dumps([])  # the links of a file with none (a search shard), as its record keeps them
@@ -103,11 +103,11 @@ def check_links(files: Mapping[str, FileRecord], old_files: Mapping[str, FileRec
             info, old = files[path], old_files.get(path)
             if info["links"] != _NO_LINKS and info is not old:
                 pairs += [(path, link) for link in _new_links(info, old, broken_before.get(path, set()), lost)]
-        for path, info in files.items() if needles else ():
-            if info is old_files.get(path) and info["links"] != _NO_LINKS \
-                    and any(needle in info["links"] for needle in needles):  # kept, may link a lost target
+        for path in linking(old_files, needles) if needles else ():  # may link a lost target
+            kept = files.get(path)
+            if kept is not None and kept is old_files.get(path) and kept["links"] != _NO_LINKS:  # and kept
                 broken = broken_before.get(path, set())
-                pairs += [(path, link) for link in marshal.loads(info["links"])
+                pairs += [(path, link) for link in marshal.loads(kept["links"])
                           if link.partition("#")[0] in lost and link not in broken]
     else:
         pairs = [(path, link) for path, info in files.items() for link in marshal.loads(info["links"])]
@@ -134,7 +134,7 @@ def _lost_targets(files: Mapping[str, FileRecord], old_files: Mapping[str, FileR
     analysis files: no link's target) or were rewritten (among ``changed``) without some of their ids — the only
     targets a kept link can have lost; None when there are many (every link is checked)."""
     lost = {rel for rel in removed_since(old_files, files) if not rel.startswith(RECORDS)}
-    if files and len(lost) > LOST_AT_MOST:
+    if len(lost) > LOST_AT_MOST and files:
         return None
     for rel in changed:
         info = files[rel]

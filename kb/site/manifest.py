@@ -115,6 +115,13 @@ class StoredFiles(Mapping[str, FileRecord]):
     def __len__(self) -> int:
         return len(self.keys())
 
+    def linking(self, needles: list[bytes]) -> list[str]:
+        """The paths of the records whose links hold one of ``needles`` (a target's path, as bytes), in order: those
+        not read yet found by a scan of the keyed file."""
+        if self._whole:
+            return sorted(rel for rel, record in self._records.items() if record and _links_any(record, needles))
+        return self._stored.keys_containing(needles)
+
     def read_whole(self) -> None:
         """Read every record now (a full build asks for nearly all: one read is cheaper than one each)."""
         if not self._whole:
@@ -165,6 +172,18 @@ class EditedFiles(MutableMapping[str, FileRecord]):
 
     def __len__(self) -> int:
         return sum(1 for _ in self)
+
+
+def linking(records: Mapping[str, FileRecord], needles: list[bytes]) -> list[str]:
+    """The paths of ``records`` whose links hold one of ``needles`` (a target's path, as bytes), in order: what may
+    link those targets (:func:`kb.site.linkcheck.check_links`)."""
+    if isinstance(records, StoredFiles):
+        return records.linking(needles)
+    return sorted(rel for rel, record in records.items() if _links_any(record, needles))
+
+
+def _links_any(record: FileRecord, needles: list[bytes]) -> bool:
+    return any(needle in record["links"] for needle in needles)
 
 
 def removed_since(old: Mapping[str, FileRecord], files: Mapping[str, FileRecord]) -> list[str]:

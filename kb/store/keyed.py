@@ -61,6 +61,13 @@ class KeyedFile:
         return [key for key, in self._db.execute("SELECT key FROM value WHERE key >= ? AND key < ? ORDER BY key",
                                                  (prefix, after))]
 
+    def keys_containing(self, needles: list[bytes]) -> list[str]:
+        """The keys whose value contains one of ``needles`` (a scan of every value, in SQLite), in order."""
+        if not needles:
+            return []
+        test = " OR ".join(["instr(data, ?) > 0"] * len(needles))
+        return [key for key, in self._db.execute(f"SELECT key FROM value WHERE {test} ORDER BY key", needles)]
+
     def items(self) -> Iterator[tuple[str, bytes]]:
         """Every (key, value), in key order."""
         yield from self._db.execute("SELECT key, data FROM value ORDER BY key")
