@@ -29,7 +29,7 @@ class Reads(Connected):
     _node_counts: tuple[tuple[int, int], dict[tuple[str, str], dict[str, int]]] | None  # see node_counts
     _light_nodes: tuple[tuple[int, int], dict[tuple[str, str], list[Node]]] | None  # see light_nodes
     _documents: tuple[tuple[int, int], list[DocumentInfo]] | None = None  # see documents
-    _name_digests: tuple[tuple[int, int], dict[tuple[str, tuple[str, ...]], str]] | None = None  # see name_digest
+    _name_digests: tuple[tuple[int, int], dict[tuple[str, str], str]] | None = None  # see name_digest
     _versioned: tuple[tuple[int, int], list[DocumentInfo]] | None = None  # see versioned_documents
     _versioned_digest: tuple[tuple[int, int], str] | None = None  # see versioned_digest
 
@@ -463,21 +463,21 @@ class Reads(Connected):
     # -- for the search (kb.search), added after the rest -----------------------------------------------------------
     def name_digest(self, lang: str, kinds: Iterable[str]) -> str:
         """A hash of the key, order, title, aliases and English name of every node of ``lang`` and ``kinds`` (and the
-        meta of the glossary entries: their source readings), in a fixed order: it changes whenever their names may have (one
-        string made by SQLite, not the rows read; made again only after a write: :meth:`generation` — the index
-        update and the build of one ``kb update`` both ask). For kb.search.userdict and kb.site.gather."""
-        kinds = tuple(kinds)
+        meta of the glossary entries: their source readings), in a fixed order: it changes whenever their names may
+        have (one string per kind made by SQLite, not the rows read; each made once, and again only after a write:
+        :meth:`generation` — the index update and the build of one ``kb update`` both ask, for kinds most of which
+        they share). For kb.search.userdict and kb.site.gather."""
         generation = self.generation()
         if self._name_digests is None or self._name_digests[0] != generation:
             self._name_digests = (generation, {})
-        known = self._name_digests[1].get((lang, kinds))
-        if known is not None:
-            return known
-        clause, args = where("nodes", lang=lang, kinds=kinds)
-        row = self._db.execute(
-            "SELECT group_concat(name, char(30)) FROM (SELECT kind || char(31) || version || char(31) || id || char(31)"
-            " || ord || char(31) || coalesce(title, '') || char(31) || aliases || char(31) || coalesce(english, '')"
-            f" || char(31) || CASE kind WHEN ? THEN meta ELSE '' END AS name FROM nodes{clause}"
-            " ORDER BY kind, ord, version, id)", (GLOSSARY, *args)).fetchone()
-        digest = self._name_digests[1][(lang, kinds)] = hashlib.sha256((row[0] or "").encode()).hexdigest()
-        return digest
+        known = self._name_digests[1]
+        for kind in (kinds := sorted(set(kinds))):
+            if (lang, kind) not in known:
+                clause, args = where("nodes", lang=lang, kinds=[kind])
+                row = self._db.execute(
+                    "SELECT group_concat(name, char(30)) FROM (SELECT version || char(31) || id || char(31) || ord"
+                    " || char(31) || coalesce(title, '') || char(31) || aliases || char(31) || coalesce(english, '')"
+                    f" || char(31) || CASE kind WHEN ? THEN meta ELSE '' END AS name FROM nodes{clause}"
+                    " ORDER BY ord, version, id)", (GLOSSARY, *args)).fetchone()
+                known[(lang, kind)] = hashlib.sha256((row[0] or "").encode()).hexdigest()
+        return hashlib.sha256("\x1e".join(f"{kind}\x1f{known[(lang, kind)]}" for kind in kinds).encode()).hexdigest()
