@@ -3,7 +3,8 @@ their references and resolutions — and the only package that speaks SQL: schem
 (:mod:`kb.store.schema`), the one codec of nodes and references (:mod:`kb.store.codec`), the one filter builder
 (:mod:`kb.store.filters`), the writes (:mod:`kb.store.writes`), the reads, grouped by caller
 (:mod:`kb.store.reads`), the records they speak in (:mod:`kb.store.records`) and the one-writer lock
-(:mod:`kb.store.lock`).
+(:mod:`kb.store.lock`); and the keyed file, a second small database of values by key, for a site's build records
+(:mod:`kb.store.keyed`).
 
 Location: ``--kb-dir``, else ``$KB_HOME``, else ``./.kb``; the database is ``kb.sqlite`` inside.
 
