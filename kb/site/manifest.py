@@ -16,6 +16,7 @@ beside them. A build after one article changed at 20,000 articles reads and writ
 from __future__ import annotations
 
 import marshal
+from abc import abstractmethod
 from collections.abc import Iterator, Mapping, MutableMapping
 from pathlib import Path
 from typing import Any
@@ -67,7 +68,24 @@ def load_manifest(out: Path) -> dict[str, Any]:
     return {**manifest, "files": StoredFiles(stored)}
 
 
-class StoredFiles(Mapping[str, FileRecord]):
+class _Records(Mapping[str, FileRecord]):
+    """File records read through :meth:`get` (None: no record of that file)."""
+
+    @abstractmethod
+    def get(self, rel: str, default: Any = None) -> Any:
+        """The record of ``rel``, else ``default``."""
+
+    def __getitem__(self, rel: str) -> FileRecord:
+        found = self.get(rel)
+        if found is None:
+            raise KeyError(rel)
+        return found
+
+    def __contains__(self, rel: object) -> bool:
+        return isinstance(rel, str) and self.get(rel) is not None
+
+
+class StoredFiles(_Records):
     """The previous build's file records, each read from the keyed file when first asked for and then kept, so
     a record asked for twice is the same object (:func:`kb.site.linkcheck.check_links` tells a kept file by it).
     :meth:`keys` reads every path once; iterating reads every record (a full build's)."""
@@ -87,15 +105,6 @@ class StoredFiles(Mapping[str, FileRecord]):
             data = self._stored.get(rel)
             found = self._records[rel] = None if data is None else marshal.loads(data)
         return default if found is None else found
-
-    def __getitem__(self, rel: str) -> FileRecord:
-        found = self.get(rel)
-        if found is None:
-            raise KeyError(rel)
-        return found
-
-    def __contains__(self, rel: object) -> bool:
-        return isinstance(rel, str) and self.get(rel) is not None
 
     def keys(self) -> frozenset[str]:  # type: ignore[override]
         if self._keys is None:
@@ -137,7 +146,7 @@ class StoredFiles(Mapping[str, FileRecord]):
         self._stored.close()
 
 
-class EditedFiles(MutableMapping[str, FileRecord]):
+class EditedFiles(_Records, MutableMapping[str, FileRecord]):
     """An edit build's file records: the previous build's (``old``) with the changes it makes (a record, or None
     for a file removed), so that a kept file's record is read only when asked for."""
 
@@ -148,15 +157,6 @@ class EditedFiles(MutableMapping[str, FileRecord]):
     def get(self, rel: str, default: Any = None) -> Any:
         found = self.changes[rel] if rel in self.changes else self.old.get(rel)
         return default if found is None else found
-
-    def __getitem__(self, rel: str) -> FileRecord:
-        found = self.get(rel)
-        if found is None:
-            raise KeyError(rel)
-        return found
-
-    def __contains__(self, rel: object) -> bool:
-        return isinstance(rel, str) and self.get(rel) is not None
 
     def __setitem__(self, rel: str, record: FileRecord) -> None:
         self.changes[rel] = record
