@@ -542,7 +542,8 @@ def _export_search(site: SiteData, previous: dict[str, Any], out: Path, output: 
         else:
             raise KbError(f"{out / rel}: missing from the previous site; rebuild after deleting {out}")
         files[rel] = file_record(digest)
-    if isinstance(old_files, StoredFiles) and edit:  # the files it no longer has removed, the new analyses added
+    if edit:  # the files it no longer has removed, the new analyses added
+        assert isinstance(old_files, StoredFiles)  # (an edit build follows a build that left its records)
         for rel in [*had.difference(state["files"]), *(rel for rel in old_files.paths_under(CACHE_DIR)
                                                       if rel not in cache.files)]:
             del files[rel]
