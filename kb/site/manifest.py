@@ -196,8 +196,8 @@ def removed_since(old: Mapping[str, FileRecord], files: Mapping[str, FileRecord]
 def record_changes(old: Mapping[str, FileRecord], files: Mapping[str, FileRecord]) -> dict[str, bytes | None]:
     """The changes from the previous build's file records (``old``) to this build's (``files``), as the keyed file
     takes them: each new or changed record marshalled, None for a file gone."""
-    if isinstance(files, EditedFiles):
-        changed = {rel: record for rel, record in files.changes.items() if record is None or record is not old.get(rel)}
+    if isinstance(files, EditedFiles):  # (what it set: a record kept as it was is dropped below)
+        changed = dict(files.changes)
     else:
         changed = dict(files.items())
         changed.update((rel, None) for rel in old.keys() - files.keys())
