@@ -10,11 +10,22 @@ from dataclasses import replace
 
 import pytest
 from conftest import DATA
+from hypothesis import given
+from hypothesis import strategies as st
 
 from ingest.cr_text import parse_cr_text
 from kb.model import Document, Node, Ref
 from kb.store import DB_NAME, NodeKey, Store, node_hash
-from kb.store.codec import decode_node, decode_payload, encode_node, node_columns, node_row, payload, row_fields
+from kb.store.codec import (
+    decode_node,
+    decode_payload,
+    encode_node,
+    node_columns,
+    node_from_row,
+    node_row,
+    payload,
+    row_fields,
+)
 from kb.store.filters import KEYED_MAX, where
 
 JA = DATA / "JPN_CR_20231117_0.txt"
@@ -32,7 +43,27 @@ def test_a_node_comes_back_from_its_payload_and_its_row_as_it_went_in():
     read = (*row[:3], *row[4:15])  # the columns node_columns() reads: all but doc_id and the content hash
     assert len(read) == len(node_columns().split(", "))
     refs = [r[:6] for r in fields["refs"]]
-    assert decode_node(*row_fields(read, refs)) == NODE
+    assert decode_node(*row_fields(read, refs)) == NODE == node_from_row(read, refs)
+
+
+TEXT = st.text(max_size=8)
+NODES = st.builds(
+    Node, id=TEXT, kind=st.sampled_from(["rule", "glossary", "article", "card"]), lang=st.sampled_from(["ja", "en"]),
+    version=TEXT, text=TEXT, number=st.none() | TEXT, title=st.none() | TEXT, parent=st.none() | TEXT,
+    order=st.integers(0, 10**6), examples=st.lists(TEXT, max_size=3).map(tuple),
+    refs=st.lists(st.builds(Ref, st.sampled_from(["rule", "term"]), TEXT, TEXT, st.integers(0, 99), st.integers(0, 99),
+                            st.none() | TEXT), max_size=3).map(tuple),
+    aliases=st.lists(TEXT, max_size=3).map(tuple), english=st.none() | TEXT, html=st.none() | TEXT,
+    meta=st.dictionaries(TEXT, st.integers() | TEXT | st.lists(st.integers(), max_size=2), max_size=3))
+
+
+@given(NODES)
+def test_a_row_read_in_one_step_is_the_node_the_two_step_decode_gives(node):
+    key = NodeKey(node.version, node.lang, node.id)
+    fields = encode_node(node)
+    row = node_row(key, 1, fields, node_hash(node))
+    read, refs = (*row[:3], *row[4:15]), [r[:6] for r in fields["refs"]]
+    assert node_from_row(read, refs) == decode_node(*row_fields(read, refs)) == node
 
 
 def test_the_content_hash_ignores_the_order_only():

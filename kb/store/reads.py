@@ -13,7 +13,7 @@ from operator import attrgetter
 from typing import Any
 
 from kb.model import GLOSSARY, REF_RULE, REF_SECTION, UNVERSIONED, Node
-from kb.store.codec import NODE_COLUMNS, REF_COLUMNS, decode_node, node_columns, row_fields, stored_ref
+from kb.store.codec import NODE_COLUMNS, REF_COLUMNS, node_columns, node_from_row, stored_ref
 from kb.store.connection import Connected
 from kb.store.filters import KEYED_MAX, where
 from kb.store.records import DocumentInfo, NodeKey, Scopes, StoredRef
@@ -100,7 +100,7 @@ class Reads(Connected):
             refs.setdefault(r[:3], []).append(r[3:])
         for row in self._db.execute(f"SELECT {node_columns('n')} FROM nodes n{clause}"
                                     " ORDER BY n.version DESC, n.lang, n.ord, n.id", args):
-            yield decode_node(*row_fields(row, refs.get(row[:3], [])))
+            yield node_from_row(row, refs.get(row[:3], ()))
 
     def index_nodes(self, version: str, lang: str, keys: Collection[NodeKey] | None = None) -> Iterator[Node]:
         """The merged nodes of one version and language (those of ``keys`` only, when given), without their
@@ -110,11 +110,11 @@ class Reads(Connected):
                 row = self._db.execute(f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=?"
                                        " AND id=?", (key.version, key.lang, key.id)).fetchone()
                 if row is not None:
-                    yield decode_node(*row_fields(row))
+                    yield node_from_row(row)
             return
         for row in self._db.execute(f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=?",
                                     (version, lang)):
-            yield decode_node(*row_fields(row))
+            yield node_from_row(row)
 
     def node(self, key: NodeKey) -> Node | None:
         """The merged node ``key`` with its references, None when there is none."""
@@ -124,7 +124,7 @@ class Reads(Connected):
             return None
         refs = self._db.execute("SELECT kind, target, text, start, end_, cited_version FROM refs WHERE version=?"
                                 " AND lang=? AND node_id=? ORDER BY seq", (key.version, key.lang, key.id)).fetchall()
-        return decode_node(*row_fields(row, refs))
+        return node_from_row(row, refs)
 
     def keys_with_id(self, node_id: str) -> list[NodeKey]:
         """Every version and language of the node ``node_id``, newest version first."""
@@ -325,7 +325,7 @@ class Reads(Connected):
         if nodes is None:
             # put in document order here (ORDER BY ord, id): SQLite's sort carried every whole row, a wiki article's
             # text and metadata, through its sorter — half of the read at 5,000 articles
-            nodes = [decode_node(*row_fields(row)) for row in self._db.execute(
+            nodes = [node_from_row(row) for row in self._db.execute(
                 f"SELECT {node_columns(html=False)} FROM nodes WHERE version=? AND lang=?", (version, lang))]
             nodes.sort(key=_DOCUMENT_ORDER)
             self._light_nodes[1][(version, lang)] = nodes
@@ -352,7 +352,7 @@ class Reads(Connected):
         blank = {"text": "''", "examples": "'[]'", "meta": "'{}'"}  # of the nodes of the other kinds
         columns = ", ".join("NULL" if name == "html" else f"CASE WHEN kind IN ({marks}) THEN {name} ELSE {blank[name]} END"
                             if name in blank else name for name in NODE_COLUMNS)
-        nodes = [decode_node(*row_fields(row)) for row in self._db.execute(
+        nodes = [node_from_row(row) for row in self._db.execute(
             f"SELECT {columns} FROM nodes WHERE version=? AND lang=?", (*kinds * len(blank), version, lang))]
         nodes.sort(key=_DOCUMENT_ORDER)
         return nodes
