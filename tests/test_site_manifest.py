@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from kb.errors import KbError
 from kb.pipeline import ingest_sources
 from kb.site import build_site, builder, output
 from kb.site.manifest import (
@@ -48,6 +49,10 @@ def test_a_keyed_file_applies_changes_once_and_again_alike_and_reads_by_key_pref
     assert KeyedFile.open(path, "another format") is None
     apply_changes(path, "u", {"c": b"1"})  # another tag: made anew
     assert KeyedFile.open(path, "t") is None and KeyedFile.open(path, "u").keys() == ["c"]
+    (tmp_path / "link.sqlite").symlink_to(path)
+    assert KeyedFile.open(tmp_path / "link.sqlite", "u") is None  # a symbolic link: never read through, nor written
+    with pytest.raises(KbError, match="symbolic link"):
+        apply_changes(tmp_path / "link.sqlite", "u", {"e": b"3"})
     path.write_bytes(b"not a database at all" * 100)
     assert KeyedFile.open(path, "u") is None
     apply_changes(path, "u", {"d": b"2"}, fresh=True)
@@ -153,3 +158,26 @@ def test_an_edit_builds_link_check_finds_a_kept_page_linking_a_target_it_lost_fr
     found = check_links(files, old, [], rewritten)
     assert found == [("a.html", "b.html#s1", "no such page" if change == "is gone" else "no such anchor")]
     assert not old._whole and "c.html" not in old._records  # read: the page linking the target alone
+
+
+def test_records_that_are_a_symbolic_link_are_never_written_through(tmp_path):
+    """The file records replaced by a symbolic link to a file outside the site, then an article edited: the records
+    are not read, and the build that follows (a full one, not an edit build, which would have written them) refuses
+    the link, the file it points at untouched."""
+    from kb.errors import KbError
+
+    paths, _, _ = cr_and_wiki(tmp_path)
+    site = tmp_path / "site"
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
+        build_site(store, site)
+        outside = tmp_path / "outside.sqlite"
+        (site / FILE_RECORDS).replace(outside)
+        (site / FILE_RECORDS).symlink_to(outside)
+        before = outside.read_bytes()
+        paths["孤立記事"].write_text(wiki_page("孤立記事", ARTICLES["孤立記事"], "変更。"), encoding="utf-8")
+        assert not ingest_sources(store, [str(paths["孤立記事"])], index=False).failed
+        assert load_manifest(site) == {}
+        with pytest.raises(KbError, match="symbolic link"):
+            build_site(store, site)
+    assert outside.read_bytes() == before

@@ -32,9 +32,9 @@ class KeyedFile:
 
     @classmethod
     def open(cls, path: Path, tag: str) -> KeyedFile | None:
-        """The keyed file at ``path`` if it holds values tagged ``tag``; None when it is missing, damaged or of
-        another tag."""
-        if not path.is_file():
+        """The keyed file at ``path`` if it holds values tagged ``tag``; None when it is missing, damaged, of
+        another tag or a symbolic link (never read nor written through)."""
+        if path.is_symlink() or not path.is_file():
             return None
         try:
             db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
@@ -79,7 +79,11 @@ class KeyedFile:
 def apply_changes(path: Path, tag: str, changes: Mapping[str, bytes | None], *, fresh: bool = False) -> None:
     """Write ``changes`` (key → value, None: removed) into the keyed file at ``path``, tagged ``tag``, in one
     transaction; ``fresh``: into a new file (the old one, if any, removed first: ``changes`` are all it holds).
-    A file of another tag is made anew too. KbError when the disk is full."""
+    A file of another tag is made anew too. KbError when the disk is full, or when ``path`` is a symbolic link
+    (nothing is written through one)."""
+    if path.is_symlink():
+        raise KbError(f"{path}: a symbolic link among the build's records; kb writes nothing through one: remove it "
+                      f"and build again")
     if fresh:
         for suffix in ("", "-journal"):
             with contextlib.suppress(FileNotFoundError):
