@@ -37,7 +37,7 @@ class KeyedFile:
         if path.is_symlink() or not path.is_file():
             return None
         try:
-            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, check_same_thread=False)
+            db = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
         except sqlite3.Error:
             return None
         try:
