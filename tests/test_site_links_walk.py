@@ -6,6 +6,7 @@ Quick tests check the rewriting itself on hand-made article HTML."""
 
 from __future__ import annotations
 
+import marshal
 import re
 from pathlib import Path, PurePosixPath
 from urllib.parse import unquote, urljoin, urlsplit
@@ -16,6 +17,8 @@ from lxml import html as lxml_html
 from ingest.wgurl import INDEX, RULE, TERM, WgTarget, wisdom_guild_target
 from ingest.wikititle import WIKI_HOSTS, parse_wiki_href, split_card_name
 from kb.model import REF_RULE
+from kb.site.linkcheck import LINKED_BY_NONE
+from kb.site.manifest import load_manifest
 from kb.site.render import article_html
 from kb.urls.paths import rule_page, safe_name
 
@@ -110,6 +113,16 @@ def test_every_link_of_the_realistic_site_stays_inside_when_it_can(bilingual_sit
     assert broken == []
     assert outside == []
     assert checked > 100_000
+
+
+@pytest.mark.slow
+def test_no_page_links_the_static_search_files_or_the_builds_records(bilingual_site):
+    """What the link check takes for granted when one of those goes (kb.site.linkcheck.LINKED_BY_NONE): no file of
+    the realistic site links one, by the links its build recorded."""
+    records = load_manifest(bilingual_site)["files"]
+    linked = {link.partition("#")[0] for record in records.values() for link in marshal.loads(record["links"])}
+    assert len(linked) > 1_000
+    assert [target for target in linked if target.startswith(LINKED_BY_NONE)] == []
 
 
 @pytest.mark.slow

@@ -126,14 +126,18 @@ def _new_links(info: FileRecord, old: FileRecord | None, broken: set[str], lost:
 
 
 LOST_AT_MOST = 64  # files gone or losing ids from which every link is checked (each costs a scan of the links)
+LINKED_BY_NONE = (RECORDS, "search/")  # the files no page links to: the build's own records, and the static search's
+# files, which its script fetches (the templates link none of them, and an article's links go to our pages or to the
+# wiki: kb.site.render.article_html; tests/test_site_links_walk.py checks every link of a built site). So one gone
+# (every edit build renames the static search's delta) sends the check looking for no link
 
 
 def _lost_targets(files: Mapping[str, FileRecord], old_files: Mapping[str, FileRecord], changed: list[str]
                   ) -> set[str] | None:
-    """The files of the previous build that are gone (but the build's own records, such as the static search's
-    analysis files: no link's target) or were rewritten (among ``changed``) without some of their ids — the only
-    targets a kept link can have lost; None when there are many (every link is checked)."""
-    lost = {rel for rel in removed_since(old_files, files) if not rel.startswith(RECORDS)}
+    """The files of the previous build that are gone (but those no page links to: :data:`LINKED_BY_NONE`) or were
+    rewritten (among ``changed``) without some of their ids — the only targets a kept link can have lost; None when
+    there are many (every link is checked)."""
+    lost = {rel for rel in removed_since(old_files, files) if not rel.startswith(LINKED_BY_NONE)}
     if len(lost) > LOST_AT_MOST and files:
         return None
     for rel in changed:
