@@ -181,3 +181,29 @@ def test_records_that_are_a_symbolic_link_are_never_written_through(tmp_path):
         with pytest.raises(KbError, match="symbolic link"):
             build_site(store, site)
     assert outside.read_bytes() == before
+
+
+def test_records_removed_while_a_build_swaps_the_folder_fail_it_with_one_line(tmp_path, monkeypatch):
+    """The file records the build read are gone when it swaps the whole folder: it fails with a one-line error (its
+    changes alone would be partial records), and the site is as it was but for them."""
+    paths, _, _ = cr_and_wiki(tmp_path)
+    site = tmp_path / "site"
+    real_commit = output.Output.commit
+
+    def commit(self, deleted, *, in_place, keyed=None):
+        (site / FILE_RECORDS).unlink()
+        real_commit(self, deleted, in_place=in_place, keyed=keyed)
+
+    with Store.open(tmp_path / "kb") as store:
+        assert not ingest_sources(store, [str(tmp_path / "wiki")], index=False).failed
+        build_site(store, site)
+        page = site / page_of("孤立記事")
+        before = page.read_bytes()
+        paths["孤立記事"].write_text(wiki_page("孤立記事", ARTICLES["孤立記事"], "変更。"), encoding="utf-8")
+        assert not ingest_sources(store, [str(paths["孤立記事"])], index=False).failed
+        monkeypatch.setattr(builder, "in_place_suits", lambda changed, total: False)
+        monkeypatch.setattr(builder, "EDITED_PRODUCERS", ())  # a full build, which swaps the folder
+        monkeypatch.setattr(output.Output, "commit", commit)
+        with pytest.raises(KbError, match="files.sqlite: removed during the build; build again"):
+            build_site(store, site)
+    assert page.read_bytes() == before

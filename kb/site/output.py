@@ -174,12 +174,14 @@ class Output:
                 os.replace(f"{self.staging}/{n}", new)
             tree.mkdir(exist_ok=True)  # an empty site
             if keyed is not None:
-                was, now = self.out / keyed.rel, tree / keyed.rel
-                fresh = keyed.fresh or not was.is_file()
-                if not fresh:
+                now = tree / keyed.rel
+                if not keyed.fresh:  # the changes are from the file the build read: copied, then changed
                     _folder_of(str(now), made)
-                    shutil.copyfile(was, now)
-                apply_changes(now, keyed.tag, keyed.changes, fresh=fresh)
+                    try:
+                        shutil.copyfile(self.out / keyed.rel, now)
+                    except FileNotFoundError:
+                        raise KbError(f"{self.out / keyed.rel}: removed during the build; build again") from None
+                apply_changes(now, keyed.tag, keyed.changes, fresh=keyed.fresh)
             _swap(tree, self.out)
             shutil.rmtree(self.staging, ignore_errors=True)
             return
